@@ -1,0 +1,2 @@
+export * from './tenant-context';
+export * from './tenant-resolution.middleware';

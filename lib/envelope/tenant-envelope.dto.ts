@@ -1,0 +1,54 @@
+import { IsIn, IsISO8601, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { ACTOR_TYPES, ActorType } from '../interfaces/actor.interface';
+import { TenantEnvelope, TenantResolutionStrategy } from '../interfaces/tenant-envelope.interface';
+
+export const STRATEGIES: readonly TenantResolutionStrategy[] = [
+  'header',
+  'subdomain',
+  'jwtClaim',
+  'pathParam',
+  'custom',
+  'system',
+  'inherited',
+  'explicit',
+];
+
+const SAFE_TEXT = /^[\x21-\x7e]+$/;
+
+/** class-validator schema of the `_tenant` envelope; the tenant id pattern is checked apart. */
+export class TenantEnvelopeDto implements TenantEnvelope {
+  @IsIn([1]) v!: 1;
+  @IsString() @Length(1, 64) tenantId!: string;
+  @IsOptional()
+  @IsString()
+  @Length(1, 128)
+  @Matches(SAFE_TEXT)
+  actorId?: string;
+  @IsIn(ACTOR_TYPES) actorType!: ActorType;
+  @IsISO8601({ strict: true }) @MaxLength(40) enqueuedAt!: string;
+  @IsString() @Length(1, 128) @Matches(SAFE_TEXT) correlationId!: string;
+  @IsOptional()
+  @Matches(/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8}){0,4}$/)
+  locale?: string;
+  @IsOptional()
+  @IsString()
+  @Length(1, 32)
+  @Matches(SAFE_TEXT)
+  environment?: string;
+  @IsOptional() @IsIn(STRATEGIES) strategy?: TenantResolutionStrategy;
+  @IsOptional() @Matches(/^[A-Za-z0-9_-]{43}$/) sig?: string;
+}
+
+/** Field names an envelope may carry; anything else makes it invalid. */
+export const ENVELOPE_FIELDS: readonly (keyof TenantEnvelope)[] = [
+  'v',
+  'tenantId',
+  'actorId',
+  'actorType',
+  'enqueuedAt',
+  'correlationId',
+  'locale',
+  'environment',
+  'strategy',
+  'sig',
+];

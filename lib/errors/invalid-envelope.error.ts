@@ -1,0 +1,4 @@
+import { TenantQueueError } from './tenant-queue.error';
+
+/** A `_tenant` envelope failed validation (or its signature). */
+export class InvalidEnvelopeError extends TenantQueueError {}

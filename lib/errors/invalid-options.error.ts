@@ -1,0 +1,4 @@
+import { TenantQueueError } from './tenant-queue.error';
+
+/** A module or queue option is wrong; thrown once at bootstrap, naming the field. */
+export class InvalidTenantQueueOptionsError extends TenantQueueError {}

@@ -1,0 +1,4 @@
+import { TenantQueueError } from './tenant-queue.error';
+
+/** The job payload is not a plain object, or already carries `_tenant`. Nothing was written. */
+export class InvalidPayloadError extends TenantQueueError {}

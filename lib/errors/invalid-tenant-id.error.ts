@@ -1,0 +1,4 @@
+import { TenantQueueError } from './tenant-queue.error';
+
+/** A tenant id failed the configured pattern; it never reaches a Redis key. */
+export class InvalidTenantIdError extends TenantQueueError {}

@@ -1,0 +1,4 @@
+import { TenantQueueError } from './tenant-queue.error';
+
+/** A tenant-scoped operation ran with no tenant in context. Nothing was written. */
+export class MissingTenantError extends TenantQueueError {}

@@ -1,0 +1,7 @@
+/** Base class of every error this module throws on purpose. */
+export class TenantQueueError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}

@@ -1,0 +1,2 @@
+export * from './is-tenant-job-context';
+export * from './tenant-required.guard';

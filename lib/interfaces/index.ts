@@ -1,0 +1,5 @@
+export * from './actor.interface';
+export * from './tenant-envelope.interface';
+export * from './tenant-job.interface';
+export * from './tenant-queue-options.interface';
+export * from './register-queue-options.interface';

@@ -1,0 +1,69 @@
+import type { ConnectionOptions } from 'bullmq';
+import { TenantActor } from './actor.interface';
+
+/** Strategy names tried, in order, to find the tenant of an HTTP request. */
+export type TenantResolverName = 'header' | 'subdomain' | 'jwtClaim' | 'pathParam' | 'custom';
+
+export interface TenantResolutionOptions {
+  /**
+   * Strategies tried in this order; the first that yields a value wins.
+   * @default ['header']
+   */
+  order?: TenantResolverName[];
+  /** @default 'x-tenant-id' */
+  header?: string;
+  /**
+   * Claim read from `req.user` (set by your auth guard or passport). Resolved lazily, so it works
+   * when auth runs after the middleware.
+   * @default 'tenantId'
+   */
+  jwtClaim?: string;
+  /** Route parameter holding the tenant (resolved lazily, after routing). @default 'tenantId' */
+  pathParam?: string;
+  /**
+   * Base domains for the `subdomain` strategy: `acme.app.example.com` with base `app.example.com`
+   * gives `acme`. Without it the first label of a host with three or more labels is used.
+   */
+  subdomainBaseDomains?: string[];
+  /** Your own resolver, used by the `custom` strategy. */
+  custom?: (req: any) => string | undefined;
+  /**
+   * Mount the resolution middleware on every route. Turn off to apply
+   * `TenantResolutionMiddleware` yourself.
+   * @default true
+   */
+  mount?: boolean;
+}
+
+export interface TenantQueueModuleOptions {
+  /** BullMQ/ioredis connection used by every queue, worker and script of the module. */
+  connection: ConnectionOptions;
+  /**
+   * Prefix of every Redis key. BullMQ's prefix for queue `Q` becomes `{<prefix>:Q}`, a hash tag,
+   * so each queue lives in one Redis Cluster slot.
+   * @default 'tq'
+   */
+  prefix?: string;
+  /** How HTTP requests are mapped to a tenant. */
+  resolution?: TenantResolutionOptions;
+  /**
+   * Tenant ids must match this pattern, or they are refused (400 on HTTP,
+   * `InvalidTenantIdError` elsewhere).
+   * @default /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/
+   */
+  tenantIdPattern?: RegExp;
+  /**
+   * Finds the actor of a request. Default: `req.user` with `id` (or `sub`) as a `user`,
+   * otherwise `anonymous`.
+   */
+  resolveActor?: (req: any) => TenantActor | undefined;
+  /** Finds the locale of a request. Default: the first tag of `Accept-Language`. */
+  resolveLocale?: (req: any) => string | undefined;
+  /**
+   * Request header carrying a correlation id; a new UUID is used when absent or malformed.
+   * @default 'x-request-id'
+   */
+  correlationHeader?: string;
+  /** Deployment environment stamped on every envelope (e.g. `production`). */
+  environment?: string;
+}

@@ -1,0 +1,134 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { ExternalContextCreator } from '@nestjs/core';
+import { Job, Processor, UnrecoverableError } from 'bullmq';
+import { ClsService } from 'nestjs-cls';
+import { TENANT_STATE, stateFromEnvelope } from '../context/tenant-state';
+import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
+import { CancelReason, JobCancelledError, formatCancelledReason } from '../errors';
+import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
+import { TenantEnvelope } from '../interfaces/tenant-envelope.interface';
+import { ENVELOPE_KEY, TENANT_JOB_CONTEXT_TYPE } from '../tenant-queue.constants';
+import { Messages } from '../tenant-queue.messages';
+import { TenantWorkerHost } from './tenant-worker-host';
+
+type Handler = (job: Job, token?: string, signal?: AbortSignal) => Promise<unknown>;
+type MutableJob = Job & { tenant?: TenantEnvelope };
+
+/**
+ * Runs each job of a `@TenantProcessor` in a fresh CLS context: open and check the envelope,
+ * restore the tenant, hand the job (payload without `_tenant`) to the handler through Nest's
+ * guards and interceptors, then clear the tenant even when the handler throws.
+ */
+@Injectable()
+export class TenantJobRunner {
+  private readonly logger = new Logger('TenantQueue');
+
+  constructor(
+    private readonly cls: ClsService,
+    private readonly codec: TenantEnvelopeCodec,
+    private readonly externalContextCreator: ExternalContextCreator,
+  ) {}
+
+  createProcessor(host: TenantWorkerHost, definition: TenantQueueDefinition): Processor {
+    const handler = this.externalContextCreator.create(
+      host,
+      host.process as (...args: unknown[]) => unknown,
+      'process',
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      { guards: true, interceptors: true, filters: false },
+      TENANT_JOB_CONTEXT_TYPE,
+    ) as Handler;
+    return (job, token, signal) =>
+      this.cls.run({ ifNested: 'override' }, () =>
+        this.execute(definition, handler, job as MutableJob, token, signal),
+      );
+  }
+
+  /** Runs `listener` in the tenant context of `job` (for worker events). */
+  runInJobContext<T>(job: Job | undefined, listener: () => T): T {
+    return this.cls.run({ ifNested: 'override' }, () => {
+      const envelope = job ? this.envelopeOf(job as MutableJob) : undefined;
+      if (envelope) this.cls.set(TENANT_STATE, stateFromEnvelope(envelope));
+      return listener();
+    });
+  }
+
+  private async execute(
+    definition: TenantQueueDefinition,
+    handler: Handler,
+    job: MutableJob,
+    token: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<unknown> {
+    try {
+      const envelope = this.open(definition, job);
+      if (envelope) this.cls.set(TENANT_STATE, stateFromEnvelope(envelope));
+      return await handler(job, token, signal);
+    } catch (error) {
+      throw this.toBullError(error, job);
+    } finally {
+      this.cls.set(TENANT_STATE, undefined);
+    }
+  }
+
+  /** Validates the envelope, then detaches it: `job.data` becomes the payload, `job.tenant` the envelope. */
+  private open(definition: TenantQueueDefinition, job: MutableJob): TenantEnvelope | undefined {
+    const data = job.data as Record<string, unknown> | undefined;
+    const raw = data?.[ENVELOPE_KEY];
+    if (raw === undefined) {
+      if (definition.tenantScoped && !definition.systemJobs.has(job.name)) {
+        throw new JobCancelledError(
+          'MISSING_TENANT',
+          Messages.missingEnvelope(definition.name, job.name),
+        );
+      }
+      return undefined;
+    }
+    let envelope: TenantEnvelope;
+    try {
+      envelope = this.codec.open(raw);
+    } catch (error) {
+      throw new JobCancelledError('INVALID_ENVELOPE', (error as Error).message);
+    }
+    const { [ENVELOPE_KEY]: _omit, ...payload } = data as Record<string, unknown>;
+    job.data = payload;
+    Object.defineProperty(job, 'tenant', {
+      value: envelope,
+      configurable: true,
+      enumerable: false,
+    });
+    const updateData = job.updateData.bind(job);
+    job.updateData = async (next: unknown) => {
+      await updateData({ ...(next as object), [ENVELOPE_KEY]: raw });
+      job.data = next;
+    };
+    return envelope;
+  }
+
+  /** The envelope of a job: already opened by the runner, or read from its data. */
+  private envelopeOf(job: MutableJob): TenantEnvelope | undefined {
+    if (job.tenant) return job.tenant;
+    const raw = (job.data as Record<string, unknown> | undefined)?.[ENVELOPE_KEY];
+    if (raw === undefined) return undefined;
+    try {
+      return this.codec.open(raw);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private toBullError(error: unknown, job: Job): unknown {
+    if (error instanceof JobCancelledError) return this.cancelled(error.reason, error.message, job);
+    return error;
+  }
+
+  private cancelled(reason: CancelReason, message: string, job: Job): UnrecoverableError {
+    this.logger.warn(`job ${job.id} (${job.queueName}/${job.name}) cancelled: ${reason}`);
+    const error = new UnrecoverableError(formatCancelledReason(reason, message));
+    (error as { cause?: unknown }).cause = reason;
+    return error;
+  }
+}

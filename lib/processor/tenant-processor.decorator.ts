@@ -1,0 +1,23 @@
+import { Injectable, SetMetadata, applyDecorators } from '@nestjs/common';
+import type { WorkerOptions } from 'bullmq';
+import { TENANT_PROCESSOR_METADATA } from '../tenant-queue.constants';
+
+/** BullMQ worker options; `connection` and `prefix` come from the module. */
+export type TenantProcessorOptions = Omit<WorkerOptions, 'connection' | 'prefix'>;
+
+export interface TenantProcessorMetadata {
+  queue: string;
+  options: TenantProcessorOptions;
+}
+
+/**
+ * Marks a class extending `TenantWorkerHost` as the worker of a registered queue. Each job runs in
+ * a fresh tenant context restored from its envelope.
+ */
+export function TenantProcessor(
+  queue: string,
+  options: TenantProcessorOptions = {},
+): ClassDecorator {
+  const metadata: TenantProcessorMetadata = { queue, options };
+  return applyDecorators(Injectable(), SetMetadata(TENANT_PROCESSOR_METADATA, metadata));
+}

@@ -1,0 +1,95 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, Type } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import { Worker, WorkerOptions } from 'bullmq';
+import { InvalidTenantQueueOptionsError } from '../errors';
+import { Messages } from '../tenant-queue.messages';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
+import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { TenantJobRunner } from './tenant-job.runner';
+import { TenantProcessorMetadataAccessor } from './tenant-processor.metadata-accessor';
+import { TenantProcessorOptions } from './tenant-processor.decorator';
+import { TenantWorkerHost } from './tenant-worker-host';
+
+/** Finds every `@TenantProcessor` at bootstrap and starts one BullMQ worker for it. */
+@Injectable()
+export class TenantProcessorExplorer implements OnApplicationBootstrap {
+  private readonly logger = new Logger('TenantQueue');
+
+  constructor(
+    @Inject(TENANT_QUEUE_OPTIONS)
+    private readonly options: ResolvedTenantQueueOptions,
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly accessor: TenantProcessorMetadataAccessor,
+    private readonly registry: TenantQueueRegistry,
+    private readonly runner: TenantJobRunner,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const seen = new Set<string>();
+    for (const wrapper of this.discovery.getProviders()) {
+      const metadata = this.processorMetadata(wrapper);
+      if (!metadata) continue;
+      const host = wrapper.instance;
+      if (!(host instanceof TenantWorkerHost)) {
+        throw new InvalidTenantQueueOptionsError(Messages.processorNotHost(wrapper.name as string));
+      }
+      if (seen.has(metadata.queue)) {
+        throw new InvalidTenantQueueOptionsError(Messages.duplicateProcessor(metadata.queue));
+      }
+      seen.add(metadata.queue);
+      this.start(host, metadata.queue, metadata.options);
+    }
+  }
+
+  private processorMetadata(wrapper: InstanceWrapper) {
+    if (!wrapper.metatype || !wrapper.instance || !wrapper.isDependencyTreeStatic()) return;
+    return this.accessor.getProcessor(wrapper.metatype as Type);
+  }
+
+  private start(host: TenantWorkerHost, queueName: string, options: TenantProcessorOptions): void {
+    const queue = this.registry.getQueue(queueName);
+    const worker = new Worker(queue.name, this.runner.createProcessor(host, queue.definition), {
+      ...normaliseKeepJobs(options),
+      connection: this.options.connection,
+      prefix: queue.definition.bullPrefix,
+    });
+    worker.on('error', (error) => this.logger.error(`worker ${queue.name}: ${error.message}`));
+    this.bindEvents(host, worker);
+    host.attachWorker(worker);
+    this.registry.addWorker(queue.name, worker);
+  }
+
+  private bindEvents(host: TenantWorkerHost, worker: Worker): void {
+    const prototype = Object.getPrototypeOf(host);
+    for (const method of this.scanner.getAllMethodNames(prototype)) {
+      const event = this.accessor.getWorkerEvent(prototype[method]);
+      if (!event) continue;
+      worker.on(event, (...args: unknown[]) => {
+        const job =
+          args[0] && typeof args[0] === 'object' && 'queueName' in args[0] ? args[0] : undefined;
+        this.runner.runInJobContext(job as never, () => {
+          Promise.resolve()
+            .then(() => (host as any)[method](...args))
+            .catch((error: Error) =>
+              this.logger.error(
+                `@OnTenantWorkerEvent('${event}') ${method} threw: ${error?.message}`,
+              ),
+            );
+        });
+      });
+    }
+  }
+}
+
+/** bullmq 6.7 mishandles a boolean `removeOnComplete`/`removeOnFail` at worker level. */
+function normaliseKeepJobs(options: TenantProcessorOptions): Omit<WorkerOptions, 'connection'> {
+  const fix = (value: WorkerOptions['removeOnComplete'] | boolean | undefined) =>
+    value === true ? { count: 0 } : value === false ? undefined : value;
+  return {
+    ...options,
+    removeOnComplete: fix(options.removeOnComplete as never),
+    removeOnFail: fix(options.removeOnFail as never),
+  };
+}

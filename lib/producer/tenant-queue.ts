@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import type { JobsOptions, Queue } from 'bullmq';
+import { TenantContext } from '../context/tenant-context';
+import { TenantState } from '../context/tenant-state';
+import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
+import { InvalidPayloadError, MissingTenantError } from '../errors';
+import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
+import { EnqueuedJob } from '../interfaces/tenant-job.interface';
+import { ENVELOPE_KEY } from '../tenant-queue.constants';
+import { Messages } from '../tenant-queue.messages';
+import { JobDispatcher, PreparedJob } from './job-dispatcher.interface';
+
+export interface TenantBulkJob<T extends object = Record<string, unknown>> {
+  name: string;
+  data: T;
+  opts?: JobsOptions;
+}
+
+/**
+ * Producer for one queue. Every job gets the `_tenant` envelope of the current context (HTTP
+ * request or running job); a tenant-scoped job without a tenant is refused before anything is
+ * written. Inject with `@InjectTenantQueue(name)`.
+ */
+export class TenantQueue<T extends object = Record<string, unknown>> {
+  constructor(
+    readonly definition: TenantQueueDefinition,
+    /** The underlying BullMQ queue, for reads (`getJob`, `getJobCounts`, ...). */
+    readonly bullQueue: Queue,
+    private readonly context: TenantContext,
+    private readonly codec: TenantEnvelopeCodec,
+    private readonly dispatcher: JobDispatcher,
+  ) {}
+
+  get name(): string {
+    return this.definition.name;
+  }
+
+  /** Enqueues a job for the tenant of the current context. */
+  async add(name: string, data: T, opts?: JobsOptions): Promise<EnqueuedJob> {
+    const [job] = await this.write([this.prepare(name, data, opts, this.current())]);
+    return job;
+  }
+
+  /** Enqueues several jobs; all are validated before any is written. */
+  async addBulk(jobs: TenantBulkJob<T>[]): Promise<EnqueuedJob[]> {
+    const state = this.current();
+    return this.write(jobs.map((job) => this.prepare(job.name, job.data, job.opts, state)));
+  }
+
+  /**
+   * Enqueues system work for a named tenant outside a request (cron, back-office scripts). The
+   * actor is `system`; the correlation id of the current context is kept when there is one.
+   */
+  async addForTenant(
+    tenantId: string,
+    name: string,
+    data: T,
+    opts?: JobsOptions,
+  ): Promise<EnqueuedJob> {
+    this.codec.assertTenantId(tenantId);
+    const state: TenantState = {
+      tenantId,
+      actor: { type: 'system' },
+      correlationId: this.context.state()?.correlationId,
+      strategy: 'system',
+    };
+    const [job] = await this.write([this.prepare(name, data, opts, state)]);
+    return job;
+  }
+
+  private current(): TenantState | undefined {
+    const state = this.context.state();
+    if (state?.envelope && state.tenantId) return { ...state, strategy: 'inherited' };
+    return state;
+  }
+
+  private prepare(
+    name: string,
+    data: T,
+    opts: JobsOptions | undefined,
+    state: TenantState | undefined,
+  ): PreparedJob {
+    assertPlainPayload(this.name, name, data);
+    const tenantId = state?.tenantId;
+    const scoped = this.definition.tenantScoped && !this.definition.systemJobs.has(name);
+    if (tenantId === undefined && scoped) {
+      throw new MissingTenantError(Messages.missingTenant(this.name, name));
+    }
+    const payload: Record<string, unknown> = {
+      ...(data as Record<string, unknown>),
+    };
+    if (tenantId !== undefined) {
+      payload[ENVELOPE_KEY] = this.codec.create({ ...state, tenantId });
+    }
+    const jobId = opts?.jobId ?? randomUUID();
+    return {
+      name,
+      data: payload,
+      opts: { ...this.definition.defaultJobOptions, ...opts, jobId },
+      tenantId,
+    };
+  }
+
+  private async write(jobs: PreparedJob[]): Promise<EnqueuedJob[]> {
+    await this.dispatcher.dispatch(this.bullQueue, jobs);
+    return jobs.map((job) => ({
+      id: job.opts.jobId,
+      name: job.name,
+      queueName: this.name,
+      tenantId: job.tenantId,
+    }));
+  }
+}
+
+function assertPlainPayload(queue: string, name: string, data: unknown): void {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    throw new InvalidPayloadError(Messages.invalidPayload(queue, name, 'is not an object'));
+  }
+  const proto = Object.getPrototypeOf(data);
+  if (proto !== Object.prototype && proto !== null) {
+    throw new InvalidPayloadError(Messages.invalidPayload(queue, name, 'is not a plain object'));
+  }
+  if (Object.prototype.hasOwnProperty.call(data, ENVELOPE_KEY)) {
+    throw new InvalidPayloadError(
+      Messages.invalidPayload(queue, name, `already has a "${ENVELOPE_KEY}" key`),
+    );
+  }
+}

@@ -1,0 +1,38 @@
+/** Key under which the tenant envelope travels inside `job.data`. */
+export const ENVELOPE_KEY = '_tenant';
+export const ENVELOPE_VERSION = 1;
+
+/** `ExecutionContext.getType()` of a job handled by a `@TenantProcessor`. */
+export const TENANT_JOB_CONTEXT_TYPE = 'tenant-job';
+
+/** 1-64 chars of [A-Za-z0-9_.-], starting alphanumeric. Safe inside Redis keys and job ids. */
+export const DEFAULT_TENANT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+export const DEFAULT_PREFIX = 'tq';
+export const DEFAULT_TENANT_HEADER = 'x-tenant-id';
+export const DEFAULT_CORRELATION_HEADER = 'x-request-id';
+export const DEFAULT_JWT_CLAIM = 'tenantId';
+export const DEFAULT_PATH_PARAM = 'tenantId';
+
+export const TENANT_PROCESSOR_METADATA = 'tenant-queue:processor';
+export const TENANT_WORKER_EVENT_METADATA = 'tenant-queue:worker-event';
+
+const QUEUE_TOKEN_PREFIX = 'TenantQueue:';
+const QUEUE_DEFINITION_TOKEN_PREFIX = 'TenantQueueDefinition:';
+
+/** Injection token of the `TenantQueue` registered under `name`. */
+export function getTenantQueueToken(name: string): string {
+  return `${QUEUE_TOKEN_PREFIX}${name}`;
+}
+
+export function getQueueDefinitionToken(name: string): string {
+  return `${QUEUE_DEFINITION_TOKEN_PREFIX}${name}`;
+}
+
+/**
+ * BullMQ prefix for one queue: a Redis Cluster hash tag per queue, so BullMQ's keys and this
+ * module's keys for that queue share one slot.
+ */
+export function bullPrefixFor(prefix: string, queueName: string): string {
+  return `{${prefix}:${queueName}}`;
+}

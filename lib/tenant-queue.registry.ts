@@ -1,0 +1,100 @@
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  OnApplicationShutdown,
+} from '@nestjs/common';
+import { Queue, Worker } from 'bullmq';
+import { TenantContext } from './context/tenant-context';
+import { TenantEnvelopeCodec } from './envelope/tenant-envelope.codec';
+import { InvalidTenantQueueOptionsError, UnknownTenantQueueError } from './errors';
+import {
+  RegisterTenantQueueOptions,
+  TenantQueueDefinition,
+} from './interfaces/register-queue-options.interface';
+import { JobDispatcher, directDispatcher } from './producer/job-dispatcher.interface';
+import { TenantQueue } from './producer/tenant-queue';
+import { bullPrefixFor } from './tenant-queue.constants';
+import { Messages } from './tenant-queue.messages';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from './tenant-queue.options';
+
+const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+
+/**
+ * Runtime registry of this app's tenant queues and workers: the public way to reach them, and
+ * the owner that closes them all on shutdown (workers first, then queues).
+ */
+@Injectable()
+export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplicationShutdown {
+  private readonly queues = new Map<string, TenantQueue<any>>();
+  private readonly workers = new Map<string, Worker>();
+
+  constructor(
+    @Inject(TENANT_QUEUE_OPTIONS)
+    private readonly options: ResolvedTenantQueueOptions,
+    private readonly context: TenantContext,
+    private readonly codec: TenantEnvelopeCodec,
+  ) {}
+
+  /** @internal Creates the producer for a `registerQueue` declaration. */
+  createQueue(input: RegisterTenantQueueOptions, dispatcher: JobDispatcher = directDispatcher) {
+    const definition = this.define(input);
+    if (this.queues.has(definition.name)) return this.queues.get(definition.name)!;
+    const bullQueue = new Queue(definition.name, {
+      connection: this.options.connection,
+      prefix: definition.bullPrefix,
+    });
+    const queue = new TenantQueue(definition, bullQueue, this.context, this.codec, dispatcher);
+    this.queues.set(definition.name, queue);
+    return queue;
+  }
+
+  /** @internal */
+  addWorker(name: string, worker: Worker): void {
+    this.workers.set(name, worker);
+  }
+
+  getQueue<T extends object = Record<string, unknown>>(name: string): TenantQueue<T> {
+    const queue = this.queues.get(name);
+    if (!queue) throw new UnknownTenantQueueError(Messages.unknownQueue(name));
+    return queue;
+  }
+
+  getWorker(name: string): Worker | undefined {
+    return this.workers.get(name);
+  }
+
+  getQueueNames(): string[] {
+    return [...this.queues.keys()];
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    const workers = [...this.workers.values()];
+    this.workers.clear();
+    await Promise.all(workers.map((worker) => worker.close()));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    const queues = [...this.queues.values()];
+    this.queues.clear();
+    await Promise.all(queues.map((queue) => queue.bullQueue.close()));
+  }
+
+  private define(input: RegisterTenantQueueOptions): TenantQueueDefinition {
+    if (!input || typeof input.name !== 'string' || !QUEUE_NAME.test(input.name)) {
+      throw new InvalidTenantQueueOptionsError(
+        Messages.invalidOptions(
+          'registerQueue.name',
+          'must be 1-100 letters, digits, "_", "." or "-" (no ":")',
+        ),
+      );
+    }
+    return {
+      name: input.name,
+      tenantScoped: input.tenantScoped ?? true,
+      systemJobs: new Set(input.systemJobs ?? []),
+      defaultJobOptions: input.defaultJobOptions ?? {},
+      bullPrefix: bullPrefixFor(this.options.prefix, input.name),
+    };
+  }
+}
