@@ -16,6 +16,7 @@ import { TenantResolver } from './context/tenant-resolver';
 import { TenantEnvelopeCodec } from './envelope/tenant-envelope.codec';
 import { TenantRequiredGuard } from './guards/tenant-required.guard';
 import { RegisterTenantQueueOptions } from './interfaces/register-queue-options.interface';
+import { TenantJobPipeline } from './processor/tenant-job-pipeline';
 import { TenantJobRunner } from './processor/tenant-job.runner';
 import { TenantProcessorExplorer } from './processor/tenant-processor.explorer';
 import { TenantProcessorMetadataAccessor } from './processor/tenant-processor.metadata-accessor';
@@ -53,6 +54,7 @@ class TenantQueueFeatureModule {}
     TenantContext,
     TenantQueueRegistry,
     TenantQueueRedis,
+    TenantJobPipeline,
     TenantJobRunner,
     TenantProcessorMetadataAccessor,
     TenantProcessorExplorer,
@@ -67,6 +69,7 @@ class TenantQueueFeatureModule {}
     TenantQueueRedis,
     TenantRequiredGuard,
     TenantResolutionMiddleware,
+    TenantJobPipeline,
   ],
 })
 export class TenantQueueModule extends ConfigurableTenantQueueModule implements NestModule {

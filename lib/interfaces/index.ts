@@ -3,3 +3,4 @@ export * from './tenant-envelope.interface';
 export * from './tenant-job.interface';
 export * from './tenant-queue-options.interface';
 export * from './register-queue-options.interface';
+export * from './tenant-directory.interface';

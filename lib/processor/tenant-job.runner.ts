@@ -9,6 +9,8 @@ import { TenantQueueDefinition } from '../interfaces/register-queue-options.inte
 import { TenantEnvelope } from '../interfaces/tenant-envelope.interface';
 import { ENVELOPE_KEY, TENANT_JOB_CONTEXT_TYPE } from '../tenant-queue.constants';
 import { Messages } from '../tenant-queue.messages';
+import { JobRunContext, TenantJobPipeline } from './tenant-job-pipeline';
+import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
 
 type Handler = (job: Job, token?: string, signal?: AbortSignal) => Promise<unknown>;
@@ -27,9 +29,14 @@ export class TenantJobRunner {
     private readonly cls: ClsService,
     private readonly codec: TenantEnvelopeCodec,
     private readonly externalContextCreator: ExternalContextCreator,
+    private readonly pipeline: TenantJobPipeline,
   ) {}
 
-  createProcessor(host: TenantWorkerHost, definition: TenantQueueDefinition): Processor {
+  createProcessor(
+    host: TenantWorkerHost,
+    definition: TenantQueueDefinition,
+    processorOptions: TenantProcessorOptions,
+  ): Processor {
     const handler = this.externalContextCreator.create(
       host,
       host.process as (...args: unknown[]) => unknown,
@@ -41,9 +48,10 @@ export class TenantJobRunner {
       { guards: true, interceptors: true, filters: false },
       TENANT_JOB_CONTEXT_TYPE,
     ) as Handler;
+    const base = { definition, host, processorOptions };
     return (job, token, signal) =>
       this.cls.run({ ifNested: 'override' }, () =>
-        this.execute(definition, handler, job as MutableJob, token, signal),
+        this.execute(handler, { ...base, job, token, signal, envelope: undefined }),
       );
   }
 
@@ -56,22 +64,23 @@ export class TenantJobRunner {
     });
   }
 
-  private async execute(
-    definition: TenantQueueDefinition,
-    handler: Handler,
-    job: MutableJob,
-    token: string | undefined,
-    signal: AbortSignal | undefined,
-  ): Promise<unknown> {
+  private async execute(handler: Handler, context: JobRunContext): Promise<unknown> {
     try {
-      const envelope = this.open(definition, job);
+      const envelope = this.open(context.definition, context.job as MutableJob);
       if (envelope) this.cls.set(TENANT_STATE, stateFromEnvelope(envelope));
-      return await handler(job, token, signal);
+      context.envelope = envelope;
+      return await this.runStages(handler, context, 0);
     } catch (error) {
-      throw this.toBullError(error, job);
+      throw this.toBullError(error, context.job);
     } finally {
       this.cls.set(TENANT_STATE, undefined);
     }
+  }
+
+  private runStages(handler: Handler, context: JobRunContext, index: number): Promise<unknown> {
+    const stage = this.pipeline.stages[index];
+    if (!stage) return handler(context.job, context.token, context.signal);
+    return stage.run(context, () => this.runStages(handler, context, index + 1));
   }
 
   /** Validates the envelope, then detaches it: `job.data` becomes the payload, `job.tenant` the envelope. */

@@ -6,6 +6,7 @@ import { InvalidTenantQueueOptionsError } from '../errors';
 import { Messages } from '../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
 import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { TenantJobPipeline } from './tenant-job-pipeline';
 import { TenantJobRunner } from './tenant-job.runner';
 import { TenantProcessorMetadataAccessor } from './tenant-processor.metadata-accessor';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
@@ -24,6 +25,7 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
     private readonly accessor: TenantProcessorMetadataAccessor,
     private readonly registry: TenantQueueRegistry,
     private readonly runner: TenantJobRunner,
+    private readonly pipeline: TenantJobPipeline,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -50,12 +52,18 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
 
   private start(host: TenantWorkerHost, queueName: string, options: TenantProcessorOptions): void {
     const queue = this.registry.getQueue(queueName);
-    const worker = new Worker(queue.name, this.runner.createProcessor(host, queue.definition), {
-      ...normaliseKeepJobs(options),
-      connection: this.options.connection,
-      prefix: queue.definition.bullPrefix,
-    });
+    const worker = new Worker(
+      queue.name,
+      this.runner.createProcessor(host, queue.definition, options),
+      {
+        ...normaliseKeepJobs(options),
+        connection: this.options.connection,
+        prefix: queue.definition.bullPrefix,
+      },
+    );
     worker.on('error', (error) => this.logger.error(`worker ${queue.name}: ${error.message}`));
+    for (const plugin of this.pipeline.workerPlugins)
+      plugin.attach(worker, queue.definition, options);
     this.bindEvents(host, worker);
     host.attachWorker(worker);
     this.registry.addWorker(queue.name, worker);

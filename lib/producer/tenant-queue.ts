@@ -28,8 +28,11 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     readonly bullQueue: Queue,
     private readonly context: TenantContext,
     private readonly codec: TenantEnvelopeCodec,
-    private readonly dispatcher: JobDispatcher,
+    /** Resolved on first write, so features that register late still claim the queue. */
+    private readonly dispatcherOf: () => JobDispatcher,
   ) {}
+
+  private dispatcher: JobDispatcher | undefined;
 
   get name(): string {
     return this.definition.name;
@@ -102,6 +105,7 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
   }
 
   private async write(jobs: PreparedJob[]): Promise<EnqueuedJob[]> {
+    this.dispatcher ??= this.dispatcherOf();
     await this.dispatcher.dispatch(this.bullQueue, jobs);
     return jobs.map((job) => ({
       id: job.opts.jobId,

@@ -1,0 +1,78 @@
+import { Injectable } from '@nestjs/common';
+import type { Worker } from 'bullmq';
+import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
+import { TenantEnvelope } from '../interfaces/tenant-envelope.interface';
+import { TenantJob } from '../interfaces/tenant-job.interface';
+import { JobDispatcher, directDispatcher } from '../producer/job-dispatcher.interface';
+import { TenantProcessorOptions } from './tenant-processor.decorator';
+import { TenantWorkerHost } from './tenant-worker-host';
+
+/** What a job stage knows about the job it wraps. */
+export interface JobRunContext {
+  job: TenantJob;
+  definition: TenantQueueDefinition;
+  host: TenantWorkerHost;
+  processorOptions: TenantProcessorOptions;
+  /** The validated envelope; undefined for a system job without a tenant. */
+  envelope: TenantEnvelope | undefined;
+  token: string | undefined;
+  /** Aborted when the attempt must stop (BullMQ cancellation, or a timeout stage). */
+  signal: AbortSignal | undefined;
+}
+
+/**
+ * One step around every job handler, inside the job's tenant context (guards, timeouts,
+ * idempotency, metrics). Stages run by ascending `order`; each calls `next()` to continue.
+ */
+export interface JobStage {
+  readonly order: number;
+  run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown>;
+}
+
+/** Hooks a feature into each BullMQ worker the module starts (e.g. releasing fair slots). */
+export interface WorkerPlugin {
+  attach(worker: Worker, definition: TenantQueueDefinition, options: TenantProcessorOptions): void;
+}
+
+/**
+ * @internal Where features plug into the job path. Features register in their constructor or
+ * `onModuleInit`; workers start at bootstrap, after every registration.
+ */
+@Injectable()
+export class TenantJobPipeline {
+  private readonly stageList: JobStage[] = [];
+  private readonly plugins: WorkerPlugin[] = [];
+  private readonly dispatchers: ((
+    definition: TenantQueueDefinition,
+  ) => JobDispatcher | undefined)[] = [];
+
+  useStage(stage: JobStage): void {
+    this.stageList.push(stage);
+    this.stageList.sort((a, b) => a.order - b.order);
+  }
+
+  useWorkerPlugin(plugin: WorkerPlugin): void {
+    this.plugins.push(plugin);
+  }
+
+  /** A factory that may claim a queue's dispatch path (the fair gate does, when fairness is on). */
+  useDispatcher(factory: (definition: TenantQueueDefinition) => JobDispatcher | undefined): void {
+    this.dispatchers.push(factory);
+  }
+
+  get stages(): readonly JobStage[] {
+    return this.stageList;
+  }
+
+  get workerPlugins(): readonly WorkerPlugin[] {
+    return this.plugins;
+  }
+
+  dispatcherFor(definition: TenantQueueDefinition): JobDispatcher {
+    for (const factory of this.dispatchers) {
+      const dispatcher = factory(definition);
+      if (dispatcher) return dispatcher;
+    }
+    return directDispatcher;
+  }
+}
