@@ -19,3 +19,4 @@ export * from './processor';
 export * from './guards';
 export { TenantQueue, InjectTenantQueue } from './producer';
 export type { TenantBulkJob } from './producer';
+export { InMemoryTenantDirectory } from './testing';
