@@ -56,6 +56,7 @@ export interface ResolvedTenantQueueOptions {
   resolveLocale: (req: any) => string | undefined;
   correlationHeader: string;
   environment?: string;
+  globalEnhancers: boolean;
   newCorrelationId: () => string;
 }
 
@@ -96,6 +97,7 @@ class OptionsSchema {
   @IsOptional() @IsCallable() resolveLocale?: unknown;
   @IsOptional() @Matches(HEADER) correlationHeader?: string;
   @IsOptional() @IsString() @MaxLength(32) environment?: string;
+  @IsOptional() @IsBoolean() globalEnhancers?: boolean;
 }
 
 function check(schema: object, input: object, path: string): void {
@@ -163,6 +165,7 @@ export function resolveTenantQueueOptions(
     resolveLocale: options.resolveLocale ?? defaultResolveLocale,
     correlationHeader: (options.correlationHeader ?? DEFAULT_CORRELATION_HEADER).toLowerCase(),
     environment: options.environment,
+    globalEnhancers: options.globalEnhancers ?? false,
     newCorrelationId: randomUUID,
   };
 }

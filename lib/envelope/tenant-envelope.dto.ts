@@ -1,4 +1,4 @@
-import { IsIn, IsISO8601, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
 import { ACTOR_TYPES, ActorType } from '../interfaces/actor.interface';
 import { TenantEnvelope, TenantResolutionStrategy } from '../interfaces/tenant-envelope.interface';
 
@@ -14,6 +14,8 @@ export const STRATEGIES: readonly TenantResolutionStrategy[] = [
 ];
 
 const SAFE_TEXT = /^[\x21-\x7e]+$/;
+/** A UTC instant as `Date.prototype.toISOString()` writes it. */
+const ISO_INSTANT = /^\d{4}-[01]\d-[0-3]\dT[0-2]\d:[0-5]\d:[0-5]\d(\.\d{1,3})?Z$/;
 
 /** class-validator schema of the `_tenant` envelope; the tenant id pattern is checked apart. */
 export class TenantEnvelopeDto implements TenantEnvelope {
@@ -25,7 +27,7 @@ export class TenantEnvelopeDto implements TenantEnvelope {
   @Matches(SAFE_TEXT)
   actorId?: string;
   @IsIn(ACTOR_TYPES) actorType!: ActorType;
-  @IsISO8601({ strict: true }) @MaxLength(40) enqueuedAt!: string;
+  @Matches(ISO_INSTANT) enqueuedAt!: string;
   @IsString() @Length(1, 128) @Matches(SAFE_TEXT) correlationId!: string;
   @IsOptional()
   @Matches(/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8}){0,4}$/)

@@ -66,4 +66,12 @@ export interface TenantQueueModuleOptions {
   correlationHeader?: string;
   /** Deployment environment stamped on every envelope (e.g. `production`). */
   environment?: string;
+  /**
+   * Run the app's global guards and interceptors (`APP_GUARD`, `useGlobalGuards`, ...) on jobs
+   * too, as Nest microservices do. Off by default: jobs run the module's job guards plus the
+   * guards, interceptors and pipes declared on the processor class or method. When on, global
+   * HTTP guards must step aside for jobs with `isTenantJobContext(context)`.
+   * @default false
+   */
+  globalEnhancers?: boolean;
 }

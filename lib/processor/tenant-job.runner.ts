@@ -12,6 +12,9 @@ import { Messages } from '../tenant-queue.messages';
 import { JobRunContext, TenantJobPipeline } from './tenant-job-pipeline';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
+import { createLocalContextCreator } from './job-context-creator';
+import { Inject } from '@nestjs/common';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
 
 type Handler = (job: Job, token?: string, signal?: AbortSignal) => Promise<unknown>;
 type MutableJob = Job & { tenant?: TenantEnvelope };
@@ -24,20 +27,26 @@ type MutableJob = Job & { tenant?: TenantEnvelope };
 @Injectable()
 export class TenantJobRunner {
   private readonly logger = new Logger('TenantQueue');
+  private readonly contextCreator: ExternalContextCreator;
 
   constructor(
     private readonly cls: ClsService,
     private readonly codec: TenantEnvelopeCodec,
-    private readonly externalContextCreator: ExternalContextCreator,
     private readonly pipeline: TenantJobPipeline,
-  ) {}
+    externalContextCreator: ExternalContextCreator,
+    @Inject(TENANT_QUEUE_OPTIONS) options: ResolvedTenantQueueOptions,
+  ) {
+    this.contextCreator = options.globalEnhancers
+      ? externalContextCreator
+      : createLocalContextCreator(externalContextCreator);
+  }
 
   createProcessor(
     host: TenantWorkerHost,
     definition: TenantQueueDefinition,
     processorOptions: TenantProcessorOptions,
   ): Processor {
-    const handler = this.externalContextCreator.create(
+    const handler = this.contextCreator.create(
       host,
       host.process as (...args: unknown[]) => unknown,
       'process',

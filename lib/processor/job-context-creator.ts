@@ -1,0 +1,30 @@
+import { ExternalContextCreator } from '@nestjs/core';
+import { ExternalExceptionFilterContext } from '@nestjs/core/exceptions/external-exception-filter-context';
+import { GuardsConsumer, GuardsContextCreator } from '@nestjs/core/guards';
+import type { NestContainer } from '@nestjs/core/injector/container';
+import { InterceptorsConsumer, InterceptorsContextCreator } from '@nestjs/core/interceptors';
+import { PipesConsumer, PipesContextCreator } from '@nestjs/core/pipes';
+
+/**
+ * An `ExternalContextCreator` that applies only the guards, interceptors and pipes declared on the
+ * processor class or method. Built like Nest's own `fromContainer`, minus the application config
+ * that carries app-global enhancers: HTTP-minded global guards then never see a job, and a job
+ * with no enhancers of its own pays nothing for the app's global ones (nestjs-cls mounts a global
+ * guard and interceptor, which would otherwise wrap every job in rxjs).
+ */
+export function createLocalContextCreator(
+  withGlobals: ExternalContextCreator,
+): ExternalContextCreator {
+  // Nest keeps the container on the instance it provides; there is no public accessor.
+  const container = (withGlobals as unknown as { container: NestContainer }).container;
+  return new ExternalContextCreator(
+    new GuardsContextCreator(container),
+    new GuardsConsumer(),
+    new InterceptorsContextCreator(container),
+    new InterceptorsConsumer(),
+    container.getModules(),
+    new PipesContextCreator(container),
+    new PipesConsumer(),
+    new ExternalExceptionFilterContext(container),
+  );
+}

@@ -1,0 +1,30 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { ClsModule } from 'nestjs-cls';
+import { TenantQueueModule } from '../lib';
+import { ThumbnailsModule } from './thumbnails/thumbnails.module';
+
+export interface SampleOptions {
+  redisUrl: string;
+  /** Redis key prefix; the sample never touches keys outside it. */
+  prefix?: string;
+}
+
+/** The sample application: every feature of the module, one folder each. */
+@Module({})
+export class AppModule {
+  static register(options: SampleOptions): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ClsModule.forRoot({ global: true, middleware: { mount: true } }),
+        TenantQueueModule.forRoot({
+          connection: { url: options.redisUrl },
+          prefix: options.prefix ?? 'tq-sample',
+          environment: 'sample',
+          resolution: { order: ['header', 'subdomain'] },
+        }),
+        ThumbnailsModule,
+      ],
+    };
+  }
+}
