@@ -4,6 +4,7 @@ const transform = {
 };
 
 module.exports = {
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   projects: [
