@@ -95,7 +95,7 @@ export class TenantResolver {
       const base = bases.find((b) => host.endsWith(`.${b}`));
       if (!base) return undefined;
       const sub = host.slice(0, -(base.length + 1));
-      return sub.includes('.') ? sub : sub || undefined;
+      return sub && !sub.includes('.') ? sub : undefined;
     }
     const labels = host.split('.');
     if (labels.length < 3 || labels[0] === 'www' || /^\d+$/.test(labels[labels.length - 1])) {
