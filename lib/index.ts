@@ -19,4 +19,5 @@ export * from './processor';
 export * from './guards';
 export { TenantQueue, InjectTenantQueue } from './producer';
 export type { TenantBulkJob } from './producer';
-export { InMemoryTenantDirectory } from './testing';
+export { InMemoryTenantDirectory, TenantQueueTestingModule, TenantQueueTesting } from './testing';
+export type { TestJob, TestJobState } from './testing';

@@ -33,6 +33,48 @@ import {
 import { TenantQueueRedis } from './tenant-queue.redis';
 import { TenantQueueRegistry } from './tenant-queue.registry';
 
+/** @internal Providers of the root module, shared with `TenantQueueTestingModule`. */
+export const TENANT_QUEUE_CORE_PROVIDERS: Provider[] = [
+  {
+    provide: TENANT_QUEUE_OPTIONS,
+    useFactory: resolveTenantQueueOptions,
+    inject: [TENANT_QUEUE_MODULE_OPTIONS],
+  },
+  TenantResolver,
+  TenantEnvelopeCodec,
+  TenantContext,
+  TenantQueueRegistry,
+  TenantQueueRedis,
+  TenantJobPipeline,
+  TenantJobRunner,
+  TenantProcessorMetadataAccessor,
+  TenantProcessorExplorer,
+  TenantResolutionMiddleware,
+  TenantRequiredGuard,
+];
+
+export const TENANT_QUEUE_CORE_EXPORTS = [
+  TENANT_QUEUE_OPTIONS,
+  TenantContext,
+  TenantEnvelopeCodec,
+  TenantQueueRegistry,
+  TenantQueueRedis,
+  TenantRequiredGuard,
+  TenantResolutionMiddleware,
+  TenantJobPipeline,
+];
+
+/** @internal Mounts the resolution middleware on every route unless `resolution.mount` is off. */
+export function mountTenantResolution(
+  consumer: MiddlewareConsumer,
+  options: ResolvedTenantQueueOptions,
+): void {
+  if (!options.resolution.mount) return;
+  consumer
+    .apply(TenantResolutionMiddleware)
+    .forRoutes({ path: '{*splat}', method: RequestMethod.ALL });
+}
+
 @Module({})
 class TenantQueueFeatureModule {}
 
@@ -43,34 +85,8 @@ class TenantQueueFeatureModule {}
 @Global()
 @Module({
   imports: [ClsModule, DiscoveryModule],
-  providers: [
-    {
-      provide: TENANT_QUEUE_OPTIONS,
-      useFactory: resolveTenantQueueOptions,
-      inject: [TENANT_QUEUE_MODULE_OPTIONS],
-    },
-    TenantResolver,
-    TenantEnvelopeCodec,
-    TenantContext,
-    TenantQueueRegistry,
-    TenantQueueRedis,
-    TenantJobPipeline,
-    TenantJobRunner,
-    TenantProcessorMetadataAccessor,
-    TenantProcessorExplorer,
-    TenantResolutionMiddleware,
-    TenantRequiredGuard,
-  ],
-  exports: [
-    TENANT_QUEUE_OPTIONS,
-    TenantContext,
-    TenantEnvelopeCodec,
-    TenantQueueRegistry,
-    TenantQueueRedis,
-    TenantRequiredGuard,
-    TenantResolutionMiddleware,
-    TenantJobPipeline,
-  ],
+  providers: TENANT_QUEUE_CORE_PROVIDERS,
+  exports: TENANT_QUEUE_CORE_EXPORTS,
 })
 export class TenantQueueModule extends ConfigurableTenantQueueModule implements NestModule {
   constructor(
@@ -95,9 +111,6 @@ export class TenantQueueModule extends ConfigurableTenantQueueModule implements 
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    if (!this.options.resolution.mount) return;
-    consumer
-      .apply(TenantResolutionMiddleware)
-      .forRoutes({ path: '{*splat}', method: RequestMethod.ALL });
+    mountTenantResolution(consumer, this.options);
   }
 }

@@ -13,6 +13,7 @@ import {
   TenantQueueDefinition,
 } from './interfaces/register-queue-options.interface';
 import { TenantJobPipeline } from './processor/tenant-job-pipeline';
+import { JobDispatcher } from './producer/job-dispatcher.interface';
 import { TenantQueue } from './producer/tenant-queue';
 import { bullPrefixFor } from './tenant-queue.constants';
 import { Messages } from './tenant-queue.messages';
@@ -34,21 +35,29 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
     private readonly options: ResolvedTenantQueueOptions,
     private readonly context: TenantContext,
     private readonly codec: TenantEnvelopeCodec,
-    private readonly pipeline: TenantJobPipeline,
+    protected readonly pipeline: TenantJobPipeline,
   ) {}
 
   /** @internal Creates the producer for a `registerQueue` declaration. */
   createQueue(input: RegisterTenantQueueOptions): TenantQueue<any> {
     const definition = this.define(input);
     if (this.queues.has(definition.name)) return this.queues.get(definition.name)!;
-    const bullQueue = new Queue(definition.name, {
-      connection: this.options.connection,
-      prefix: definition.bullPrefix,
-    });
-    const dispatcher = () => this.pipeline.dispatcherFor(definition);
+    const bullQueue = this.createBullQueue(definition);
+    const dispatcher = () => this.dispatcherFor(definition);
     const queue = new TenantQueue(definition, bullQueue, this.context, this.codec, dispatcher);
     this.queues.set(definition.name, queue);
     return queue;
+  }
+
+  protected createBullQueue(definition: TenantQueueDefinition): Queue {
+    return new Queue(definition.name, {
+      connection: this.options.connection,
+      prefix: definition.bullPrefix,
+    });
+  }
+
+  protected dispatcherFor(definition: TenantQueueDefinition): JobDispatcher {
+    return this.pipeline.dispatcherFor(definition);
   }
 
   /** @internal */

@@ -23,8 +23,8 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly accessor: TenantProcessorMetadataAccessor,
-    private readonly registry: TenantQueueRegistry,
-    private readonly runner: TenantJobRunner,
+    protected readonly registry: TenantQueueRegistry,
+    protected readonly runner: TenantJobRunner,
     private readonly pipeline: TenantJobPipeline,
   ) {}
 
@@ -50,7 +50,11 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
     return this.accessor.getProcessor(wrapper.metatype as Type);
   }
 
-  private start(host: TenantWorkerHost, queueName: string, options: TenantProcessorOptions): void {
+  protected start(
+    host: TenantWorkerHost,
+    queueName: string,
+    options: TenantProcessorOptions,
+  ): void {
     const queue = this.registry.getQueue(queueName);
     const worker = new Worker(
       queue.name,
@@ -69,12 +73,16 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
     this.registry.addWorker(queue.name, worker);
   }
 
-  private bindEvents(host: TenantWorkerHost, worker: Worker): void {
+  /** Subscribes `@OnTenantWorkerEvent` methods; `emitter` is the BullMQ worker (or a test double). */
+  protected bindEvents(
+    host: TenantWorkerHost,
+    emitter: { on(event: string, listener: (...args: any[]) => void): unknown },
+  ): void {
     const prototype = Object.getPrototypeOf(host);
     for (const method of this.scanner.getAllMethodNames(prototype)) {
       const event = this.accessor.getWorkerEvent(prototype[method]);
       if (!event) continue;
-      worker.on(event, (...args: unknown[]) => {
+      emitter.on(event, (...args: unknown[]) => {
         const job =
           args[0] && typeof args[0] === 'object' && 'queueName' in args[0] ? args[0] : undefined;
         this.runner.runInJobContext(job as never, () => {

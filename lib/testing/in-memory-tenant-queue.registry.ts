@@ -1,0 +1,34 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Queue } from 'bullmq';
+import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
+import { JobDispatcher } from '../producer/job-dispatcher.interface';
+import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { TenantQueueTesting } from './tenant-queue-testing';
+
+/** Queues with no Redis behind them: writes go to `TenantQueueTesting`. */
+@Injectable()
+export class InMemoryTenantQueueRegistry extends TenantQueueRegistry {
+  @Inject(TenantQueueTesting) private readonly testing!: TenantQueueTesting;
+
+  protected override createBullQueue(definition: TenantQueueDefinition): Queue {
+    return new Proxy({} as Queue, {
+      get: (_target, property) => {
+        if (property === 'close') return async () => undefined;
+        if (property === 'name') return definition.name;
+        throw new Error(
+          `TenantQueue("${definition.name}").bullQueue.${String(property)} is not available in ` +
+            `TenantQueueTestingModule; read jobs from TenantQueueTesting.jobs() instead.`,
+        );
+      },
+    });
+  }
+
+  protected override dispatcherFor(definition: TenantQueueDefinition): JobDispatcher {
+    return {
+      dispatch: async (_queue, jobs) => {
+        for (const job of jobs)
+          this.testing.record(definition.name, job.opts.jobId, job.name, job.data);
+      },
+    };
+  }
+}

@@ -1,0 +1,126 @@
+import { Injectable } from '@nestjs/common';
+import type { Job, Processor } from 'bullmq';
+import { EventEmitter } from 'node:events';
+import { TenantEnvelope } from '../interfaces/tenant-envelope.interface';
+import { ENVELOPE_KEY } from '../tenant-queue.constants';
+
+export type TestJobState = 'waiting' | 'active' | 'completed' | 'failed';
+
+/** A job as `TenantQueueTestingModule` recorded it. */
+export interface TestJob {
+  id: string;
+  name: string;
+  queueName: string;
+  /** The payload, without `_tenant`. */
+  data: Record<string, unknown>;
+  /** The envelope the producer attached (undefined for a system job without a tenant). */
+  tenant?: TenantEnvelope;
+  state: TestJobState;
+  result?: unknown;
+  error?: unknown;
+  /** BullMQ-style failure text, e.g. `[cancelled:TENANT_SUSPENDED] ...`. */
+  failedReason?: string;
+}
+
+interface Consumer {
+  processor: Processor;
+  events: EventEmitter;
+}
+
+/**
+ * The in-memory side of `TenantQueueTestingModule`: every job enqueued through a `TenantQueue` is
+ * recorded here and, when a `@TenantProcessor` consumes its queue, run once, inline, through the
+ * module's real job runner (fresh tenant context, envelope checks, job stages and guards).
+ */
+@Injectable()
+export class TenantQueueTesting {
+  private readonly recorded: TestJob[] = [];
+  private readonly consumers = new Map<string, Consumer>();
+  private readonly running = new Set<Promise<void>>();
+
+  /** Recorded jobs, optionally of one queue, in enqueue order. */
+  jobs(queueName?: string): TestJob[] {
+    return queueName
+      ? this.recorded.filter((job) => job.queueName === queueName)
+      : [...this.recorded];
+  }
+
+  /** Waits until every job enqueued so far (and every job they enqueue) has finished. */
+  async drain(): Promise<void> {
+    while (this.running.size > 0) await Promise.all([...this.running]);
+  }
+
+  clear(): void {
+    this.recorded.length = 0;
+  }
+
+  /** @internal */
+  consume(queueName: string, processor: Processor, events: EventEmitter): void {
+    this.consumers.set(queueName, { processor, events });
+  }
+
+  /** @internal */
+  record(queueName: string, id: string, name: string, data: Record<string, unknown>): void {
+    const { [ENVELOPE_KEY]: tenant, ...payload } = data;
+    const record: TestJob = {
+      id,
+      name,
+      queueName,
+      data: payload,
+      tenant: tenant as TenantEnvelope | undefined,
+      state: 'waiting',
+    };
+    this.recorded.push(record);
+    const consumer = this.consumers.get(queueName);
+    if (!consumer) return;
+    const run = Promise.resolve()
+      .then(() => this.run(consumer, record, data))
+      .finally(() => this.running.delete(run));
+    this.running.add(run);
+  }
+
+  private async run(consumer: Consumer, record: TestJob, data: Record<string, unknown>) {
+    const job = fakeJob(record, data);
+    record.state = 'active';
+    consumer.events.emit('active', job, 'waiting');
+    try {
+      record.result = await consumer.processor(job, 'test-token');
+      record.state = 'completed';
+      consumer.events.emit('completed', job, record.result, 'active');
+    } catch (error) {
+      record.state = 'failed';
+      record.error = error;
+      record.failedReason = error instanceof Error ? error.message : String(error);
+      job.failedReason = record.failedReason;
+      consumer.events.emit('failed', job, error, 'active');
+    }
+  }
+}
+
+/** Just enough of a BullMQ `Job` for a processor under test; progress and logs stay in memory. */
+function fakeJob(record: TestJob, data: Record<string, unknown>): Job {
+  const job = {
+    id: record.id,
+    name: record.name,
+    queueName: record.queueName,
+    data: { ...data },
+    opts: {},
+    attemptsMade: 0,
+    attemptsStarted: 1,
+    timestamp: Date.now(),
+    progress: 0 as unknown,
+    logs: [] as string[],
+    failedReason: undefined as string | undefined,
+    async updateData(next: unknown) {
+      job.data = next as Record<string, unknown>;
+    },
+    async updateProgress(progress: unknown) {
+      job.progress = progress;
+    },
+    async log(row: string) {
+      job.logs.push(row);
+      return job.logs.length;
+    },
+  };
+  return job as unknown as Job;
+}
