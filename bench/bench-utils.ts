@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 
@@ -41,4 +41,28 @@ export function writeResult(name: string, result: object): string {
     `${JSON.stringify({ measuredAt: new Date().toISOString(), machine: machine(), ...result }, null, 2)}\n`,
   );
   return file;
+}
+
+/**
+ * Replaces the README block between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->` with
+ * `markdown`, so the README shows the figures of the last run.
+ */
+export function updateReadme(name: string, markdown: string): void {
+  const file = join(__dirname, '..', 'README.md');
+  const text = readFileSync(file, 'utf8');
+  const start = `<!-- bench:${name} -->`;
+  const end = `<!-- /bench:${name} -->`;
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`README.md has no ${start} ... ${end} block`);
+  writeFileSync(
+    file,
+    `${text.slice(0, from + start.length)}\n${markdown.trim()}\n${text.slice(to)}`,
+  );
+}
+
+/** Builds a Markdown table from a header row and body rows. */
+export function table(header: string[], rows: (string | number)[][]): string {
+  const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
 }

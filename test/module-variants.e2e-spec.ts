@@ -75,6 +75,9 @@ class OptionsFactory {
   }
 }
 
+@Module({ imports: [ConfigModule], providers: [OptionsFactory], exports: [OptionsFactory] })
+class OptionsFactoryModule {}
+
 const variants: [string, () => any][] = [
   ['forRoot', () => TenantQueueModule.forRoot(new AppConfig().options())],
   [
@@ -89,6 +92,14 @@ const variants: [string, () => any][] = [
   [
     'forRootAsync useClass',
     () => TenantQueueModule.forRootAsync({ imports: [ConfigModule], useClass: OptionsFactory }),
+  ],
+  [
+    'forRootAsync useExisting',
+    () =>
+      TenantQueueModule.forRootAsync({
+        imports: [OptionsFactoryModule],
+        useExisting: OptionsFactory,
+      }),
   ],
 ];
 

@@ -19,7 +19,7 @@ import {
   TenantWorkerHost,
 } from '../../lib';
 import { startRedis } from '../../test/support/redis-server';
-import { median, writeResult } from '../bench-utils';
+import { machine, median, table, updateReadme, writeResult } from '../bench-utils';
 
 const JOBS = Number(process.env.JOBS ?? 20_000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 50);
@@ -208,6 +208,36 @@ async function main() {
   const file = writeResult('context', { ...summary, ratios, runs });
   console.log(JSON.stringify({ ...summary, ratios }, null, 2));
   console.log(`written to ${file}`);
+  const m = machine();
+  updateReadme(
+    'context',
+    [
+      table(
+        ['variant', 'processed jobs/s', 'vs plain BullMQ', 'added jobs/s', 'vs plain BullMQ'],
+        [
+          ['plain BullMQ', summary.processPerSec.plain, '1.00', summary.addPerSec.plain, '1.00'],
+          [
+            'BullMQ + `ClsService.run` per job',
+            summary.processPerSec.plainWithCls,
+            (summary.processPerSec.plainWithCls / summary.processPerSec.plain).toFixed(2),
+            summary.addPerSec.plainWithCls,
+            (summary.addPerSec.plainWithCls / summary.addPerSec.plain).toFixed(2),
+          ],
+          [
+            'this module',
+            summary.processPerSec.module,
+            ratios.processVsPlain.toFixed(2),
+            summary.addPerSec.module,
+            ratios.addVsPlain.toFixed(2),
+          ],
+        ],
+      ),
+      '',
+      `${JOBS} jobs, concurrency ${CONCURRENCY}, median of ${ROUNDS} alternating rounds; ${m.cpus} cores (${m.cpuModel}), ` +
+        `Node ${m.node}, load average ${m.loadAverage.map((l: number) => l.toFixed(1)).join('/')} at the end. ` +
+        `Processing vs BullMQ + CLS: ${ratios.processVsPlainWithCls.toFixed(2)}. Goal: processing >= 0.90 of plain BullMQ.`,
+    ].join('\n'),
+  );
 }
 
 void main();
