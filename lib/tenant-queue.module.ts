@@ -32,6 +32,15 @@ import {
 } from './tenant-queue.options';
 import { TenantQueueRedis } from './tenant-queue.redis';
 import { TenantQueueRegistry } from './tenant-queue.registry';
+import { ScheduleStore } from './scheduler/schedule.store';
+import { ScheduleTicker } from './scheduler/schedule-ticker';
+import { RedisServerClock, SchedulerClock } from './scheduler/scheduler-clock';
+import { TenantCronExplorer } from './scheduler/tenant-cron.explorer';
+import { TenantScheduler } from './scheduler/tenant-scheduler';
+import {
+  TENANT_SCHEDULER_OPTIONS,
+  resolveTenantSchedulerOptions,
+} from './scheduler/tenant-scheduler.options';
 
 @Module({})
 class TenantQueueFeatureModule {}
@@ -60,6 +69,16 @@ class TenantQueueFeatureModule {}
     TenantProcessorExplorer,
     TenantResolutionMiddleware,
     TenantRequiredGuard,
+    {
+      provide: TENANT_SCHEDULER_OPTIONS,
+      useFactory: resolveTenantSchedulerOptions,
+      inject: [TENANT_QUEUE_MODULE_OPTIONS],
+    },
+    { provide: SchedulerClock, useClass: RedisServerClock },
+    ScheduleStore,
+    ScheduleTicker,
+    TenantScheduler,
+    TenantCronExplorer,
   ],
   exports: [
     TENANT_QUEUE_OPTIONS,
@@ -70,6 +89,7 @@ class TenantQueueFeatureModule {}
     TenantRequiredGuard,
     TenantResolutionMiddleware,
     TenantJobPipeline,
+    TenantScheduler,
   ],
 })
 export class TenantQueueModule extends ConfigurableTenantQueueModule implements NestModule {

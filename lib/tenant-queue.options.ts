@@ -96,6 +96,7 @@ class OptionsSchema {
   @IsOptional() @IsCallable() resolveLocale?: unknown;
   @IsOptional() @Matches(HEADER) correlationHeader?: string;
   @IsOptional() @IsString() @MaxLength(32) environment?: string;
+  @IsOptional() scheduler?: unknown;
 }
 
 function check(schema: object, input: object, path: string): void {

@@ -1,5 +1,6 @@
 import type { ConnectionOptions } from 'bullmq';
 import { TenantActor } from './actor.interface';
+import { TenantSchedulerOptions } from './tenant-scheduler-options.interface';
 
 /** Strategy names tried, in order, to find the tenant of an HTTP request. */
 export type TenantResolverName = 'header' | 'subdomain' | 'jwtClaim' | 'pathParam' | 'custom';
@@ -66,4 +67,6 @@ export interface TenantQueueModuleOptions {
   correlationHeader?: string;
   /** Deployment environment stamped on every envelope (e.g. `production`). */
   environment?: string;
+  /** Tenant schedules and `@TenantCron`: tick interval, claim timeout, missed-run threshold. */
+  scheduler?: TenantSchedulerOptions;
 }

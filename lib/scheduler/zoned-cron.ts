@@ -71,19 +71,32 @@ export class ZonedCron {
 
   /** The first run strictly after `after` (epoch ms), or null when the expression has no more. */
   nextAfter(after: number): number | null {
-    const wallAfter = this.wallTimeOf(after);
-    this.matcher.reset(new Date(wallAfter));
-    for (;;) {
-      let wall: number;
-      try {
-        wall = this.matcher.next().getTime();
-      } catch {
-        return null;
-      }
+    let wall = this.nextWallAfter(this.wallTimeOf(after));
+    while (wall !== null) {
       const instant = this.resolve(wall);
       // Wall times of a repeated hour already passed at their first occurrence.
       if (instant > after) return instant;
+      wall = this.nextWallAfter(wall);
     }
+    return null;
+  }
+
+  /** The first matching wall time strictly after `wall` (both as UTC-field milliseconds). */
+  nextWallAfter(wall: number): number | null {
+    this.matcher.reset(new Date(wall));
+    try {
+      return this.matcher.next().getTime();
+    } catch {
+      return null;
+    }
+  }
+
+  /** The same expression in another zone, sharing the parsed matcher. */
+  inZone(timezone: string): ZonedCron {
+    if (!isValidTimezone(timezone)) {
+      throw new InvalidScheduleError(Messages.invalidTimezone(String(timezone)));
+    }
+    return new ZonedCron(this.expression, timezone, this.matcher, offsetFunction(timezone));
   }
 
   /** The next `count` runs strictly after `after`. */
@@ -95,15 +108,17 @@ export class ZonedCron {
   }
 
   /**
-   * Runs in [from, to]: the latest `limit` of them, and how many there are. When the range holds
-   * far more than `limit`, only a window ending at `to` is scanned and `exact` is false (`total`
-   * is then a lower bound). Scans at most ~8 x `limit` runs.
+   * Runs in [from, to]: the latest `limit` of them, and how many there are. Only a window ending
+   * at `to` holding at least `countAtLeast` (default `limit`) runs is scanned; when it does not
+   * reach `from`, `exact` is false and `total` is a lower bound. Scans at most ~8x that many.
    */
   between(
     from: number,
     to: number,
     limit: number,
+    countAtLeast = limit,
   ): { runs: number[]; total: number; exact: boolean } {
+    const enough = Math.max(limit, countAtLeast, 1);
     let span = 3_600_000;
     for (;;) {
       const start = Math.max(from - 1, to - span);
@@ -114,7 +129,7 @@ export class ZonedCron {
         cursor = this.nextAfter(cursor);
       }
       const exact = start === from - 1;
-      if (exact || found.length >= Math.max(limit, 1)) {
+      if (exact || found.length >= enough) {
         return { runs: limit > 0 ? found.slice(-limit) : [], total: found.length, exact };
       }
       span *= 8;
