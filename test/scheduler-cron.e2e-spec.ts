@@ -14,6 +14,8 @@ import { ManualClock, bootSchedulerApp } from './fixtures/scheduler-app';
 import { uniquePrefix } from './support/redis-url';
 import { sleep, waitFor } from './support/wait';
 
+jest.setTimeout(60_000);
+
 const at = Date.parse;
 
 interface Seen {

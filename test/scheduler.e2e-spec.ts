@@ -13,6 +13,8 @@ import {
 import { ManualClock, bootSchedulerApp } from './fixtures/scheduler-app';
 import { uniquePrefix } from './support/redis-url';
 
+jest.setTimeout(60_000);
+
 const HOUR = 3_600_000;
 const at = Date.parse;
 const iso = (ms: number) => new Date(ms).toISOString();
