@@ -10,6 +10,8 @@ export interface RunPlan {
   missedExact: boolean;
   /** Missed occurrences that run anyway (per the policy). */
   caughtUp: number;
+  /** The first occurrence after `now`: the schedule's next run. */
+  next: number | null;
 }
 
 export interface RunPlanInput {
@@ -34,14 +36,18 @@ const COUNT_AT_LEAST = 100;
  */
 export function planRuns(cron: ZonedCron, input: RunPlanInput): RunPlan {
   const cutoff = input.now - input.lateAfter;
-  const onTime = cron.between(Math.max(input.from, cutoff), input.now, ON_TIME_CAP).runs;
-  if (input.from >= cutoff) return { runs: onTime, missed: 0, missedExact: true, caughtUp: 0 };
+  const onTime = cron.between(Math.max(input.from, cutoff), input.now, ON_TIME_CAP);
+  const next = onTime.after;
+  if (input.from >= cutoff) {
+    return { runs: onTime.runs, missed: 0, missedExact: true, caughtUp: 0, next };
+  }
   const keep = input.policy === 'skip' ? 0 : input.policy === 'once' ? 1 : input.maxCatchUp;
   const missed = cron.between(input.from, cutoff - 1, keep, COUNT_AT_LEAST);
   return {
-    runs: [...missed.runs, ...onTime],
+    runs: [...missed.runs, ...onTime.runs],
     missed: missed.total,
     missedExact: missed.exact,
     caughtUp: missed.runs.length,
+    next,
   };
 }

@@ -144,14 +144,17 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
         planned.map((p) => p.claim),
       );
       const members: string[] = [];
+      const known = new Map<string, StoredSchedule>();
       won.forEach((claimed, i) => {
         if (!claimed) return;
         result.claimed++;
         members.push(...planned[i].claim.members);
+        if (schedules[i]) known.set(due[i][0], schedules[i]!);
         planned[i].log?.();
       });
-      await this.deliver(members, result);
-      if (due.length < this.options.batchSize || members.length === 0) break;
+      await this.deliver(members, result, known);
+      // Stop when the batch was short, or when every claim was lost to other instances.
+      if (due.length < this.options.batchSize || !won.some(Boolean)) break;
     }
     return result;
   }
@@ -163,15 +166,25 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
     now: number,
   ): Promise<{ claim: ScheduleClaim; log?: () => void }> {
     if (!schedule || !schedule.enabled) return { claim: { id, expected, next: null, members: [] } };
-    let next: number | null;
     try {
-      next = await this.nextRunOf(schedule, now);
+      return await this.planOf(id, expected, schedule, now);
     } catch (error) {
       this.logger.error(`schedule ${id} cannot be computed, removed from the due index: ${error}`);
       return { claim: { id, expected, next: null, members: [] } };
     }
-    if (schedule.kind === 'cron') {
-      return { claim: { id, expected, next, members: [`${id}|${expected}-${now}`] } };
+  }
+
+  private async planOf(
+    id: string,
+    expected: number,
+    schedule: StoredSchedule,
+    now: number,
+  ): Promise<{ claim: ScheduleClaim; log?: () => void }> {
+    const fanOut = `${id}|${expected}-${now}`;
+    // A tenant-zone cron is planned per tenant by its fan-out job.
+    if (schedule.kind === 'cron' && schedule.timezone === 'tenant') {
+      const next = await this.nextRunOf(schedule, now);
+      return { claim: { id, expected, next, members: [fanOut] } };
     }
     const cron = this.cronOf(schedule.cron, await this.zoneOf(schedule));
     const plan = planRuns(cron, {
@@ -181,23 +194,41 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
       maxCatchUp: schedule.maxCatchUp,
       lateAfter: this.options.lateAfter,
     });
+    const members =
+      schedule.kind === 'cron'
+        ? plan.runs.length > 0
+          ? [fanOut]
+          : []
+        : plan.runs.map((run) => `${id}|${run}`);
+    const owner =
+      schedule.kind === 'cron'
+        ? `@TenantCron "${schedule.name}"`
+        : `tenant ${schedule.tenantId} schedule "${schedule.key}"`;
     const log =
-      plan.missed > 0
+      plan.missed > 0 && (schedule.kind === 'tenant' || plan.runs.length === 0)
         ? () =>
             this.logger.warn(
-              `tenant ${schedule.tenantId} schedule "${schedule.key}": ` +
-                `${plan.missed}${plan.missedExact ? '' : '+'} missed run(s); ` +
+              `${owner}: ${plan.missed}${plan.missedExact ? '' : '+'} missed run(s); ` +
                 `policy "${schedule.missed}" runs ${plan.caughtUp} of them`,
             )
         : undefined;
-    return { claim: { id, expected, next, members: plan.runs.map((run) => `${id}|${run}`) }, log };
+    return { claim: { id, expected, next: plan.next, members }, log };
   }
 
   /** Enqueues claimed occurrences, then clears them from the outbox (failures stay leased). */
-  private async deliver(members: string[], result: SchedulerTickResult): Promise<void> {
+  private async deliver(
+    members: string[],
+    result: SchedulerTickResult,
+    known = new Map<string, StoredSchedule>(),
+  ): Promise<void> {
     if (members.length === 0) return;
-    const schedules = await this.store.get([...new Set(members.map((m) => m.split('|')[0]))]);
-    const byId = new Map(schedules.filter(Boolean).map((s) => [idOf(s!), s!]));
+    const missing = [...new Set(members.map((m) => m.split('|')[0]))].filter(
+      (id) => !known.has(id),
+    );
+    const byId = new Map(known);
+    for (const schedule of await this.store.get(missing)) {
+      if (schedule) byId.set(idOf(schedule), schedule);
+    }
     const done: string[] = [];
     await Promise.all(
       members.map(async (member) => {

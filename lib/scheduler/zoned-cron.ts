@@ -111,13 +111,14 @@ export class ZonedCron {
    * Runs in [from, to]: the latest `limit` of them, and how many there are. Only a window ending
    * at `to` holding at least `countAtLeast` (default `limit`) runs is scanned; when it does not
    * reach `from`, `exact` is false and `total` is a lower bound. Scans at most ~8x that many.
+   * `after` is the first run after `to`.
    */
   between(
     from: number,
     to: number,
     limit: number,
     countAtLeast = limit,
-  ): { runs: number[]; total: number; exact: boolean } {
+  ): { runs: number[]; total: number; exact: boolean; after: number | null } {
     const enough = Math.max(limit, countAtLeast, 1);
     let span = 3_600_000;
     for (;;) {
@@ -130,7 +131,8 @@ export class ZonedCron {
       }
       const exact = start === from - 1;
       if (exact || found.length >= enough) {
-        return { runs: limit > 0 ? found.slice(-limit) : [], total: found.length, exact };
+        const runs = limit > 0 ? found.slice(-limit) : [];
+        return { runs, total: found.length, exact, after: cursor };
       }
       span *= 8;
     }
