@@ -194,6 +194,7 @@ describe('ZonedCron.between', () => {
       runs: [0, 1, 2, 3, 4, 5].map((h) => from + h * HOUR),
       total: 6,
       exact: true,
+      after: from + 6 * HOUR,
     });
   });
 
@@ -209,7 +210,12 @@ describe('ZonedCron.between', () => {
     const some = cron.between(from, from + 2 * HOUR, 0);
     expect(some.runs).toEqual([]);
     expect(some.total).toBeGreaterThan(0);
-    expect(cron.between(from + 1, from + HOUR - 1, 0)).toEqual({ runs: [], total: 0, exact: true });
+    expect(cron.between(from + 1, from + HOUR - 1, 0)).toEqual({
+      runs: [],
+      total: 0,
+      exact: true,
+      after: from + HOUR,
+    });
   });
 });
 
