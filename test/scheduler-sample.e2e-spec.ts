@@ -85,6 +85,6 @@ describe('sample app: nightly digests at 09:00 local time, and a schedule per te
       { kind: 'nightly', scheduledFor: '2026-06-01T22:30:00.000Z' },
     ]);
     await request(server).delete('/schedules/digest').set('x-tenant-id', 'acme').expect(200);
-    await request(server).get('/schedules').expect(403);
+    await request(server).get('/schedules').expect(400); // no tenant
   });
 });
