@@ -85,7 +85,7 @@ describe('three scheduler instances in separate processes over a simulated day',
           }),
       ),
     );
-  }, 60_000);
+  }, 90_000);
 
   afterAll(async () => {
     for (const child of children) {
@@ -131,5 +131,5 @@ describe('three scheduler instances in separate processes over a simulated day',
     expect(waiting.length).toBe(expected.size);
     expect(new Set(waiting)).toEqual(expected);
     expect(occurrences.length).toBe(expected.size);
-  }, 60_000);
+  }, 90_000);
 });
