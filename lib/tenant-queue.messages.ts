@@ -41,6 +41,9 @@ export const Messages = {
   cronNeedsDirectory: (name: string) =>
     `@TenantCron "${name}" fans out to every active tenant, so it needs a TenantDirectory. ` +
     `Provide one (the module's "directory" option, or a provider for the TenantDirectory token).`,
+  cronQueueTaken: (queue: string) =>
+    `Queue "${queue}" already has a worker (a @TenantProcessor), so @TenantCron jobs cannot run on it. ` +
+    `Give the @TenantCron its own "queue" option (the scheduler runs that queue's worker).`,
   duplicateCron: (name: string) =>
     `Two @TenantCron methods are named "${name}". Give each a unique "name" option.`,
 };

@@ -3,6 +3,7 @@ import { TestingModule } from '@nestjs/testing';
 import { Queue } from 'bullmq';
 import {
   InMemoryTenantDirectory,
+  InvalidScheduleError,
   TenantContext,
   TenantCron,
   TenantCronRun,
@@ -167,5 +168,40 @@ describe('@TenantCron fan-out', () => {
     const runs = of('hourly-once');
     expect(runs).toHaveLength(5);
     expect(new Set(runs.map((r) => r.occurrence))).toEqual(new Set(['2026-06-03T15:00:00.000Z']));
+  });
+});
+
+describe('@TenantCron validation at bootstrap', () => {
+  const boot = async (provider: new (...args: never[]) => unknown, withDirectory = true) => {
+    const app = bootSchedulerApp({
+      prefix: uniquePrefix(),
+      clock: new ManualClock(at('2026-06-01T00:00:00Z')),
+      directory: withDirectory ? new InMemoryTenantDirectory([{ id: 'a' }]) : undefined,
+      providers: [provider],
+    });
+    return app;
+  };
+
+  it('refuses a bad expression, a bad zone and a duplicate name with InvalidScheduleError', async () => {
+    @Injectable()
+    class BadExpression {
+      @TenantCron('0 25 * * *', { name: 'bad' })
+      run() {}
+    }
+    @Injectable()
+    class BadZone {
+      @TenantCron('0 9 * * *', { name: 'zone', timezone: 'Europe/Atlantis' })
+      run() {}
+    }
+    @Injectable()
+    class Twice {
+      @TenantCron('0 9 * * *', { name: 'same' })
+      one() {}
+      @TenantCron('0 10 * * *', { name: 'same' })
+      two() {}
+    }
+    await expect(boot(BadExpression)).rejects.toThrow(InvalidScheduleError);
+    await expect(boot(BadZone)).rejects.toThrow(/Unknown time zone "Europe\/Atlantis"/);
+    await expect(boot(Twice)).rejects.toThrow(/Two @TenantCron methods are named "same"/);
   });
 });

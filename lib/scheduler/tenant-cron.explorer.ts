@@ -136,7 +136,7 @@ export class TenantCronExplorer implements OnApplicationBootstrap {
 
   private startWorker(name: string, host: TenantWorkerHost, scoped: boolean, concurrency: number) {
     if (this.registry.getWorker(name)) {
-      throw new InvalidTenantQueueOptionsError(Messages.duplicateProcessor(name));
+      throw new InvalidTenantQueueOptionsError(Messages.cronQueueTaken(name));
     }
     const queue = this.registry.createQueue({ name, tenantScoped: scoped });
     const options = { concurrency };
