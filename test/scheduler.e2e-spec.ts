@@ -12,6 +12,7 @@ import {
 } from '../lib';
 import { ManualClock, bootSchedulerApp } from './fixtures/scheduler-app';
 import { uniquePrefix } from './support/redis-url';
+import { waitFor } from './support/wait';
 
 jest.setTimeout(60_000);
 
@@ -304,5 +305,27 @@ describe('TenantScheduler: schedules as tenant data', () => {
     ]);
     directory.upsert({ id: 'acme', timezone: 'Europe/Kyiv' });
     await scheduler.remove('acme', 'local');
+  });
+});
+
+describe('the automatic tick', () => {
+  it('claims due occurrences on its own, every tickInterval, and stops on close', async () => {
+    const clock = new ManualClock(at('2026-07-01T08:59:00Z'));
+    const app = await bootSchedulerApp({
+      prefix: uniquePrefix(),
+      clock,
+      queues: ['reports'],
+      scheduler: { enabled: true, tickInterval: 20 },
+    });
+    try {
+      const scheduler = app.get(TenantScheduler);
+      const bull = app.get(TenantQueueRegistry).getQueue('reports').bullQueue;
+      await scheduler.upsert('acme', 'auto', { cron: '0 9 * * *', job });
+      clock.set('2026-07-01T09:00:00.100Z');
+      const id = tenantScheduleJobId('acme', 'auto', at('2026-07-01T09:00:00Z'));
+      await waitFor(async () => (await bull.getJob(id)) !== undefined, 'the automatic tick');
+    } finally {
+      await app.close();
+    }
   });
 });
