@@ -21,3 +21,4 @@ export { TenantQueue, InjectTenantQueue } from './producer';
 export type { TenantBulkJob } from './producer';
 export { InMemoryTenantDirectory, TenantQueueTestingModule, TenantQueueTesting } from './testing';
 export type { TestJob, TestJobState } from './testing';
+export * from './scheduler';

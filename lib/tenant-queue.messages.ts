@@ -29,6 +29,23 @@ export const Messages = {
     `Two @TenantProcessor classes consume queue "${queue}". Use one class per queue and dispatch on job.name.`,
   tenantRequiredHttp: (header: string) =>
     `This route needs a tenant. Send it in the "${header}" header (or the way this app resolves tenants).`,
+  invalidCron: (expression: string, why: string) =>
+    `Invalid cron expression ${JSON.stringify(expression)}: ${why}. Use five fields ` +
+    `("minute hour day-of-month month day-of-week", e.g. "30 9 * * 1-5") or a macro like "@daily".`,
+  invalidTimezone: (timezone: string) =>
+    `Unknown time zone ${JSON.stringify(timezone)}. Use "UTC", an IANA zone such as ` +
+    `"Europe/Kyiv" or "America/New_York", or "tenant" for the tenant's own zone.`,
+  invalidSchedule: (field: string, why: string) => `Invalid schedule option "${field}": ${why}.`,
+  unknownSchedule: (tenantId: string, key: string) =>
+    `Tenant "${tenantId}" has no schedule "${key}". Create it with TenantScheduler.upsert() first.`,
+  cronNeedsDirectory: (name: string) =>
+    `@TenantCron "${name}" fans out to every active tenant, so it needs a TenantDirectory. ` +
+    `Provide one (the module's "directory" option, or a provider for the TenantDirectory token).`,
+  cronQueueTaken: (queue: string) =>
+    `Queue "${queue}" already has a worker (a @TenantProcessor), so @TenantCron jobs cannot run on it. ` +
+    `Give the @TenantCron its own "queue" option (the scheduler runs that queue's worker).`,
+  duplicateCron: (name: string) =>
+    `Two @TenantCron methods are named "${name}". Give each a unique "name" option.`,
 };
 
 function truncate(value: unknown): unknown {

@@ -32,6 +32,15 @@ import {
 } from './tenant-queue.options';
 import { TenantQueueRedis } from './tenant-queue.redis';
 import { TenantQueueRegistry } from './tenant-queue.registry';
+import { ScheduleStore } from './scheduler/schedule.store';
+import { ScheduleTicker } from './scheduler/schedule-ticker';
+import { RedisServerClock, SchedulerClock } from './scheduler/scheduler-clock';
+import { TenantCronExplorer } from './scheduler/tenant-cron.explorer';
+import { TenantScheduler } from './scheduler/tenant-scheduler';
+import {
+  TENANT_SCHEDULER_OPTIONS,
+  resolveTenantSchedulerOptions,
+} from './scheduler/tenant-scheduler.options';
 
 /** @internal Providers of the root module, shared with `TenantQueueTestingModule`. */
 export const TENANT_QUEUE_CORE_PROVIDERS: Provider[] = [
@@ -75,6 +84,20 @@ export function mountTenantResolution(
     .forRoutes({ path: '{*splat}', method: RequestMethod.ALL });
 }
 
+/** Features that keep their state in Redis; the testing module leaves them out. */
+const TENANT_QUEUE_REDIS_FEATURE_PROVIDERS: Provider[] = [
+  {
+    provide: TENANT_SCHEDULER_OPTIONS,
+    useFactory: resolveTenantSchedulerOptions,
+    inject: [TENANT_QUEUE_MODULE_OPTIONS],
+  },
+  { provide: SchedulerClock, useClass: RedisServerClock },
+  ScheduleStore,
+  ScheduleTicker,
+  TenantScheduler,
+  TenantCronExplorer,
+];
+
 @Module({})
 class TenantQueueFeatureModule {}
 
@@ -85,8 +108,8 @@ class TenantQueueFeatureModule {}
 @Global()
 @Module({
   imports: [ClsModule, DiscoveryModule],
-  providers: TENANT_QUEUE_CORE_PROVIDERS,
-  exports: TENANT_QUEUE_CORE_EXPORTS,
+  providers: [...TENANT_QUEUE_CORE_PROVIDERS, ...TENANT_QUEUE_REDIS_FEATURE_PROVIDERS],
+  exports: [...TENANT_QUEUE_CORE_EXPORTS, TenantScheduler],
 })
 export class TenantQueueModule extends ConfigurableTenantQueueModule implements NestModule {
   constructor(

@@ -98,6 +98,7 @@ class OptionsSchema {
   @IsOptional() @Matches(HEADER) correlationHeader?: string;
   @IsOptional() @IsString() @MaxLength(32) environment?: string;
   @IsOptional() @IsBoolean() globalEnhancers?: boolean;
+  @IsOptional() scheduler?: unknown;
 }
 
 function check(schema: object, input: object, path: string): void {

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ClsModule } from 'nestjs-cls';
 import { TenantQueueModule } from '../lib';
+import { SchedulesDemoModule } from './schedules/schedules.module';
 import { ThumbnailsModule } from './thumbnails/thumbnails.module';
 
 export interface SampleOptions {
@@ -24,6 +25,7 @@ export class AppModule {
           resolution: { order: ['header', 'subdomain'] },
         }),
         ThumbnailsModule,
+        SchedulesDemoModule.register(),
       ],
     };
   }

@@ -1,5 +1,6 @@
 import type { ConnectionOptions } from 'bullmq';
 import { TenantActor } from './actor.interface';
+import { TenantSchedulerOptions } from './tenant-scheduler-options.interface';
 
 /** Strategy names tried, in order, to find the tenant of an HTTP request. */
 export type TenantResolverName = 'header' | 'subdomain' | 'jwtClaim' | 'pathParam' | 'custom';
@@ -74,4 +75,6 @@ export interface TenantQueueModuleOptions {
    * @default false
    */
   globalEnhancers?: boolean;
+  /** Tenant schedules and `@TenantCron`: tick interval, claim timeout, missed-run threshold. */
+  scheduler?: TenantSchedulerOptions;
 }

@@ -1,0 +1,119 @@
+import { Logger } from '@nestjs/common';
+import { InvalidTenantIdError } from '../errors';
+import { TenantDirectory, TenantRecord } from '../interfaces/tenant-directory.interface';
+import { TenantJob } from '../interfaces/tenant-job.interface';
+import { TenantWorkerHost } from '../processor/tenant-worker-host';
+import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { RunPlan, planRuns } from './run-plan';
+import { tenantCronJobId } from './schedule-job-id';
+import { FanOutJobData, ScheduleTicker } from './schedule-ticker';
+import { TenantCronMetadata } from './tenant-cron.decorator';
+import { isValidTimezone } from './zoned-cron';
+
+/**
+ * @internal Runs a `@TenantCron` fan-out job: pages through the active tenants and enqueues one
+ * job per tenant and occurrence. With `timezone: 'tenant'` each tenant is matched in its own
+ * zone, read from the directory now, so zone changes and suspensions apply at once.
+ */
+export class CronFanOutHost extends TenantWorkerHost {
+  private readonly logger = new Logger('TenantScheduler');
+  private readonly warnedZones = new Set<string>();
+
+  constructor(
+    private readonly crons: ReadonlyMap<string, TenantCronMetadata & { queue: string }>,
+    private readonly directory: TenantDirectory,
+    private readonly registry: TenantQueueRegistry,
+    private readonly ticker: ScheduleTicker,
+  ) {
+    super();
+  }
+
+  async process(job: TenantJob<FanOutJobData>): Promise<{ tenants: number; jobs: number }> {
+    const data = job.data;
+    const cron = this.crons.get(data.name);
+    if (!cron) {
+      this.logger.warn(`fan-out of unknown @TenantCron "${data.name}" ignored (not in this app)`);
+      return { tenants: 0, jobs: 0 };
+    }
+    const queue = this.registry.getQueue(cron.queue);
+    const plans = new Map<string, RunPlan & { tenants: number }>();
+    let cursor: string | null = null;
+    let tenants = 0;
+    let jobs = 0;
+    let failure: unknown;
+    do {
+      const page = await this.directory.listActiveTenants(cursor);
+      const adds: Promise<unknown>[] = [];
+      for (const tenant of page.tenants) {
+        if (tenant.status !== 'active') continue;
+        tenants++;
+        const plan = this.planFor(data, this.zoneOf(data, tenant), plans);
+        plan.tenants++;
+        for (const occurrence of plan.runs) {
+          const jobId = tenantCronJobId(data.name, tenant.id, occurrence);
+          const payload = { occurrence: new Date(occurrence).toISOString() };
+          adds.push(
+            queue.addForTenant(tenant.id, data.name, payload, { ...cron.jobOptions, jobId }),
+          );
+        }
+      }
+      for (const result of await Promise.allSettled(adds)) {
+        if (result.status === 'fulfilled') jobs++;
+        else if (result.reason instanceof InvalidTenantIdError) {
+          this.logger.error(`@TenantCron "${data.name}": ${result.reason.message}`);
+        } else failure ??= result.reason;
+      }
+      cursor = page.nextCursor;
+    } while (cursor !== null);
+    this.logMissed(data, plans);
+    // Retried by BullMQ; the job ids make the jobs already added harmless.
+    if (failure) throw failure;
+    return { tenants, jobs };
+  }
+
+  private planFor(
+    data: FanOutJobData,
+    zone: string,
+    plans: Map<string, RunPlan & { tenants: number }>,
+  ) {
+    let plan = plans.get(zone);
+    if (!plan) {
+      const cron = this.ticker.cronOf(data.cron, zone);
+      plan = {
+        ...planRuns(cron, {
+          from: data.from,
+          now: data.to,
+          policy: data.missed,
+          maxCatchUp: data.maxCatchUp,
+          lateAfter: this.ticker.options.lateAfter,
+        }),
+        tenants: 0,
+      };
+      plans.set(zone, plan);
+    }
+    return plan;
+  }
+
+  private zoneOf(data: FanOutJobData, tenant: TenantRecord): string {
+    if (data.timezone !== 'tenant') return data.timezone;
+    const zone = tenant.timezone;
+    if (zone === undefined || zone === null || zone === '') return 'UTC';
+    if (typeof zone === 'string' && isValidTimezone(zone)) return zone;
+    if (!this.warnedZones.has(String(zone))) {
+      this.warnedZones.add(String(zone));
+      this.logger.warn(`tenant ${tenant.id} has an unknown time zone "${zone}"; using UTC`);
+    }
+    return 'UTC';
+  }
+
+  private logMissed(data: FanOutJobData, plans: Map<string, RunPlan & { tenants: number }>) {
+    for (const [zone, plan] of plans) {
+      if (plan.missed === 0 || plan.tenants === 0) continue;
+      this.logger.warn(
+        `@TenantCron "${data.name}" (${zone}): ${plan.missed}${plan.missedExact ? '' : '+'} ` +
+          `missed run(s) for each of ${plan.tenants} tenant(s); policy "${data.missed}" ` +
+          `runs ${plan.caughtUp} of them`,
+      );
+    }
+  }
+}

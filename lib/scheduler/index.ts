@@ -1,0 +1,18 @@
+export { TenantScheduler } from './tenant-scheduler';
+export { TenantCron } from './tenant-cron.decorator';
+export type { TenantCronOptions, TenantCronRun } from './tenant-cron.decorator';
+export { SchedulerClock } from './scheduler-clock';
+export type {
+  MissedRunPolicy,
+  ScheduleTimezone,
+  SchedulerTickResult,
+  TenantSchedule,
+  TenantScheduleInput,
+  TenantScheduleJob,
+} from './tenant-schedule.interface';
+export {
+  JOB_ID_SEPARATOR,
+  formatOccurrence,
+  tenantCronJobId,
+  tenantScheduleJobId,
+} from './schedule-job-id';

@@ -1,0 +1,55 @@
+import { planRuns } from './run-plan';
+import { ZonedCron } from './zoned-cron';
+
+const HOUR = 3_600_000;
+const MINUTE = 60_000;
+const base = Date.parse('2026-06-10T00:00:00Z');
+const hourly = ZonedCron.parse('0 * * * *', 'UTC');
+const plan = (from: number, now: number, policy: 'skip' | 'once' | 'all', maxCatchUp = 10) =>
+  planRuns(hourly, { from, now, policy, maxCatchUp, lateAfter: MINUTE });
+
+describe('planRuns', () => {
+  it('runs an on-time occurrence whatever the policy, and gives the next run', () => {
+    for (const policy of ['skip', 'once', 'all'] as const) {
+      expect(plan(base + HOUR, base + HOUR + 500, policy)).toEqual({
+        runs: [base + HOUR],
+        missed: 0,
+        missedExact: true,
+        caughtUp: 0,
+        next: base + 2 * HOUR,
+      });
+    }
+  });
+
+  it('after downtime: skip runs none, once the latest, all the latest maxCatchUp', () => {
+    const now = base + 5 * HOUR + 10 * MINUTE;
+    expect(plan(base + HOUR, now, 'skip')).toMatchObject({ runs: [], missed: 5, caughtUp: 0 });
+    expect(plan(base + HOUR, now, 'once')).toMatchObject({ runs: [base + 5 * HOUR], missed: 5 });
+    expect(plan(base + HOUR, now, 'all', 2).runs).toEqual([base + 4 * HOUR, base + 5 * HOUR]);
+    expect(plan(base + HOUR, now, 'all').runs).toHaveLength(5);
+    expect(plan(base + HOUR, now, 'all').next).toBe(base + 6 * HOUR);
+  });
+
+  it('keeps the on-time occurrence next to the missed ones', () => {
+    const now = base + 3 * HOUR + 30_000; // 03:00 is 30 s late: on time
+    expect(plan(base + HOUR, now, 'once')).toMatchObject({
+      runs: [base + 2 * HOUR, base + 3 * HOUR],
+      missed: 2,
+      caughtUp: 1,
+    });
+  });
+
+  it('stays bounded after a very long outage (a year of minutely runs)', () => {
+    const minutely = ZonedCron.parse('* * * * *', 'UTC');
+    const result = planRuns(minutely, {
+      from: base,
+      now: base + 365 * 24 * HOUR + 30_000,
+      policy: 'all',
+      maxCatchUp: 3,
+      lateAfter: MINUTE,
+    });
+    expect(result.runs).toHaveLength(4); // 3 caught up + the on-time one
+    expect(result.missedExact).toBe(false);
+    expect(result.missed).toBeGreaterThanOrEqual(100);
+  });
+});

@@ -1,0 +1,53 @@
+import { MissedRunPolicy } from './tenant-schedule.interface';
+import { ZonedCron } from './zoned-cron';
+
+/** Which occurrences of a due schedule run now. */
+export interface RunPlan {
+  /** Instants to run, ascending. */
+  runs: number[];
+  /** Occurrences older than `lateAfter` (missed); a lower bound when `missedExact` is false. */
+  missed: number;
+  missedExact: boolean;
+  /** Missed occurrences that run anyway (per the policy). */
+  caughtUp: number;
+  /** The first occurrence after `now`: the schedule's next run. */
+  next: number | null;
+}
+
+export interface RunPlanInput {
+  /** The stored next run that made the schedule due (epoch ms). */
+  from: number;
+  /** Now (epoch ms); every occurrence in [from, now] is settled by this plan. */
+  now: number;
+  policy: MissedRunPolicy;
+  maxCatchUp: number;
+  /** Occurrences more than this late are missed. */
+  lateAfter: number;
+}
+
+/** On-time occurrences never pile up beyond this (a guard against absurd `lateAfter`). */
+const ON_TIME_CAP = 10_000;
+/** Missed occurrences are counted exactly up to at least this many (for the log). */
+const COUNT_AT_LEAST = 100;
+
+/**
+ * Occurrences in [from, now] no older than `lateAfter` always run. Older ones were missed:
+ * `skip` runs none, `once` runs the latest, `all` runs the latest `maxCatchUp`.
+ */
+export function planRuns(cron: ZonedCron, input: RunPlanInput): RunPlan {
+  const cutoff = input.now - input.lateAfter;
+  const onTime = cron.between(Math.max(input.from, cutoff), input.now, ON_TIME_CAP);
+  const next = onTime.after;
+  if (input.from >= cutoff) {
+    return { runs: onTime.runs, missed: 0, missedExact: true, caughtUp: 0, next };
+  }
+  const keep = input.policy === 'skip' ? 0 : input.policy === 'once' ? 1 : input.maxCatchUp;
+  const missed = cron.between(input.from, cutoff - 1, keep, COUNT_AT_LEAST);
+  return {
+    runs: [...missed.runs, ...onTime.runs],
+    missed: missed.total,
+    missedExact: missed.exact,
+    caughtUp: missed.runs.length,
+    next,
+  };
+}

@@ -1,0 +1,141 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
+import { RedisClient, TenantQueueRedis } from '../tenant-queue.redis';
+import { MissedRunPolicy, TenantScheduleJob } from './tenant-schedule.interface';
+
+/** A schedule as stored in Redis: a tenant's schedule, or the driver of a `@TenantCron`. */
+export interface StoredSchedule {
+  kind: 'tenant' | 'cron';
+  cron: string;
+  timezone: string;
+  enabled: boolean;
+  missed: MissedRunPolicy;
+  maxCatchUp: number;
+  tenantId?: string;
+  key?: string;
+  job?: TenantScheduleJob;
+  name?: string;
+}
+
+/** One compare-and-set claim of a due schedule. */
+export interface ScheduleClaim {
+  id: string;
+  expected: number;
+  next: number | null;
+  members: string[];
+}
+
+const CLAIM = readFileSync(join(__dirname, 'schedule-claim.lua'), 'utf8');
+const RECOVER = readFileSync(join(__dirname, 'schedule-recover.lua'), 'utf8');
+
+type ScriptClient = RedisClient & {
+  tqScheduleClaim(due: string, outbox: string, ...args: (string | number)[]): Promise<number[]>;
+  tqScheduleRecover(outbox: string, ...args: (string | number)[]): Promise<string[]>;
+};
+
+export const tenantScheduleId = (tenantId: string, key: string) => `t~${tenantId}~${key}`;
+export const cronScheduleId = (name: string) => `c~${name}`;
+
+/**
+ * @internal Redis layout of the scheduler, all under one hash tag `{<prefix>:sched}` so every
+ * script runs on Redis Cluster: `defs` (hash id -> JSON), `due` (sorted set id -> next run),
+ * `outbox` (sorted set of claimed occurrences -> lease deadline), `tenant:<id>` (set of keys).
+ */
+@Injectable()
+export class ScheduleStore {
+  private readonly tag: string;
+
+  constructor(
+    @Inject(TENANT_QUEUE_OPTIONS) options: ResolvedTenantQueueOptions,
+    private readonly redis: TenantQueueRedis,
+  ) {
+    this.tag = `{${options.prefix}:sched}`;
+  }
+
+  get keys() {
+    return {
+      defs: `${this.tag}:defs`,
+      due: `${this.tag}:due`,
+      outbox: `${this.tag}:outbox`,
+      tenant: (tenantId: string) => `${this.tag}:tenant:${tenantId}`,
+    };
+  }
+
+  private get client(): ScriptClient {
+    const client = this.redis.client as ScriptClient;
+    if (typeof client.tqScheduleClaim !== 'function') {
+      client.defineCommand('tqScheduleClaim', { numberOfKeys: 2, lua: CLAIM });
+      client.defineCommand('tqScheduleRecover', { numberOfKeys: 1, lua: RECOVER });
+    }
+    return client;
+  }
+
+  /** Writes a schedule and its next run (null leaves it out of the due index). */
+  async put(id: string, schedule: StoredSchedule, next: number | null): Promise<void> {
+    const multi = this.client.multi().hset(this.keys.defs, id, JSON.stringify(schedule));
+    if (next === null) multi.zrem(this.keys.due, id);
+    else multi.zadd(this.keys.due, next, id);
+    if (schedule.kind === 'tenant') multi.sadd(this.keys.tenant(schedule.tenantId!), schedule.key!);
+    await multi.exec();
+  }
+
+  async remove(id: string, tenantId?: string, key?: string): Promise<boolean> {
+    const multi = this.client.multi().hdel(this.keys.defs, id).zrem(this.keys.due, id);
+    if (tenantId !== undefined && key !== undefined) multi.srem(this.keys.tenant(tenantId), key);
+    const results = await multi.exec();
+    return Number(results?.[0]?.[1] ?? 0) > 0;
+  }
+
+  async get(ids: string[]): Promise<(StoredSchedule | undefined)[]> {
+    if (ids.length === 0) return [];
+    const raw = await this.client.hmget(this.keys.defs, ...ids);
+    return raw.map((value) => (value ? (JSON.parse(value) as StoredSchedule) : undefined));
+  }
+
+  async nextRun(id: string): Promise<number | null> {
+    const score = await this.client.zscore(this.keys.due, id);
+    return score === null ? null : Number(score);
+  }
+
+  async tenantKeys(tenantId: string): Promise<string[]> {
+    return (await this.client.smembers(this.keys.tenant(tenantId))).sort();
+  }
+
+  /** Schedules due at `now`, oldest first: [id, next run][]. */
+  async due(now: number, limit: number): Promise<[string, number][]> {
+    const flat = await this.client.zrangebyscore(
+      this.keys.due,
+      '-inf',
+      now,
+      'WITHSCORES',
+      'LIMIT',
+      0,
+      limit,
+    );
+    const entries: [string, number][] = [];
+    for (let i = 0; i < flat.length; i += 2) entries.push([flat[i], Number(flat[i + 1])]);
+    return entries;
+  }
+
+  /** Atomic claims; returns, per claim, whether this process won it. */
+  async claim(leaseUntil: number, claims: ScheduleClaim[]): Promise<boolean[]> {
+    if (claims.length === 0) return [];
+    const args: (string | number)[] = [leaseUntil, claims.length];
+    for (const claim of claims) {
+      args.push(claim.id, claim.expected, claim.next ?? '', claim.members.join('\n'));
+    }
+    const won = await this.client.tqScheduleClaim(this.keys.due, this.keys.outbox, ...args);
+    return won.map((value) => Number(value) === 1);
+  }
+
+  /** Takes over outbox entries whose lease ran out. */
+  recover(now: number, leaseUntil: number, limit: number): Promise<string[]> {
+    return this.client.tqScheduleRecover(this.keys.outbox, now, leaseUntil, limit);
+  }
+
+  async ack(members: string[]): Promise<void> {
+    if (members.length > 0) await this.client.zrem(this.keys.outbox, ...members);
+  }
+}

@@ -1,0 +1,154 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { Worker } from 'bullmq';
+import { InvalidScheduleError, InvalidTenantQueueOptionsError } from '../errors';
+import { TenantDirectory } from '../interfaces/tenant-directory.interface';
+import { TenantJobPipeline } from '../processor/tenant-job-pipeline';
+import { TenantJobRunner } from '../processor/tenant-job.runner';
+import { TenantWorkerHost } from '../processor/tenant-worker-host';
+import { Messages } from '../tenant-queue.messages';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
+import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { CronFanOutHost } from './cron-fan-out.host';
+import { ScheduleStore, StoredSchedule, cronScheduleId } from './schedule.store';
+import { ScheduleTicker } from './schedule-ticker';
+import { TENANT_CRON_METADATA, TenantCronMetadata } from './tenant-cron.decorator';
+import { TenantCronHandler, TenantCronHost } from './tenant-cron.host';
+import { MAX_CATCH_UP, MISSED_POLICIES, SCHEDULE_KEY_PATTERN } from './tenant-schedule.dto';
+
+type Cron = TenantCronMetadata & { queue: string };
+
+/**
+ * Finds every `@TenantCron` method at bootstrap, stores one driver schedule per cron in Redis
+ * (kept when unchanged, so runs missed while every instance was down are noticed), starts the
+ * fan-out and cron workers, then starts the scheduler's tick.
+ */
+@Injectable()
+export class TenantCronExplorer implements OnApplicationBootstrap {
+  private readonly logger = new Logger('TenantScheduler');
+
+  constructor(
+    @Inject(TENANT_QUEUE_OPTIONS) private readonly options: ResolvedTenantQueueOptions,
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly reflector: Reflector,
+    private readonly registry: TenantQueueRegistry,
+    private readonly runner: TenantJobRunner,
+    private readonly pipeline: TenantJobPipeline,
+    private readonly store: ScheduleStore,
+    private readonly ticker: ScheduleTicker,
+    @Optional() @Inject(TenantDirectory) private readonly directory?: TenantDirectory,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const { crons, handlers } = this.discover();
+    if (crons.size > 0) {
+      if (!this.directory) {
+        throw new InvalidTenantQueueOptionsError(Messages.cronNeedsDirectory([...crons.keys()][0]));
+      }
+      await this.registerDrivers(crons);
+      const fanOut = new CronFanOutHost(crons, this.directory, this.registry, this.ticker);
+      this.startWorker(this.ticker.fanOutQueueName, fanOut, false, 2);
+      for (const [queue, byName] of handlers) {
+        this.startWorker(
+          queue,
+          new TenantCronHost(byName),
+          true,
+          this.ticker.options.cronConcurrency,
+        );
+      }
+    }
+    this.ticker.start();
+  }
+
+  private discover() {
+    const crons = new Map<string, Cron>();
+    const handlers = new Map<string, Map<string, TenantCronHandler>>();
+    for (const wrapper of this.discovery.getProviders()) {
+      const instance = wrapper.instance;
+      if (!instance || typeof instance !== 'object' || !wrapper.isDependencyTreeStatic()) continue;
+      const prototype = Object.getPrototypeOf(instance);
+      for (const method of this.scanner.getAllMethodNames(prototype)) {
+        const metadata = this.reflector.get<TenantCronMetadata | undefined>(
+          TENANT_CRON_METADATA,
+          prototype[method],
+        );
+        if (!metadata) continue;
+        const cron = this.validate(metadata);
+        if (crons.has(cron.name)) throw new InvalidScheduleError(Messages.duplicateCron(cron.name));
+        crons.set(cron.name, cron);
+        const byName = handlers.get(cron.queue) ?? new Map<string, TenantCronHandler>();
+        byName.set(cron.name, (run, job) => instance[method](run, job));
+        handlers.set(cron.queue, byName);
+      }
+    }
+    return { crons, handlers };
+  }
+
+  private validate(metadata: TenantCronMetadata): Cron {
+    const field = (name: string, why: string) =>
+      new InvalidScheduleError(Messages.invalidSchedule(`@TenantCron.${name}`, why));
+    if (typeof metadata.name !== 'string' || !SCHEDULE_KEY_PATTERN.test(metadata.name)) {
+      throw field('name', `must match ${SCHEDULE_KEY_PATTERN}`);
+    }
+    const missed = metadata.missed ?? 'skip';
+    if (!MISSED_POLICIES.includes(missed)) throw field('missed', 'must be skip, once or all');
+    const maxCatchUp = metadata.maxCatchUp ?? 10;
+    if (!Number.isInteger(maxCatchUp) || maxCatchUp < 1 || maxCatchUp > MAX_CATCH_UP) {
+      throw field('maxCatchUp', `must be an integer from 1 to ${MAX_CATCH_UP}`);
+    }
+    const timezone = metadata.timezone ?? 'UTC';
+    this.ticker.cronOf(metadata.expression, timezone === 'tenant' ? 'UTC' : timezone);
+    return {
+      ...metadata,
+      timezone,
+      missed,
+      maxCatchUp,
+      queue: metadata.queue ?? this.ticker.options.cronQueue,
+    };
+  }
+
+  private async registerDrivers(crons: Map<string, Cron>): Promise<void> {
+    const now = await this.ticker.clock.now();
+    const ids = [...crons.keys()].map(cronScheduleId);
+    const existing = await this.store.get(ids);
+    await Promise.all(
+      [...crons.values()].map(async (cron, i) => {
+        const schedule: StoredSchedule = {
+          kind: 'cron',
+          name: cron.name,
+          cron: cron.expression,
+          timezone: cron.timezone!,
+          enabled: true,
+          missed: cron.missed!,
+          maxCatchUp: cron.maxCatchUp!,
+        };
+        const stored = existing[i];
+        const unchanged = stored && JSON.stringify(stored) === JSON.stringify(schedule);
+        if (unchanged && (await this.store.nextRun(ids[i])) !== null) return;
+        await this.store.put(ids[i], schedule, await this.ticker.nextRunOf(schedule, now));
+        this.logger.log(
+          `@TenantCron "${cron.name}" scheduled (${cron.expression}, ${cron.timezone})`,
+        );
+      }),
+    );
+  }
+
+  private startWorker(name: string, host: TenantWorkerHost, scoped: boolean, concurrency: number) {
+    if (this.registry.getWorker(name)) {
+      throw new InvalidTenantQueueOptionsError(Messages.cronQueueTaken(name));
+    }
+    const queue = this.registry.createQueue({ name, tenantScoped: scoped });
+    const options = { concurrency };
+    const worker = new Worker(name, this.runner.createProcessor(host, queue.definition, options), {
+      ...options,
+      connection: this.options.connection,
+      prefix: queue.definition.bullPrefix,
+    });
+    worker.on('error', (error) => this.logger.error(`worker ${name}: ${error.message}`));
+    for (const plugin of this.pipeline.workerPlugins)
+      plugin.attach(worker, queue.definition, options);
+    host.attachWorker(worker);
+    this.registry.addWorker(name, worker);
+  }
+}

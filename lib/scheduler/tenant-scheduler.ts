@@ -1,0 +1,159 @@
+import { Injectable } from '@nestjs/common';
+import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
+import { InvalidScheduleError } from '../errors';
+import { Messages } from '../tenant-queue.messages';
+import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { ScheduleStore, StoredSchedule, tenantScheduleId } from './schedule.store';
+import { ScheduleTicker } from './schedule-ticker';
+import { SCHEDULE_KEY_PATTERN, validateScheduleInput } from './tenant-schedule.dto';
+import {
+  SchedulerTickResult,
+  TenantSchedule,
+  TenantScheduleInput,
+} from './tenant-schedule.interface';
+
+/**
+ * Schedules as tenant data: each tenant may own named schedules that enqueue a job on a cron
+ * expression in a time zone. Stored in Redis; any number of instances tick, and each occurrence
+ * is enqueued once, with the job id `sched~<tenantId>~<key>~<yyyyMMddTHHmmssZ>`.
+ */
+@Injectable()
+export class TenantScheduler {
+  constructor(
+    private readonly store: ScheduleStore,
+    private readonly ticker: ScheduleTicker,
+    private readonly registry: TenantQueueRegistry,
+    private readonly codec: TenantEnvelopeCodec,
+  ) {}
+
+  /**
+   * Creates or replaces a tenant's schedule. The cron expression and zone are validated
+   * (`InvalidScheduleError`), and the next run is computed from now.
+   */
+  async upsert(tenantId: string, key: string, input: TenantScheduleInput): Promise<TenantSchedule> {
+    this.assertIds(tenantId, key);
+    validateScheduleInput(input);
+    this.registry.getQueue(input.job.queue);
+    const schedule: StoredSchedule = {
+      kind: 'tenant',
+      tenantId,
+      key,
+      cron: input.cron.trim(),
+      timezone: input.timezone ?? 'UTC',
+      enabled: input.enabled ?? true,
+      missed: input.missed ?? 'skip',
+      maxCatchUp: input.maxCatchUp ?? 10,
+      job: {
+        queue: input.job.queue,
+        name: input.job.name,
+        data: input.job.data ?? {},
+        ...(input.job.opts ? { opts: input.job.opts } : {}),
+      },
+    };
+    this.ticker.cronOf(schedule.cron, schedule.timezone === 'tenant' ? 'UTC' : schedule.timezone);
+    return this.save(schedule);
+  }
+
+  /** Deletes a schedule; false when there was none. */
+  remove(tenantId: string, key: string): Promise<boolean> {
+    this.assertIds(tenantId, key);
+    return this.store.remove(tenantScheduleId(tenantId, key), tenantId, key);
+  }
+
+  /** The tenant's schedules, by key. */
+  async list(tenantId: string): Promise<TenantSchedule[]> {
+    this.codec.assertTenantId(tenantId);
+    const keys = await this.store.tenantKeys(tenantId);
+    const schedules = await this.store.get(keys.map((key) => tenantScheduleId(tenantId, key)));
+    const found = schedules.filter((s): s is StoredSchedule => s !== undefined);
+    return Promise.all(found.map((s) => this.view(s)));
+  }
+
+  /** Stops a schedule without deleting it. */
+  pause(tenantId: string, key: string): Promise<TenantSchedule> {
+    return this.setEnabled(tenantId, key, false);
+  }
+
+  /** Restarts a paused schedule from now: occurrences that passed while paused do not run. */
+  resume(tenantId: string, key: string): Promise<TenantSchedule> {
+    return this.setEnabled(tenantId, key, true);
+  }
+
+  /** The next `count` runs of a schedule (in its zone as of now), for previews. */
+  async next(tenantId: string, key: string, count = 5): Promise<Date[]> {
+    const schedule = await this.load(tenantId, key);
+    if (!schedule.enabled) return [];
+    const cron = this.ticker.cronOf(schedule.cron, await this.ticker.zoneOf(schedule));
+    const stored = await this.store.nextRun(tenantScheduleId(tenantId, key));
+    const first = stored ?? cron.nextAfter(await this.ticker.clock.now());
+    if (first === null) return [];
+    return [first, ...cron.take(first, Math.max(0, count - 1))].map((ms) => new Date(ms));
+  }
+
+  /**
+   * Recomputes the next run of the tenant's `timezone: 'tenant'` schedules. Call it when a
+   * tenant's zone changes in your directory; otherwise the new zone applies after the next run.
+   */
+  async refreshTenant(tenantId: string): Promise<void> {
+    for (const schedule of await this.list(tenantId)) {
+      if (schedule.timezone !== 'tenant') continue;
+      const stored = (await this.store.get([tenantScheduleId(tenantId, schedule.key)]))[0];
+      if (stored) await this.save(stored);
+    }
+  }
+
+  /**
+   * Runs one scheduler tick now (claims due occurrences and enqueues their jobs). The module
+   * ticks on its own; call this from tests with an injected `SchedulerClock`.
+   */
+  tick(): Promise<SchedulerTickResult> {
+    return this.ticker.tick();
+  }
+
+  private async setEnabled(tenantId: string, key: string, enabled: boolean) {
+    const schedule = await this.load(tenantId, key);
+    return this.save({ ...schedule, enabled });
+  }
+
+  private async save(schedule: StoredSchedule): Promise<TenantSchedule> {
+    const now = await this.ticker.clock.now();
+    const next = await this.ticker.nextRunOf(schedule, now);
+    await this.store.put(tenantScheduleId(schedule.tenantId!, schedule.key!), schedule, next);
+    return toView(schedule, next);
+  }
+
+  private async load(tenantId: string, key: string): Promise<StoredSchedule> {
+    this.assertIds(tenantId, key);
+    const [schedule] = await this.store.get([tenantScheduleId(tenantId, key)]);
+    if (!schedule) throw new InvalidScheduleError(Messages.unknownSchedule(tenantId, key));
+    return schedule;
+  }
+
+  private async view(schedule: StoredSchedule): Promise<TenantSchedule> {
+    const id = tenantScheduleId(schedule.tenantId!, schedule.key!);
+    return toView(schedule, await this.store.nextRun(id));
+  }
+
+  private assertIds(tenantId: string, key: string): void {
+    this.codec.assertTenantId(tenantId);
+    if (typeof key !== 'string' || !SCHEDULE_KEY_PATTERN.test(key)) {
+      throw new InvalidScheduleError(
+        Messages.invalidSchedule('key', `must match ${SCHEDULE_KEY_PATTERN}`),
+      );
+    }
+  }
+}
+
+function toView(schedule: StoredSchedule, next: number | null): TenantSchedule {
+  return {
+    tenantId: schedule.tenantId!,
+    key: schedule.key!,
+    cron: schedule.cron,
+    timezone: schedule.timezone,
+    enabled: schedule.enabled,
+    missed: schedule.missed,
+    maxCatchUp: schedule.maxCatchUp,
+    job: schedule.job!,
+    nextRunAt: next === null ? null : new Date(next),
+  };
+}
