@@ -11,12 +11,17 @@ import {
 import { DiscoveryModule } from '@nestjs/core';
 import { ClsModule } from 'nestjs-cls';
 import { TenantContext } from './context/tenant-context';
+import { DeadLetterWorkerPlugin } from './dead-letters/dead-letter.plugin';
+import { DeadLetters } from './dead-letters/dead-letters.service';
 import { TenantResolutionMiddleware } from './context/tenant-resolution.middleware';
 import { TenantResolver } from './context/tenant-resolver';
 import { TenantEnvelopeCodec } from './envelope/tenant-envelope.codec';
 import { TenantRequiredGuard } from './guards/tenant-required.guard';
 import { RegisterTenantQueueOptions } from './interfaces/register-queue-options.interface';
+import { IdempotencyStage } from './processor/idempotency.stage';
+import { RunIdentityStage } from './processor/run-identity.stage';
 import { TenantJobPipeline } from './processor/tenant-job-pipeline';
+import { TimeoutStage } from './processor/timeout.stage';
 import { TenantJobRunner } from './processor/tenant-job.runner';
 import { TenantProcessorExplorer } from './processor/tenant-processor.explorer';
 import { TenantProcessorMetadataAccessor } from './processor/tenant-processor.metadata-accessor';
@@ -60,6 +65,11 @@ class TenantQueueFeatureModule {}
     TenantProcessorExplorer,
     TenantResolutionMiddleware,
     TenantRequiredGuard,
+    RunIdentityStage,
+    TimeoutStage,
+    IdempotencyStage,
+    DeadLetters,
+    DeadLetterWorkerPlugin,
   ],
   exports: [
     TENANT_QUEUE_OPTIONS,
@@ -70,6 +80,7 @@ class TenantQueueFeatureModule {}
     TenantRequiredGuard,
     TenantResolutionMiddleware,
     TenantJobPipeline,
+    DeadLetters,
   ],
 })
 export class TenantQueueModule extends ConfigurableTenantQueueModule implements NestModule {
