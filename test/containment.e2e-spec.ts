@@ -26,6 +26,8 @@ import { DeadLetterWorkerPlugin } from '../lib/dead-letters/dead-letter.plugin';
 import { redisConnection, uniquePrefix } from './support/redis-url';
 import { sleep, waitFor } from './support/wait';
 
+jest.setTimeout(30_000);
+
 type Payload = { label: string; fail?: boolean };
 
 /** What the handlers saw, per job label. */

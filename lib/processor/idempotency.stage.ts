@@ -11,6 +11,7 @@ import { TenantWorkerHost } from './tenant-worker-host';
 const DEFAULT_TTL = 86_400_000;
 const DEFAULT_LEASE = 30_000;
 const NO_TENANT = '-';
+const BUSY_POLL_MS = 1_000;
 
 /**
  * `@Idempotent`: a run whose `(tenant, runId)` already completed is skipped; a run in progress
@@ -48,7 +49,9 @@ export class IdempotencyStage implements JobStage {
       return claim.result;
     }
     if (claim.state === 'busy') {
-      await job.moveToDelayed(Date.now() + claim.pttl + 50, context.token);
+      // Poll: the holder may finish long before its lease would lapse.
+      const wait = Math.min(claim.pttl, BUSY_POLL_MS) + 50;
+      await job.moveToDelayed(Date.now() + wait, context.token);
       throw new DelayedError();
     }
     const renew = setInterval(
