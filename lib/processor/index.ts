@@ -5,3 +5,4 @@ export * from './idempotent.decorator';
 export { withRunOptions, RUN_OPTIONS_KEY } from './job-run-options';
 export type { JobRunOptions } from './job-run-options';
 export * from './run-identity';
+export * from './worker-thread.sandbox';
