@@ -4,7 +4,7 @@ import { Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import IORedis from 'ioredis';
 import { ClsModule } from 'nestjs-cls';
-import { TenantContext, TenantQueueModule, TenantQueueRegistry } from '../lib';
+import { DeadLetters, TenantContext, TenantQueueModule, TenantQueueRegistry } from '../lib';
 import { redisConnection, uniquePrefix } from './support/redis-url';
 import { waitFor } from './support/wait';
 
@@ -101,5 +101,27 @@ describe('a worker process killed mid-job', () => {
     expect((await bull.getJob(afterRun.id))?.returnvalue).toEqual({ by: crashing.pid });
     // The run that crashed half-way runs again (its claim expired with the dead process).
     expect((await bull.getJob(midRun.id))?.returnvalue).toEqual({ by: survivor.pid });
+  }, 60_000);
+
+  it('dead-letters a job that kills every process running it, as STALLED', async () => {
+    const queue = app.get(TenantQueueRegistry).getQueue('crash');
+    const poison = await app.get(TenantContext).run('acme', () => queue.add('poison', {}));
+    const first = survivor!;
+    expect(await exited(first)).toBe('SIGKILL');
+    const second = await startWorker(prefix, false);
+    expect(await exited(second)).toBe('SIGKILL');
+    // Stalled twice (maxStalledCount 1): the third process fails it without running it.
+    survivor = await startWorker(prefix, false);
+    const deadLetters = app.get(DeadLetters);
+    await waitFor(async () => !!(await deadLetters.get('acme', poison.id)), 'the dead letter');
+    expect(await deadLetters.get('acme', poison.id)).toMatchObject({
+      tenantId: 'acme',
+      reason: 'STALLED',
+      failedReason: 'job stalled more than allowable limit',
+    });
+    expect(await redis.lrange(key(`attempts:${poison.id}`), 0, -1)).toEqual([
+      String(first.pid),
+      String(second.pid),
+    ]);
   }, 60_000);
 });
