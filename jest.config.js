@@ -4,6 +4,7 @@ const transform = {
 };
 
 module.exports = {
+  testTimeout: 60000,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
@@ -21,7 +22,6 @@ module.exports = {
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       transform,
-      testTimeout: 60000,
     },
   ],
 };

@@ -46,6 +46,20 @@ export const Messages = {
     `Give the @TenantCron its own "queue" option (the scheduler runs that queue's worker).`,
   duplicateCron: (name: string) =>
     `Two @TenantCron methods are named "${name}". Give each a unique "name" option.`,
+  jobTimedOut: (queue: string, name: string, timeoutMs: number) =>
+    `[TIMEOUT] Job "${name}" on queue "${queue}" ran past its ${timeoutMs} ms timeout. Make the ` +
+    `handler honour the AbortSignal it receives, or raise timeoutMs for this job or processor.`,
+  nonErrorThrown: (description: string) =>
+    `The job handler threw a non-Error value (${description}). Throw an Error (or a subclass) so ` +
+    `the failure keeps a message and a stack.`,
+  invalidRunOptions: (why: string) =>
+    `Invalid run options ("_run" key of the job data): ${why}. Build them with withRunOptions(data, ` +
+    `{ timeoutMs, runId }): timeoutMs a positive integer, runId 1-200 characters without ":".`,
+  deadLetterNotFound: (tenantId: string, jobId: string) =>
+    `Tenant "${tenantId}" has no dead letter "${jobId}". List them with DeadLetters.list(tenantId).`,
+  replayTenantNotActive: (tenantId: string, status: string) =>
+    `Cannot replay a dead letter of tenant "${tenantId}": the tenant is ${status}. Reactivate the ` +
+    `tenant in your TenantDirectory first, or purge the dead letter.`,
 };
 
 function truncate(value: unknown): unknown {

@@ -11,12 +11,17 @@ import {
 import { DiscoveryModule } from '@nestjs/core';
 import { ClsModule } from 'nestjs-cls';
 import { TenantContext } from './context/tenant-context';
+import { DeadLetterWorkerPlugin } from './dead-letters/dead-letter.plugin';
+import { DeadLetters } from './dead-letters/dead-letters.service';
 import { TenantResolutionMiddleware } from './context/tenant-resolution.middleware';
 import { TenantResolver } from './context/tenant-resolver';
 import { TenantEnvelopeCodec } from './envelope/tenant-envelope.codec';
 import { TenantRequiredGuard } from './guards/tenant-required.guard';
 import { RegisterTenantQueueOptions } from './interfaces/register-queue-options.interface';
+import { IdempotencyStage } from './processor/idempotency.stage';
+import { RunIdentityStage } from './processor/run-identity.stage';
 import { TenantJobPipeline } from './processor/tenant-job-pipeline';
+import { TimeoutStage } from './processor/timeout.stage';
 import { TenantJobRunner } from './processor/tenant-job.runner';
 import { TenantProcessorExplorer } from './processor/tenant-processor.explorer';
 import { TenantProcessorMetadataAccessor } from './processor/tenant-processor.metadata-accessor';
@@ -60,6 +65,8 @@ export const TENANT_QUEUE_CORE_PROVIDERS: Provider[] = [
   TenantProcessorExplorer,
   TenantResolutionMiddleware,
   TenantRequiredGuard,
+  RunIdentityStage,
+  TimeoutStage,
 ];
 
 export const TENANT_QUEUE_CORE_EXPORTS = [
@@ -86,6 +93,9 @@ export function mountTenantResolution(
 
 /** Features that keep their state in Redis; the testing module leaves them out. */
 const TENANT_QUEUE_REDIS_FEATURE_PROVIDERS: Provider[] = [
+  IdempotencyStage,
+  DeadLetters,
+  DeadLetterWorkerPlugin,
   {
     provide: TENANT_SCHEDULER_OPTIONS,
     useFactory: resolveTenantSchedulerOptions,
@@ -109,7 +119,7 @@ class TenantQueueFeatureModule {}
 @Module({
   imports: [ClsModule, DiscoveryModule],
   providers: [...TENANT_QUEUE_CORE_PROVIDERS, ...TENANT_QUEUE_REDIS_FEATURE_PROVIDERS],
-  exports: [...TENANT_QUEUE_CORE_EXPORTS, TenantScheduler],
+  exports: [...TENANT_QUEUE_CORE_EXPORTS, TenantScheduler, DeadLetters],
 })
 export class TenantQueueModule extends ConfigurableTenantQueueModule implements NestModule {
   constructor(

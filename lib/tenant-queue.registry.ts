@@ -20,6 +20,9 @@ import { Messages } from './tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from './tenant-queue.options';
 
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+const DEFAULT_ATTEMPTS = 3;
+const DEFAULT_BACKOFF = { type: 'exponential', delay: 1000, jitter: 0.5 } as const;
+const DEFAULT_DEAD_LETTER_CAP = 1000;
 
 /**
  * Runtime registry of this app's tenant queues and workers: the public way to reach them, and
@@ -104,8 +107,13 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
       name: input.name,
       tenantScoped: input.tenantScoped ?? true,
       systemJobs: new Set(input.systemJobs ?? []),
-      defaultJobOptions: input.defaultJobOptions ?? {},
+      defaultJobOptions: {
+        attempts: input.attempts ?? DEFAULT_ATTEMPTS,
+        backoff: input.backoff ?? DEFAULT_BACKOFF,
+        ...input.defaultJobOptions,
+      },
       bullPrefix: bullPrefixFor(this.options.prefix, input.name),
+      deadLetterCap: input.deadLetterCap ?? DEFAULT_DEAD_LETTER_CAP,
     };
   }
 }

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ClsModule } from 'nestjs-cls';
 import { TenantQueueModule } from '../lib';
+import { ContainmentDemoModule } from './containment';
 import { SchedulesDemoModule } from './schedules/schedules.module';
 import { ThumbnailsModule } from './thumbnails/thumbnails.module';
 
@@ -26,6 +27,7 @@ export class AppModule {
         }),
         ThumbnailsModule,
         SchedulesDemoModule.register(),
+        ContainmentDemoModule,
       ],
     };
   }

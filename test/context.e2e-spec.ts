@@ -99,6 +99,7 @@ async function boot(concurrency: number): Promise<TestingModule> {
       TenantQueueModule.registerQueue({
         name: 'ctx',
         systemJobs: ['system-noop'],
+        attempts: 1,
       }),
     ],
     providers: [recorder(concurrency), Producer],

@@ -7,3 +7,8 @@ export * from './invalid-options.error';
 export * from './unknown-queue.error';
 export * from './job-cancelled.error';
 export * from './invalid-schedule.error';
+export * from './job-timeout.error';
+export * from './non-retryable.error';
+export * from './non-error-thrown.error';
+export * from './dead-letter-not-found.error';
+export * from './tenant-not-active.error';

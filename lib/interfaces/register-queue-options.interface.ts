@@ -1,4 +1,4 @@
-import type { JobsOptions } from 'bullmq';
+import type { BackoffOptions, JobsOptions } from 'bullmq';
 
 export interface RegisterTenantQueueOptions {
   /** Queue name: letters, digits, `_`, `-`, `.`; no `:`. */
@@ -13,6 +13,23 @@ export interface RegisterTenantQueueOptions {
   systemJobs?: string[];
   /** Default BullMQ job options for this queue, merged under each call's own options. */
   defaultJobOptions?: JobsOptions;
+  /**
+   * Attempts per job (first run included) unless `defaultJobOptions` or the job's own options
+   * say otherwise. After the last one the job goes to its tenant's dead letters.
+   * @default 3
+   */
+  attempts?: number;
+  /**
+   * Delay between attempts, unless `defaultJobOptions` or the job's own options say otherwise.
+   * `jitter` (0-1) spreads retries so a failing tenant does not retry in lock-step.
+   * @default { type: 'exponential', delay: 1000, jitter: 0.5 }
+   */
+  backoff?: BackoffOptions;
+  /**
+   * Most dead letters kept per tenant on this queue; the oldest are dropped beyond it.
+   * @default 1000
+   */
+  deadLetterCap?: number;
 }
 
 /** A registered queue with its defaults filled in. */
@@ -23,4 +40,6 @@ export interface TenantQueueDefinition {
   defaultJobOptions: JobsOptions;
   /** BullMQ prefix (the queue's hash tag). */
   bullPrefix: string;
+  /** Most dead letters kept per tenant (default 1000). */
+  deadLetterCap?: number;
 }

@@ -8,6 +8,11 @@ import { TenantEnvelope } from './tenant-envelope.interface';
  */
 export type TenantJob<T = any, R = any, N extends string = string> = Job<T, R, N> & {
   readonly tenant?: TenantEnvelope;
+  /**
+   * Id of the logical run: the job id, or the run id a replay or `withRunOptions` carried. Stable
+   * across retries and redeliveries; `@Idempotent` and `runIdentity(job)` key on it.
+   */
+  readonly runId?: string;
 };
 
 /** What `TenantQueue.add` returns: enough to find the job again. */

@@ -1,3 +1,9 @@
 export * from './tenant-worker-host';
 export * from './tenant-processor.decorator';
 export * from './on-tenant-worker-event.decorator';
+export { Idempotent } from './idempotent.decorator';
+export type { IdempotentOptions } from './idempotent.decorator';
+export { withRunOptions, RUN_OPTIONS_KEY } from './job-run-options';
+export type { JobRunOptions } from './job-run-options';
+export * from './run-identity';
+export * from './worker-thread.sandbox';

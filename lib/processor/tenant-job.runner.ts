@@ -4,7 +4,13 @@ import { Job, Processor, UnrecoverableError } from 'bullmq';
 import { ClsService } from 'nestjs-cls';
 import { TENANT_STATE, stateFromEnvelope } from '../context/tenant-state';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
-import { CancelReason, JobCancelledError, formatCancelledReason } from '../errors';
+import {
+  CancelReason,
+  JobCancelledError,
+  NonErrorThrownError,
+  NonRetryableError,
+  formatCancelledReason,
+} from '../errors';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
 import { TenantEnvelope } from '../interfaces/tenant-envelope.interface';
 import { ENVELOPE_KEY, TENANT_JOB_CONTEXT_TYPE } from '../tenant-queue.constants';
@@ -140,6 +146,15 @@ export class TenantJobRunner {
 
   private toBullError(error: unknown, job: Job): unknown {
     if (error instanceof JobCancelledError) return this.cancelled(error.reason, error.message, job);
+    if (error instanceof NonRetryableError) {
+      const unrecoverable = new UnrecoverableError(error.message);
+      unrecoverable.stack = error.stack;
+      (unrecoverable as { cause?: unknown }).cause = error;
+      return unrecoverable;
+    }
+    if (!(error instanceof Error)) {
+      return new NonErrorThrownError(error, Messages.nonErrorThrown(describeThrown(error)));
+    }
     return error;
   }
 
@@ -148,5 +163,15 @@ export class TenantJobRunner {
     const error = new UnrecoverableError(formatCancelledReason(reason, message));
     (error as { cause?: unknown }).cause = reason;
     return error;
+  }
+}
+
+function describeThrown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.slice(0, 200));
+  if (value === null || value === undefined) return String(value);
+  try {
+    return `${typeof value} ${JSON.stringify(value)?.slice(0, 200)}`;
+  } catch {
+    return typeof value;
   }
 }

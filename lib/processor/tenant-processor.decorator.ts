@@ -3,7 +3,15 @@ import type { WorkerOptions } from 'bullmq';
 import { TENANT_PROCESSOR_METADATA } from '../tenant-queue.constants';
 
 /** BullMQ worker options; `connection` and `prefix` come from the module. */
-export type TenantProcessorOptions = Omit<WorkerOptions, 'connection' | 'prefix'>;
+export type TenantProcessorOptions = Omit<WorkerOptions, 'connection' | 'prefix'> & {
+  /**
+   * Deadline of each attempt, in ms. The handler's `AbortSignal` aborts at the deadline and the
+   * attempt fails with `[TIMEOUT]` (then retries per the job's attempts). A job's own
+   * `withRunOptions(data, { timeoutMs })` overrides it.
+   * @default undefined (no deadline)
+   */
+  timeoutMs?: number;
+};
 
 export interface TenantProcessorMetadata {
   queue: string;

@@ -1,0 +1,77 @@
+import type { Job } from 'bullmq';
+import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
+import { TIMEOUT_REASON_PREFIX } from '../errors';
+import { TenantEnvelope } from '../interfaces/tenant-envelope.interface';
+import { TenantJob } from '../interfaces/tenant-job.interface';
+import {
+  JobRunOptions,
+  RUN_OPTIONS_KEY,
+  runOptionsOf,
+  runOptionsProblem,
+} from '../processor/job-run-options';
+import { ENVELOPE_KEY } from '../tenant-queue.constants';
+import { DeadLetter, DeadLetterReason } from './dead-letter.interface';
+
+const STALLED_REASON = 'job stalled more than allowable limit';
+
+/**
+ * @internal Builds the dead letter of a job that failed for good, from the job as the worker
+ * holds it (payload already opened) or as read back from Redis. Undefined for a job without a
+ * valid tenant envelope (system work is not dead-lettered).
+ */
+export function deadLetterOf(
+  job: Job,
+  codec: TenantEnvelopeCodec,
+  error?: Error,
+): DeadLetter | undefined {
+  const {
+    [ENVELOPE_KEY]: rawEnvelope,
+    [RUN_OPTIONS_KEY]: rawRun,
+    ...data
+  } = (job.data ?? {}) as Record<string, unknown>;
+  const envelope = (job as TenantJob).tenant ?? openQuietly(codec, rawEnvelope);
+  if (!envelope || job.id === undefined) return undefined;
+  const run: JobRunOptions =
+    rawRun !== undefined && !runOptionsProblem(rawRun)
+      ? (rawRun as JobRunOptions)
+      : runOptionsOf(job);
+  const failedReason = job.failedReason ?? error?.message ?? 'unknown failure';
+  const stack = job.stacktrace?.[job.stacktrace.length - 1] ?? error?.stack;
+  return {
+    jobId: job.id,
+    queue: job.queueName,
+    name: job.name,
+    tenantId: envelope.tenantId,
+    runId: run.runId ?? (job as TenantJob).runId ?? job.id,
+    reason: reasonOf(job, failedReason),
+    failedReason,
+    stack: stack ?? undefined,
+    attempts: job.attemptsMade,
+    failedAt: new Date(job.finishedOn ?? Date.now()).toISOString(),
+    envelope,
+    data,
+    opts: {
+      attempts: job.opts.attempts,
+      backoff: job.opts.backoff,
+      priority: job.opts.priority,
+    },
+    timeoutMs: run.timeoutMs,
+    replays: run.replay ?? 0,
+  };
+}
+
+function reasonOf(job: Job, failedReason: string): DeadLetterReason {
+  if (failedReason.startsWith(TIMEOUT_REASON_PREFIX)) return 'TIMEOUT';
+  if (failedReason === STALLED_REASON) return 'STALLED';
+  if (job.attemptsMade < (job.opts.attempts ?? 1)) return 'NON_RETRYABLE';
+  return 'ATTEMPTS_EXHAUSTED';
+}
+
+function openQuietly(codec: TenantEnvelopeCodec, raw: unknown): TenantEnvelope | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    return codec.open(raw);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,54 @@
+import type { BackoffOptions } from 'bullmq';
+import { TenantEnvelope } from '../interfaces/tenant-envelope.interface';
+
+/**
+ * Why a job ended in the dead letters: its last attempt timed out, it threw a `NonRetryableError`
+ * (or BullMQ's `UnrecoverableError`), it crashed its worker too often, or it ran out of attempts.
+ */
+export type DeadLetterReason = 'TIMEOUT' | 'NON_RETRYABLE' | 'STALLED' | 'ATTEMPTS_EXHAUSTED';
+
+/** A job that failed for good, kept per tenant until replayed or purged. */
+export interface DeadLetter {
+  jobId: string;
+  queue: string;
+  name: string;
+  tenantId: string;
+  /** Run id; a replay runs under the same one, so `@Idempotent` and your upserts see one run. */
+  runId: string;
+  reason: DeadLetterReason;
+  /** BullMQ's `failedReason` of the last attempt. */
+  failedReason: string;
+  stack?: string;
+  /** Attempts made before the job was given up. */
+  attempts: number;
+  /** ISO-8601 instant of the final failure. */
+  failedAt: string;
+  envelope: TenantEnvelope;
+  /** The job's payload (without `_tenant` and `_run`). */
+  data: Record<string, unknown>;
+  /** The job options a replay reuses. */
+  opts: { attempts?: number; backoff?: number | BackoffOptions; priority?: number };
+  timeoutMs?: number;
+  /** How many times this run was replayed before this failure. */
+  replays: number;
+}
+
+export interface DeadLetterQuery {
+  /** Only this queue (default: every registered queue). */
+  queue?: string;
+  /** @default 0 */
+  offset?: number;
+  /** @default 20 (at most 100) */
+  limit?: number;
+}
+
+/** A page of one tenant's dead letters, newest first. */
+export interface DeadLetterPage {
+  items: DeadLetter[];
+  total: number;
+  offset: number;
+  limit: number;
+}
+
+/** Called once per new dead letter, in the dead letter's tenant context. */
+export type DeadLetterListener = (letter: DeadLetter) => void | Promise<void>;

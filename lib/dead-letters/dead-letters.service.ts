@@ -1,0 +1,211 @@
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import type { Job } from 'bullmq';
+import { TenantContext } from '../context/tenant-context';
+import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
+import { DeadLetterNotFoundError, TenantNotActiveError } from '../errors';
+import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
+import { TenantDirectory } from '../interfaces/tenant-directory.interface';
+import { EnqueuedJob } from '../interfaces/tenant-job.interface';
+import { RUN_OPTIONS_KEY } from '../processor/job-run-options';
+import { Messages } from '../tenant-queue.messages';
+import { TenantQueueRedis } from '../tenant-queue.redis';
+import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { deadLetterOf } from './dead-letter.factory';
+import {
+  DeadLetter,
+  DeadLetterListener,
+  DeadLetterPage,
+  DeadLetterQuery,
+} from './dead-letter.interface';
+import { DeadLettersScript } from './dead-letters.script';
+
+const MAX_LIMIT = 100;
+
+/**
+ * Jobs that failed for good, kept per tenant: list, replay under the same tenant, purge, and
+ * listen for new ones. Every call is scoped to the tenant id it is given; one tenant's dead
+ * letters are unreachable through another's.
+ */
+@Injectable()
+export class DeadLetters {
+  private readonly logger = new Logger('TenantQueue');
+  private readonly listeners = new Set<DeadLetterListener>();
+  /** @internal */
+  readonly script: DeadLettersScript;
+
+  constructor(
+    redis: TenantQueueRedis,
+    private readonly registry: TenantQueueRegistry,
+    private readonly codec: TenantEnvelopeCodec,
+    private readonly context: TenantContext,
+    @Optional() @Inject(TenantDirectory) private readonly directory?: TenantDirectory,
+  ) {
+    this.script = new DeadLettersScript(() => redis.client);
+  }
+
+  /** One tenant's dead letters, newest first, across every queue (or one). */
+  async list(tenantId: string, page: DeadLetterQuery = {}): Promise<DeadLetterPage> {
+    this.codec.assertTenantId(tenantId);
+    const offset = Math.max(0, Math.floor(page.offset ?? 0));
+    const limit = Math.min(MAX_LIMIT, Math.max(1, Math.floor(page.limit ?? 20)));
+    const redis = this.script.raw;
+    const heads: { definition: TenantQueueDefinition; jobId: string; score: number }[] = [];
+    let total = 0;
+    for (const definition of this.definitions(page.queue)) {
+      const [index] = DeadLettersScript.tenantKeys(definition, tenantId);
+      total += await redis.zcard(index);
+      const flat: string[] = await redis.zrevrange(index, 0, offset + limit - 1, 'WITHSCORES');
+      for (let i = 0; i < flat.length; i += 2) {
+        heads.push({ definition, jobId: flat[i], score: Number(flat[i + 1]) });
+      }
+    }
+    heads.sort((a, b) => b.score - a.score);
+    const items: DeadLetter[] = [];
+    for (const head of heads.slice(offset, offset + limit)) {
+      const letter = await this.read(head.definition, tenantId, head.jobId);
+      if (letter) items.push(letter);
+    }
+    return { items, total, offset, limit };
+  }
+
+  /** One dead letter of a tenant, or undefined. */
+  async get(tenantId: string, jobId: string, queue?: string): Promise<DeadLetter | undefined> {
+    this.codec.assertTenantId(tenantId);
+    return (await this.find(tenantId, jobId, queue))?.letter;
+  }
+
+  /**
+   * Enqueues the job again for the same tenant (same actor and correlation id, same run id, a
+   * fresh attempt count) and removes the dead letter. Refused with `TenantNotActiveError` when
+   * the `TenantDirectory` says the tenant is not active; `DeadLetterNotFoundError` when the tenant
+   * has no such dead letter.
+   */
+  async replay(tenantId: string, jobId: string, queue?: string): Promise<EnqueuedJob> {
+    this.codec.assertTenantId(tenantId);
+    const found = await this.find(tenantId, jobId, queue);
+    if (!found) throw new DeadLetterNotFoundError(Messages.deadLetterNotFound(tenantId, jobId));
+    await this.assertActive(tenantId);
+    const { letter, definition } = found;
+    const replay = letter.replays + 1;
+    const data = {
+      ...letter.data,
+      [RUN_OPTIONS_KEY]: { runId: letter.runId, timeoutMs: letter.timeoutMs, replay },
+    };
+    const opts = Object.fromEntries(
+      Object.entries({
+        ...letter.opts,
+        jobId: `${letter.jobId.replace(/\.r\d+$/, '')}.r${replay}`,
+      }).filter(([, value]) => value !== undefined),
+    );
+    const { envelope } = letter;
+    const enqueued = await this.context.run(
+      {
+        tenantId,
+        actor: { type: envelope.actorType, id: envelope.actorId },
+        correlationId: envelope.correlationId,
+        locale: envelope.locale,
+        strategy: envelope.strategy,
+      },
+      () => this.registry.getQueue(definition.name).add(letter.name, data, opts),
+    );
+    await this.script.remove(definition, tenantId, letter.jobId);
+    return enqueued;
+  }
+
+  /** Removes one dead letter of the tenant, or all of them; returns how many were removed. */
+  async purge(tenantId: string, jobId?: string, queue?: string): Promise<number> {
+    this.codec.assertTenantId(tenantId);
+    let removed = 0;
+    for (const definition of this.definitions(queue)) {
+      removed += await this.script.remove(definition, tenantId, jobId ?? '');
+    }
+    return removed;
+  }
+
+  /**
+   * Calls `listener` once for every new dead letter (in the process that recorded it), inside the
+   * dead letter's tenant context; for alerting. Returns a function that unsubscribes.
+   */
+  onDeadLetter(listener: DeadLetterListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * @internal Records a job that failed for good (idempotent: once per failure, whichever process
+   * sees it first). `final` says the caller saw BullMQ give the job up.
+   */
+  async record(
+    definition: TenantQueueDefinition,
+    job: Job,
+    final: boolean,
+    error?: Error,
+  ): Promise<DeadLetter | undefined> {
+    const letter = deadLetterOf(job, this.codec, error);
+    if (!letter || job.finishedOn === undefined) return undefined;
+    const json = JSON.stringify(letter);
+    const outcome = await this.script.record(
+      definition,
+      letter.tenantId,
+      letter.jobId,
+      job.finishedOn,
+      json,
+      final,
+    );
+    if (outcome !== 1) return undefined;
+    this.logger.warn(
+      `job ${letter.jobId} (${letter.queue}/${letter.name}) of tenant ${letter.tenantId} ` +
+        `dead-lettered: ${letter.reason} after ${letter.attempts} attempt(s)`,
+    );
+    this.emit(letter);
+    return letter;
+  }
+
+  private emit(letter: DeadLetter): void {
+    for (const listener of this.listeners) {
+      this.context.run(letter.envelope, () =>
+        Promise.resolve()
+          .then(() => listener(letter))
+          .catch((error: unknown) =>
+            this.logger.error(`onDeadLetter listener threw: ${(error as Error)?.message}`),
+          ),
+      );
+    }
+  }
+
+  private async assertActive(tenantId: string): Promise<void> {
+    if (!this.directory) return;
+    const tenant = await this.directory.getTenant(tenantId);
+    if (!tenant || tenant.status !== 'active') {
+      throw new TenantNotActiveError(
+        Messages.replayTenantNotActive(tenantId, tenant ? tenant.status : 'unknown'),
+      );
+    }
+  }
+
+  private async find(tenantId: string, jobId: string, queue?: string) {
+    for (const definition of this.definitions(queue)) {
+      const letter = await this.read(definition, tenantId, jobId);
+      if (letter) return { letter, definition };
+    }
+    return undefined;
+  }
+
+  private async read(
+    definition: TenantQueueDefinition,
+    tenantId: string,
+    jobId: string,
+  ): Promise<DeadLetter | undefined> {
+    const [, entries] = DeadLettersScript.tenantKeys(definition, tenantId);
+    const json: string | null = await this.script.raw.hget(entries, jobId);
+    if (!json) return undefined;
+    const letter = JSON.parse(json) as DeadLetter;
+    // Belt and braces: an entry is only ever served to the tenant it was written for.
+    return letter.tenantId === tenantId ? letter : undefined;
+  }
+
+  private definitions(queue?: string): TenantQueueDefinition[] {
+    const names = queue === undefined ? this.registry.getQueueNames() : [queue];
+    return names.map((name) => this.registry.getQueue(name).definition);
+  }
+}

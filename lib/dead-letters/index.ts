@@ -1,0 +1,2 @@
+export * from './dead-letter.interface';
+export * from './dead-letters.service';

@@ -1,0 +1,4 @@
+import { TenantQueueError } from './tenant-queue.error';
+
+/** No dead letter with that job id exists for that tenant (it may belong to another tenant). */
+export class DeadLetterNotFoundError extends TenantQueueError {}

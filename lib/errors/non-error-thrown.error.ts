@@ -1,0 +1,14 @@
+import { TenantQueueError } from './tenant-queue.error';
+
+/**
+ * A job handler threw something that is not an `Error` (a string, `undefined`, a plain object).
+ * The module wraps it so BullMQ records a readable `failedReason`; `value` is what was thrown.
+ */
+export class NonErrorThrownError extends TenantQueueError {
+  constructor(
+    readonly value: unknown,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,4 @@
+import { TenantQueueError } from './tenant-queue.error';
+
+/** The `TenantDirectory` says the tenant is missing, suspended or deleted; nothing was enqueued. */
+export class TenantNotActiveError extends TenantQueueError {}

@@ -1,0 +1,48 @@
+import { Logger } from '@nestjs/common';
+import {
+  Idempotent,
+  NonRetryableError,
+  TenantContext,
+  TenantJob,
+  TenantProcessor,
+  TenantWorkerHost,
+  runIdentity,
+} from '../../lib';
+
+export interface FlakyJob {
+  /** Attempts that fail before one succeeds (0: succeed at once). */
+  failures?: number;
+  /** Never finish: the 2 s timeout fails each attempt with [TIMEOUT]. */
+  hang?: boolean;
+  /** Fail without retry. */
+  reject?: boolean;
+}
+
+/**
+ * A job that fails on purpose: retried with backoff, timed out when it hangs, dead-lettered when
+ * it gives up. `@Idempotent` makes a replayed or redelivered run that already completed a no-op.
+ */
+@Idempotent({ ttl: 3_600_000 })
+@TenantProcessor('containment-demo', { concurrency: 4, timeoutMs: 2_000 })
+export class FlakyJobProcessor extends TenantWorkerHost {
+  private readonly logger = new Logger('FlakyJobProcessor');
+
+  constructor(private readonly tenant: TenantContext) {
+    super();
+  }
+
+  async process(job: TenantJob<FlakyJob>, _token?: string, signal?: AbortSignal) {
+    const attempt = job.attemptsMade + 1;
+    this.logger.log(`[tenant ${this.tenant.tenantId}] run ${job.runId}, attempt ${attempt}`);
+    if (job.data.reject) throw new NonRetryableError('rejected on purpose: nothing to retry');
+    if (job.data.hang) {
+      // Honours the signal: stops at the deadline instead of running on in the background.
+      await new Promise((_, reject) =>
+        signal?.addEventListener('abort', () => reject(signal.reason)),
+      );
+    }
+    if (attempt <= (job.data.failures ?? 0)) throw new Error(`flaky failure on attempt ${attempt}`);
+    // Key your own writes by (tenant, run) so a repeated run cannot double them.
+    return { done: runIdentity(job).key };
+  }
+}
