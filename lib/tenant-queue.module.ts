@@ -14,7 +14,10 @@ import { TenantContext } from './context/tenant-context';
 import { TenantResolutionMiddleware } from './context/tenant-resolution.middleware';
 import { TenantResolver } from './context/tenant-resolver';
 import { TenantEnvelopeCodec } from './envelope/tenant-envelope.codec';
+import { JobCancellations } from './guards/job-cancellations';
+import { TenantJobGuardsStage } from './guards/tenant-job-guards.stage';
 import { TenantRequiredGuard } from './guards/tenant-required.guard';
+import { TenantStatusService } from './guards/tenant-status.service';
 import { RegisterTenantQueueOptions } from './interfaces/register-queue-options.interface';
 import { TenantJobPipeline } from './processor/tenant-job-pipeline';
 import { TenantJobRunner } from './processor/tenant-job.runner';
@@ -60,6 +63,9 @@ class TenantQueueFeatureModule {}
     TenantProcessorExplorer,
     TenantResolutionMiddleware,
     TenantRequiredGuard,
+    TenantStatusService,
+    TenantJobGuardsStage,
+    JobCancellations,
   ],
   exports: [
     TENANT_QUEUE_OPTIONS,
@@ -70,6 +76,8 @@ class TenantQueueFeatureModule {}
     TenantRequiredGuard,
     TenantResolutionMiddleware,
     TenantJobPipeline,
+    TenantStatusService,
+    JobCancellations,
   ],
 })
 export class TenantQueueModule extends ConfigurableTenantQueueModule implements NestModule {

@@ -23,6 +23,11 @@ import {
   DEFAULT_TENANT_ID_PATTERN,
 } from './tenant-queue.constants';
 import { InvalidTenantQueueOptionsError } from './errors';
+import {
+  ResolvedEnvelopeOptions,
+  resolveEnvelopeOptions,
+} from './envelope/envelope-signing.options';
+import { ResolvedGuardOptions, resolveGuardOptions } from './guards/tenant-guard.options';
 import { Messages } from './tenant-queue.messages';
 import { TenantActor } from './interfaces/actor.interface';
 import {
@@ -57,6 +62,8 @@ export interface ResolvedTenantQueueOptions {
   correlationHeader: string;
   environment?: string;
   newCorrelationId: () => string;
+  envelope: ResolvedEnvelopeOptions;
+  guards: ResolvedGuardOptions;
 }
 
 const IsCallable = () =>
@@ -96,6 +103,8 @@ class OptionsSchema {
   @IsOptional() @IsCallable() resolveLocale?: unknown;
   @IsOptional() @Matches(HEADER) correlationHeader?: string;
   @IsOptional() @IsString() @MaxLength(32) environment?: string;
+  @IsOptional() envelope?: unknown;
+  @IsOptional() guards?: unknown;
 }
 
 function check(schema: object, input: object, path: string): void {
@@ -164,6 +173,8 @@ export function resolveTenantQueueOptions(
     correlationHeader: (options.correlationHeader ?? DEFAULT_CORRELATION_HEADER).toLowerCase(),
     environment: options.environment,
     newCorrelationId: randomUUID,
+    envelope: resolveEnvelopeOptions(options.envelope),
+    guards: resolveGuardOptions(options.guards),
   };
 }
 

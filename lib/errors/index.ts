@@ -6,3 +6,5 @@ export * from './invalid-envelope.error';
 export * from './invalid-options.error';
 export * from './unknown-queue.error';
 export * from './job-cancelled.error';
+export * from './port-not-configured.error';
+export * from './tenant-port-unavailable.error';

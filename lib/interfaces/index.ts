@@ -4,3 +4,4 @@ export * from './tenant-job.interface';
 export * from './tenant-queue-options.interface';
 export * from './register-queue-options.interface';
 export * from './tenant-directory.interface';
+export * from './tenant-queue-ports.interface';
