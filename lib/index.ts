@@ -19,4 +19,8 @@ export * from './processor';
 export * from './guards';
 export { TenantQueue, InjectTenantQueue } from './producer';
 export type { TenantBulkJob } from './producer';
-export { InMemoryTenantDirectory } from './testing';
+export {
+  InMemoryTenantDirectory,
+  InMemoryEntitlementChecker,
+  InMemoryActorPermissionChecker,
+} from './testing';

@@ -1,1 +1,3 @@
 export * from './in-memory-tenant-directory';
+export * from './in-memory-entitlement-checker';
+export * from './in-memory-actor-permission-checker';
