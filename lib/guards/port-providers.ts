@@ -59,3 +59,16 @@ function portProvider<T>(
   }
   return { ...given, provide: token } as Provider;
 }
+
+/** The options without the port keys (for modules that build their providers by hand). */
+export function omitPortOptions<T extends object>(
+  options: T,
+): Omit<T, keyof TenantQueuePortOptions> {
+  const {
+    directory: _directory,
+    entitlementChecker: _entitlementChecker,
+    actorPermissionChecker: _actorPermissionChecker,
+    ...rest
+  } = options as T & TenantQueuePortOptions;
+  return rest;
+}
