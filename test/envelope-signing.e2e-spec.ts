@@ -19,6 +19,9 @@ import { signEnvelope } from '../lib/envelope/envelope-signature';
 import { redisConnection, uniquePrefix } from './support/redis-url';
 import { waitFor } from './support/wait';
 
+// jest ignores testTimeout inside a project config; 5 s is too short on a loaded CI.
+jest.setTimeout(30_000);
+
 const NEW_SECRET = 'new-secret-0123456789-0123456789-abcdef';
 const OLD_SECRET = 'old-secret-0123456789-0123456789-abcdef';
 const RETIRED_SECRET = 'retired-secret-0123456789-0123456789-ab';

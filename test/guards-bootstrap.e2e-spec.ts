@@ -17,6 +17,9 @@ import {
 } from '../lib';
 import { redisConnection, uniquePrefix } from './support/redis-url';
 
+// jest ignores testTimeout inside a project config; 5 s is too short on a loaded CI.
+jest.setTimeout(30_000);
+
 @RequiresEntitlement('exports')
 @TenantProcessor('needs-entitlement')
 class NeedsEntitlement extends TenantWorkerHost {

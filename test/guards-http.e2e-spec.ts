@@ -32,6 +32,9 @@ import { FlakyTenantDirectory } from './support/guard-fixtures';
 import { redisConnection, uniquePrefix } from './support/redis-url';
 import { waitFor } from './support/wait';
 
+// jest ignores testTimeout inside a project config; 5 s is too short on a loaded CI.
+jest.setTimeout(30_000);
+
 const handled: { jobId: string; tenantId: string | undefined }[] = [];
 
 /** A realistic app-wide API-key guard: checks HTTP requests, steps aside for tenant jobs. */
