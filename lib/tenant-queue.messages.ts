@@ -34,7 +34,7 @@ export const Messages = {
       ? `Tenant "${tenantId}" does not exist in the tenant directory. Check the tenant id, or add ` +
         `the tenant to your TenantDirectory.`
       : `Tenant "${tenantId}" is ${status}, so its work is refused. Reactivate the tenant in your ` +
-        `TenantDirectory to allow new work.`,
+        `TenantDirectory, then send the request or enqueue the job again.`,
   tenantStatusUnrecognised: (tenantId: string, status: unknown) =>
     `Tenant "${tenantId}" has status ${JSON.stringify(truncate(status))} in the tenant directory; ` +
     `only "active", "suspended" and "deleted" are understood. Fix the TenantDirectory.getTenant() result.`,
