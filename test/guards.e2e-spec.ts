@@ -1,4 +1,4 @@
-import { CanActivate, ExecutionContext, Injectable, Logger, Module } from '@nestjs/common';
+import { Logger, Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { Job, Queue } from 'bullmq';
 import { ClsModule } from 'nestjs-cls';
@@ -7,102 +7,30 @@ import {
   InMemoryActorPermissionChecker,
   InMemoryEntitlementChecker,
   InMemoryTenantDirectory,
-  InjectTenantQueue,
   JobCancellations,
   JobCancelledEvent,
-  OnTenantWorkerEvent,
-  RequiresActorPermission,
-  RequiresEntitlement,
-  TenantContext,
-  TenantJob,
-  TenantProcessor,
-  TenantQueue,
   TenantQueueModule,
   TenantQueueRegistry,
-  TenantWorkerHost,
-  UseJobGuards,
-  isTenantJobContext,
   parseCancelReason,
 } from '../lib';
 import { FlakyTenantDirectory } from './support/guard-fixtures';
+import {
+  CustomGuardedProcessor,
+  ExportProcessor,
+  NotBlockedGuard,
+  Producer,
+  failedEvents,
+  guardSaw,
+  handled,
+} from './support/guard-processors';
 import { redisConnection, uniquePrefix } from './support/redis-url';
 import { waitFor } from './support/wait';
 
 // jest ignores testTimeout inside a project config; 5 s is too short on a loaded CI.
 jest.setTimeout(30_000);
 
-const handled: { jobId: string; tenantId: string | undefined }[] = [];
-const failedEvents: { jobId: string; reason: string | undefined; tenantId: string | undefined }[] =
-  [];
-const guardSaw: { jobId: string; jobContext: boolean; tenantId: string | undefined }[] = [];
-
 const ENTITLEMENTS = Symbol('entitlements');
 const PERMISSIONS = Symbol('permissions');
-
-@RequiresEntitlement('exports')
-@TenantProcessor('exports', { autorun: false, concurrency: 4 })
-class ExportProcessor extends TenantWorkerHost {
-  constructor(private readonly tenant: TenantContext) {
-    super();
-  }
-
-  @RequiresActorPermission('reports:export')
-  async process(job: TenantJob) {
-    handled.push({ jobId: job.id!, tenantId: this.tenant.tenantId });
-    return 'exported';
-  }
-
-  @OnTenantWorkerEvent('failed')
-  onFailed(job: Job) {
-    failedEvents.push({
-      jobId: job.id!,
-      reason: parseCancelReason(job.failedReason),
-      tenantId: this.tenant.tenantId,
-    });
-  }
-}
-
-@Injectable()
-class NotBlockedGuard implements CanActivate {
-  constructor(private readonly tenant: TenantContext) {}
-
-  canActivate(context: ExecutionContext): boolean {
-    const job = context.getArgByIndex<TenantJob<{ blocked?: boolean }>>(0);
-    guardSaw.push({
-      jobId: job.id!,
-      jobContext: isTenantJobContext(context),
-      tenantId: this.tenant.tenantId,
-    });
-    return job.data.blocked !== true;
-  }
-}
-
-@UseJobGuards(NotBlockedGuard)
-@TenantProcessor('custom', { autorun: false })
-class CustomGuardedProcessor extends TenantWorkerHost {
-  constructor(private readonly tenant: TenantContext) {
-    super();
-  }
-
-  async process(job: TenantJob) {
-    handled.push({ jobId: job.id!, tenantId: this.tenant.tenantId });
-  }
-}
-
-@Injectable()
-class Producer {
-  constructor(
-    @InjectTenantQueue('exports') readonly exports: TenantQueue,
-    @InjectTenantQueue('custom') readonly custom: TenantQueue,
-    readonly tenant: TenantContext,
-  ) {}
-
-  asUser(tenantId: string, userId: string, queue: TenantQueue, data: Record<string, unknown> = {}) {
-    return this.tenant.run({ tenantId, actor: { type: 'user', id: userId } }, () =>
-      queue.add('export', data),
-    );
-  }
-}
 
 const tenants = ['t-ok', 't-susp', 't-del', 't-gone', 't-noent', 't-actor', 't-flaky', 't-slow'];
 
