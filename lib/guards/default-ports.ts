@@ -22,6 +22,14 @@ export class PermissiveTenantDirectory implements TenantDirectory {
   }
 }
 
+/**
+ * @internal False when the app configured no directory (the token then holds the permissive
+ * default): features that must list tenants (cron fan-out) refuse to start on it.
+ */
+export function isTenantDirectoryConfigured(directory: TenantDirectory | undefined): boolean {
+  return directory !== undefined && !(directory instanceof PermissiveTenantDirectory);
+}
+
 /** Stands in for an `EntitlementChecker` nobody configured; the guards refuse to boot on it. */
 export class UnconfiguredEntitlementChecker implements EntitlementChecker {
   async hasEntitlement(): Promise<boolean> {

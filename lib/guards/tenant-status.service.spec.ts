@@ -1,6 +1,7 @@
 import { TenantPortUnavailableError } from '../errors';
 import { InMemoryTenantDirectory } from '../testing/in-memory-tenant-directory';
 import { resolveTenantQueueOptions } from '../tenant-queue.options';
+import { PermissiveTenantDirectory, isTenantDirectoryConfigured } from './default-ports';
 import { TenantStatusService } from './tenant-status.service';
 
 class CountingDirectory extends InMemoryTenantDirectory {
@@ -75,5 +76,13 @@ describe('TenantStatusService', () => {
     expect(() =>
       resolveTenantQueueOptions({ connection: {}, guards: { tenantCacheTtlMs: 60_000 } }),
     ).toThrow(/guards.tenantCacheTtlMs/);
+  });
+});
+
+describe('isTenantDirectoryConfigured', () => {
+  it('tells the permissive default from a real directory', () => {
+    expect(isTenantDirectoryConfigured(undefined)).toBe(false);
+    expect(isTenantDirectoryConfigured(new PermissiveTenantDirectory())).toBe(false);
+    expect(isTenantDirectoryConfigured(new InMemoryTenantDirectory())).toBe(true);
   });
 });
