@@ -20,6 +20,12 @@ export * from './dead-letters';
 export * from './guards';
 export { TenantQueue, InjectTenantQueue } from './producer';
 export type { TenantBulkJob } from './producer';
-export { InMemoryTenantDirectory, TenantQueueTestingModule, TenantQueueTesting } from './testing';
+export {
+  InMemoryTenantDirectory,
+  InMemoryEntitlementChecker,
+  InMemoryActorPermissionChecker,
+  TenantQueueTestingModule,
+  TenantQueueTesting,
+} from './testing';
 export type { TestJob, TestJobState } from './testing';
 export * from './scheduler';

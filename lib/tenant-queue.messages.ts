@@ -60,6 +60,42 @@ export const Messages = {
   replayTenantNotActive: (tenantId: string, status: string) =>
     `Cannot replay a dead letter of tenant "${tenantId}": the tenant is ${status}. Reactivate the ` +
     `tenant in your TenantDirectory first, or purge the dead letter.`,
+  tenantNotActive: (tenantId: string, status: string) =>
+    status === 'unknown'
+      ? `Tenant "${tenantId}" does not exist in the tenant directory. Check the tenant id, or add ` +
+        `the tenant to your TenantDirectory.`
+      : `Tenant "${tenantId}" is ${status}, so its work is refused. Reactivate the tenant in your ` +
+        `TenantDirectory, then send the request or enqueue the job again.`,
+  tenantStatusUnrecognised: (tenantId: string, status: unknown) =>
+    `Tenant "${tenantId}" has status ${JSON.stringify(truncate(status))} in the tenant directory; ` +
+    `only "active", "suspended" and "deleted" are understood. Fix the TenantDirectory.getTenant() result.`,
+  notEntitled: (tenantId: string, feature: string) =>
+    `Tenant "${tenantId}" is not entitled to "${feature}" (EntitlementChecker said no), so the job ` +
+    `was cancelled. Grant the feature and enqueue the job again.`,
+  actorNotPermitted: (tenantId: string, actor: string, permission: string) =>
+    `Actor ${actor} may not "${permission}" in tenant "${tenantId}" any more ` +
+    `(ActorPermissionChecker said no), so the job was cancelled.`,
+  anonymousActor: (tenantId: string, permission: string) =>
+    `The job needs permission "${permission}" but was enqueued by an anonymous actor in tenant ` +
+    `"${tenantId}". Enqueue it from an authenticated request, or as system work with addForTenant().`,
+  jobForbidden: (why: string) =>
+    `A guard on the processor refused the job (${why}). If it is an HTTP guard, let it step aside ` +
+    `for jobs with isTenantJobContext(context).`,
+  portUnavailable: (port: string, why: string) =>
+    `${port} is unavailable (${why}); the attempt failed and BullMQ retries the job per its ` +
+    `attempts/backoff. Check the port's backing service.`,
+  portTimedOut: (port: string, ms: number) =>
+    `${port} did not answer within ${ms} ms (guards.portTimeoutMs); the attempt failed and BullMQ ` +
+    `retries the job per its attempts/backoff.`,
+  portNotConfigured: (port: string, option: string, processor: string, decorator: string) =>
+    `${processor} uses ${decorator} but no ${port} is configured. Pass ` +
+    `TenantQueueModule.forRoot({ ..., ${option}: { useClass | useExisting | useFactory | useValue } }).`,
+  tenantUnavailableHttp: (tenantId: string) =>
+    `The status of tenant "${tenantId}" cannot be checked right now. Try again shortly.`,
+  unsignedEnvelope: () =>
+    'it is not signed, and this worker requires signed envelopes (envelope.secret)',
+  badSignature: () =>
+    'its signature does not match any configured envelope.secret (altered, or signed with a retired secret)',
 };
 
 function truncate(value: unknown): unknown {

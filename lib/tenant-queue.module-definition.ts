@@ -1,5 +1,7 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { PORT_TOKENS, portProviders } from './guards/port-providers';
 import { TenantQueueModuleOptions } from './interfaces/tenant-queue-options.interface';
+import { TenantQueuePortOptions } from './interfaces/tenant-queue-ports.interface';
 
 export const {
   ConfigurableModuleClass: ConfigurableTenantQueueModule,
@@ -9,4 +11,14 @@ export const {
 } = new ConfigurableModuleBuilder<TenantQueueModuleOptions>()
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createTenantQueueOptions')
+  // Ports are "extras": known when the module is defined, so each becomes a provider of its own
+  // with forRoot and forRootAsync alike (the keys must be listed for Nest to strip them).
+  .setExtras<TenantQueuePortOptions>(
+    { directory: undefined, entitlementChecker: undefined, actorPermissionChecker: undefined },
+    (definition, ports) => ({
+      ...definition,
+      providers: [...(definition.providers ?? []), ...portProviders(ports)],
+      exports: [...(definition.exports ?? []), ...PORT_TOKENS],
+    }),
+  )
   .build();

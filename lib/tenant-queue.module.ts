@@ -16,7 +16,10 @@ import { DeadLetters } from './dead-letters/dead-letters.service';
 import { TenantResolutionMiddleware } from './context/tenant-resolution.middleware';
 import { TenantResolver } from './context/tenant-resolver';
 import { TenantEnvelopeCodec } from './envelope/tenant-envelope.codec';
+import { JobCancellations } from './guards/job-cancellations';
+import { TenantJobGuardsStage } from './guards/tenant-job-guards.stage';
 import { TenantRequiredGuard } from './guards/tenant-required.guard';
+import { TenantStatusService } from './guards/tenant-status.service';
 import { RegisterTenantQueueOptions } from './interfaces/register-queue-options.interface';
 import { IdempotencyStage } from './processor/idempotency.stage';
 import { RunIdentityStage } from './processor/run-identity.stage';
@@ -65,6 +68,9 @@ export const TENANT_QUEUE_CORE_PROVIDERS: Provider[] = [
   TenantProcessorExplorer,
   TenantResolutionMiddleware,
   TenantRequiredGuard,
+  TenantStatusService,
+  TenantJobGuardsStage,
+  JobCancellations,
   RunIdentityStage,
   TimeoutStage,
 ];
@@ -78,6 +84,8 @@ export const TENANT_QUEUE_CORE_EXPORTS = [
   TenantRequiredGuard,
   TenantResolutionMiddleware,
   TenantJobPipeline,
+  TenantStatusService,
+  JobCancellations,
 ];
 
 /** @internal Mounts the resolution middleware on every route unless `resolution.mount` is off. */

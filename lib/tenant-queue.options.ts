@@ -23,6 +23,11 @@ import {
   DEFAULT_TENANT_ID_PATTERN,
 } from './tenant-queue.constants';
 import { InvalidTenantQueueOptionsError } from './errors';
+import {
+  ResolvedEnvelopeOptions,
+  resolveEnvelopeOptions,
+} from './envelope/envelope-signing.options';
+import { ResolvedGuardOptions, resolveGuardOptions } from './guards/tenant-guard.options';
 import { Messages } from './tenant-queue.messages';
 import { TenantActor } from './interfaces/actor.interface';
 import {
@@ -58,6 +63,8 @@ export interface ResolvedTenantQueueOptions {
   environment?: string;
   globalEnhancers: boolean;
   newCorrelationId: () => string;
+  envelope: ResolvedEnvelopeOptions;
+  guards: ResolvedGuardOptions;
 }
 
 const IsCallable = () =>
@@ -99,6 +106,8 @@ class OptionsSchema {
   @IsOptional() @IsString() @MaxLength(32) environment?: string;
   @IsOptional() @IsBoolean() globalEnhancers?: boolean;
   @IsOptional() scheduler?: unknown;
+  @IsOptional() envelope?: unknown;
+  @IsOptional() guards?: unknown;
 }
 
 function check(schema: object, input: object, path: string): void {
@@ -168,6 +177,8 @@ export function resolveTenantQueueOptions(
     environment: options.environment,
     globalEnhancers: options.globalEnhancers ?? false,
     newCorrelationId: randomUUID,
+    envelope: resolveEnvelopeOptions(options.envelope),
+    guards: resolveGuardOptions(options.guards),
   };
 }
 

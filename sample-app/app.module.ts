@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ClsModule } from 'nestjs-cls';
 import { TenantQueueModule } from '../lib';
 import { ContainmentDemoModule } from './containment';
+import { GuardsDemoModule, guardsDemoPorts } from './guards/guards-demo.module';
 import { SchedulesDemoModule } from './schedules/schedules.module';
 import { ThumbnailsModule } from './thumbnails/thumbnails.module';
 
@@ -24,10 +25,12 @@ export class AppModule {
           prefix: options.prefix ?? 'tq-sample',
           environment: 'sample',
           resolution: { order: ['header', 'subdomain'] },
+          ...guardsDemoPorts(),
         }),
         ThumbnailsModule,
         SchedulesDemoModule.register(),
         ContainmentDemoModule,
+        GuardsDemoModule,
       ],
     };
   }

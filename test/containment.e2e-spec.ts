@@ -1,4 +1,4 @@
-import { Global, Injectable, Module } from '@nestjs/common';
+import { Injectable, Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { Worker } from 'bullmq';
 import { ClsModule } from 'nestjs-cls';
@@ -11,7 +11,6 @@ import {
   JobCancelledError,
   NonRetryableError,
   TenantContext,
-  TenantDirectory,
   TenantJob,
   TenantNotActiveError,
   TenantProcessor,
@@ -114,13 +113,6 @@ class Producer {
 
 const directory = new InMemoryTenantDirectory([{ id: 'acme' }, { id: 'globex' }]);
 
-@Global()
-@Module({
-  providers: [{ provide: TenantDirectory, useValue: directory }],
-  exports: [TenantDirectory],
-})
-class DirectoryModule {}
-
 describe('failure containment', () => {
   let app: TestingModule;
   let producer: Producer;
@@ -134,8 +126,11 @@ describe('failure containment', () => {
     @Module({
       imports: [
         ClsModule.forRoot({ global: true }),
-        DirectoryModule,
-        TenantQueueModule.forRoot({ connection: redisConnection(), prefix }),
+        TenantQueueModule.forRoot({
+          connection: redisConnection(),
+          prefix,
+          directory: { useValue: directory },
+        }),
         TenantQueueModule.registerQueue(
           { name: 'faults', attempts: 3, backoff: { type: 'fixed', delay: 50 } },
           { name: 'mixed', attempts: 2, backoff: { type: 'fixed', delay: 5_000 } },

@@ -3,6 +3,7 @@ import { Test } from '@nestjs/testing';
 import { ClsModule } from 'nestjs-cls';
 import request from 'supertest';
 import { SchedulerClock, TenantQueueModule, TenantScheduler } from '../lib';
+import { guardsDemoPorts } from '../sample-app/guards/guards-demo.module';
 import { SchedulesDemoModule } from '../sample-app/schedules/schedules.module';
 import { ManualClock } from './fixtures/scheduler-app';
 import { redisConnection, uniquePrefix } from './support/redis-url';
@@ -22,6 +23,7 @@ describe('sample app: nightly digests at 09:00 local time, and a schedule per te
           connection: redisConnection(),
           prefix: uniquePrefix('sched-sample'),
           scheduler: { enabled: false },
+          ...guardsDemoPorts(),
         }),
         SchedulesDemoModule.register(),
       ],

@@ -17,7 +17,6 @@ import {
   TenantQueueRegistry,
   TenantScheduler,
 } from '../../lib';
-import { directoryModule } from '../../test/fixtures/scheduler-app';
 import { startRedis } from '../../test/support/redis-server';
 import { machine, median, percentile, writeResult } from '../bench-utils';
 
@@ -49,10 +48,10 @@ async function main(): Promise<void> {
   @Module({
     imports: [
       ClsModule.forRoot({ global: true }),
-      directoryModule(directory),
       TenantQueueModule.forRoot({
         connection: { host: url.hostname, port: Number(url.port) },
         scheduler: { enabled: false, batchSize: 1_000 },
+        directory: { useValue: directory },
       }),
       TenantQueueModule.registerQueue({ name: 'reports' }),
     ],

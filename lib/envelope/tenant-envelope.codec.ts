@@ -6,6 +6,7 @@ import { ENVELOPE_VERSION } from '../tenant-queue.constants';
 import { Messages } from '../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
 import { TenantState } from '../context/tenant-state';
+import { signEnvelope, verifyEnvelope } from './envelope-signature';
 import { ENVELOPE_FIELDS, TenantEnvelopeDto } from './tenant-envelope.dto';
 
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -40,14 +41,31 @@ export class TenantEnvelopeCodec {
     const environment = state.environment ?? this.options.environment;
     if (environment !== undefined) envelope.environment = environment;
     if (state.strategy !== undefined) envelope.strategy = state.strategy;
-    return this.open(envelope);
+    const valid = this.validate(envelope);
+    const [secret] = this.options.envelope.secrets;
+    if (secret !== undefined) valid.sig = signEnvelope(valid, secret);
+    return valid;
   }
 
   /**
    * Validates an envelope as read from a job. Unknown fields, `__proto__` keys, wrong types,
-   * oversize strings and tenant ids off-pattern all throw `InvalidEnvelopeError`.
+   * oversize strings and tenant ids off-pattern all throw `InvalidEnvelopeError`; so do, when
+   * `envelope.secret` is set, a missing signature or one that matches none of the secrets.
    */
   open(raw: unknown): TenantEnvelope {
+    const envelope = this.validate(raw);
+    const secrets = this.options.envelope.secrets;
+    if (secrets.length === 0) return envelope;
+    if (envelope.sig === undefined) {
+      throw new InvalidEnvelopeError(Messages.invalidEnvelope(Messages.unsignedEnvelope()));
+    }
+    if (!verifyEnvelope(envelope, secrets)) {
+      throw new InvalidEnvelopeError(Messages.invalidEnvelope(Messages.badSignature()));
+    }
+    return envelope;
+  }
+
+  private validate(raw: unknown): TenantEnvelope {
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
       throw new InvalidEnvelopeError(Messages.invalidEnvelope('it is not an object'));
     }

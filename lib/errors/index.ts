@@ -12,3 +12,5 @@ export * from './non-retryable.error';
 export * from './non-error-thrown.error';
 export * from './dead-letter-not-found.error';
 export * from './tenant-not-active.error';
+export * from './port-not-configured.error';
+export * from './tenant-port-unavailable.error';

@@ -8,7 +8,9 @@ export type CancelReason =
   | 'TENANT_SUSPENDED'
   | 'TENANT_DELETED'
   | 'NOT_ENTITLED'
-  | 'ACTOR_NOT_PERMITTED';
+  | 'ACTOR_NOT_PERMITTED'
+  /** A Nest guard on the processor (`@UseJobGuards`, or a global one) returned false. */
+  | 'FORBIDDEN';
 
 /**
  * Thrown (by the module's job guards, or by yours) to cancel a job: it fails at once without

@@ -1,2 +1,7 @@
 export * from './is-tenant-job-context';
 export * from './tenant-required.guard';
+export * from './requires-entitlement.decorator';
+export * from './requires-actor-permission.decorator';
+export * from './use-job-guards.decorator';
+export { JobCancellations } from './job-cancellations';
+export type { JobCancelledEvent, JobCancelledListener } from './job-cancellations';

@@ -36,6 +36,34 @@ export interface TenantResolutionOptions {
   mount?: boolean;
 }
 
+/** Envelope integrity. Off unless `secret` is set. */
+export interface TenantEnvelopeOptions {
+  /**
+   * HMAC-SHA256 secret(s), each at least 32 characters. The first signs every new envelope; any
+   * of them verifies, so rotate by putting the new secret first and dropping the old one once the
+   * jobs signed with it are gone. Workers then refuse unsigned or altered envelopes
+   * (`INVALID_ENVELOPE`).
+   * @default undefined (envelopes are neither signed nor verified)
+   */
+  secret?: string | string[];
+}
+
+/** How the module's job guards and `TenantRequiredGuard` ask the application ports. */
+export interface TenantGuardOptions {
+  /**
+   * Keep a directory answer for this many milliseconds, per process, to spare the directory on
+   * bursts. A suspension then takes up to this long to be seen. At most 30000.
+   * @default 0 (off: every job asks the directory)
+   */
+  tenantCacheTtlMs?: number;
+  /**
+   * A directory or checker call slower than this counts as an outage: the attempt fails and the
+   * job is retried per its `attempts`/`backoff`; it is never cancelled for it.
+   * @default 5000
+   */
+  portTimeoutMs?: number;
+}
+
 export interface TenantQueueModuleOptions {
   /** BullMQ/ioredis connection used by every queue, worker and script of the module. */
   connection: ConnectionOptions;
@@ -77,4 +105,8 @@ export interface TenantQueueModuleOptions {
   globalEnhancers?: boolean;
   /** Tenant schedules and `@TenantCron`: tick interval, claim timeout, missed-run threshold. */
   scheduler?: TenantSchedulerOptions;
+  /** Signing of the `_tenant` envelope (off by default). */
+  envelope?: TenantEnvelopeOptions;
+  /** Caching and timeouts of the job guards' calls to the application ports. */
+  guards?: TenantGuardOptions;
 }

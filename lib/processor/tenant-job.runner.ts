@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { ForbiddenException, Injectable, Logger } from '@nestjs/common';
 import { ExternalContextCreator } from '@nestjs/core';
 import { Job, Processor, UnrecoverableError } from 'bullmq';
 import { ClsService } from 'nestjs-cls';
@@ -146,6 +146,10 @@ export class TenantJobRunner {
 
   private toBullError(error: unknown, job: Job): unknown {
     if (error instanceof JobCancelledError) return this.cancelled(error.reason, error.message, job);
+    // What ExternalContextCreator throws when a Nest guard on the processor returns false.
+    if (error instanceof ForbiddenException) {
+      return this.cancelled('FORBIDDEN', Messages.jobForbidden(error.message), job);
+    }
     if (error instanceof NonRetryableError) {
       const unrecoverable = new UnrecoverableError(error.message);
       unrecoverable.stack = error.stack;
@@ -159,7 +163,10 @@ export class TenantJobRunner {
   }
 
   private cancelled(reason: CancelReason, message: string, job: Job): UnrecoverableError {
-    this.logger.warn(`job ${job.id} (${job.queueName}/${job.name}) cancelled: ${reason}`);
+    const tenant = (job as MutableJob).tenant?.tenantId ?? '-';
+    this.logger.warn(
+      `job ${job.id} (${job.queueName}/${job.name}) tenant ${tenant} cancelled: ${reason}`,
+    );
     const error = new UnrecoverableError(formatCancelledReason(reason, message));
     (error as { cause?: unknown }).cause = reason;
     return error;

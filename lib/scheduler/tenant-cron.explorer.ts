@@ -1,3 +1,4 @@
+import { isTenantDirectoryConfigured } from '../guards/default-ports';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { Worker } from 'bullmq';
@@ -43,11 +44,11 @@ export class TenantCronExplorer implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     const { crons, handlers } = this.discover();
     if (crons.size > 0) {
-      if (!this.directory) {
+      if (!isTenantDirectoryConfigured(this.directory)) {
         throw new InvalidTenantQueueOptionsError(Messages.cronNeedsDirectory([...crons.keys()][0]));
       }
       await this.registerDrivers(crons);
-      const fanOut = new CronFanOutHost(crons, this.directory, this.registry, this.ticker);
+      const fanOut = new CronFanOutHost(crons, this.directory!, this.registry, this.ticker);
       this.startWorker(this.ticker.fanOutQueueName, fanOut, false, 2);
       for (const [queue, byName] of handlers) {
         this.startWorker(

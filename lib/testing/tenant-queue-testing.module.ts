@@ -10,6 +10,8 @@ import {
 import { DiscoveryModule } from '@nestjs/core';
 import { ClsModule } from 'nestjs-cls';
 import { TenantQueueModuleOptions } from '../interfaces/tenant-queue-options.interface';
+import { TenantQueuePortOptions } from '../interfaces/tenant-queue-ports.interface';
+import { PORT_TOKENS, omitPortOptions, portProviders } from '../guards/port-providers';
 import { TenantProcessorExplorer } from '../processor/tenant-processor.explorer';
 import { TENANT_QUEUE_MODULE_OPTIONS } from '../tenant-queue.module-definition';
 import {
@@ -40,10 +42,16 @@ export class TenantQueueTestingModule implements NestModule {
     mountTenantResolution(consumer, this.options);
   }
 
-  static forRoot(options: Partial<TenantQueueModuleOptions> = {}): DynamicModule {
+  static forRoot(
+    options: Partial<TenantQueueModuleOptions> & TenantQueuePortOptions = {},
+  ): DynamicModule {
     const providers: Provider[] = [
       ...TENANT_QUEUE_CORE_PROVIDERS.filter((provider) => !REPLACED.has(provider)),
-      { provide: TENANT_QUEUE_MODULE_OPTIONS, useValue: { connection: {}, ...options } },
+      {
+        provide: TENANT_QUEUE_MODULE_OPTIONS,
+        useValue: { connection: {}, ...omitPortOptions(options) },
+      },
+      ...portProviders(options),
       { provide: TenantQueueRegistry, useClass: InMemoryTenantQueueRegistry },
       { provide: TenantProcessorExplorer, useClass: InlineProcessorExplorer },
       TenantQueueTesting,
@@ -52,7 +60,7 @@ export class TenantQueueTestingModule implements NestModule {
       module: TenantQueueTestingModule,
       imports: [ClsModule, DiscoveryModule],
       providers,
-      exports: [...TENANT_QUEUE_CORE_EXPORTS, TenantQueueTesting],
+      exports: [...TENANT_QUEUE_CORE_EXPORTS, ...PORT_TOKENS, TenantQueueTesting],
     };
   }
 }

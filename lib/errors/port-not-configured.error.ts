@@ -1,0 +1,7 @@
+import { TenantQueueError } from './tenant-queue.error';
+
+/**
+ * A processor needs an application port (e.g. `EntitlementChecker`) that the module options do
+ * not provide. Thrown at bootstrap, before any worker starts.
+ */
+export class PortNotConfiguredError extends TenantQueueError {}

@@ -1,0 +1,74 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { Job, Worker } from 'bullmq';
+import { TenantContext } from '../context/tenant-context';
+import { CancelReason, parseCancelReason } from '../errors';
+import { TenantActor } from '../interfaces/actor.interface';
+import { TenantJob } from '../interfaces/tenant-job.interface';
+import { TenantJobPipeline } from '../processor/tenant-job-pipeline';
+import { TenantJobRunner } from '../processor/tenant-job.runner';
+
+/** A job that was cancelled instead of run (never retried, not a tenant failure). */
+export interface JobCancelledEvent {
+  reason: CancelReason;
+  /** The `failedReason` without its `[cancelled:<REASON>] ` prefix. */
+  message: string;
+  queueName: string;
+  jobName: string;
+  jobId: string | undefined;
+  /** The job's tenant; undefined when it had no valid (or, with signing, no authentic) envelope. */
+  tenantId: string | undefined;
+  actor: TenantActor | undefined;
+}
+
+export type JobCancelledListener = (event: JobCancelledEvent) => void;
+
+/**
+ * Where an app (or the metrics feature) observes cancellations: `onCancelled(listener)` is called
+ * once per cancelled job, after BullMQ recorded it, inside the job's tenant context. Fed by the
+ * `failed` event of every worker this process runs.
+ */
+@Injectable()
+export class JobCancellations {
+  private readonly logger = new Logger('TenantQueue');
+  private readonly listeners = new Set<JobCancelledListener>();
+
+  constructor(
+    pipeline: TenantJobPipeline,
+    runner: TenantJobRunner,
+    private readonly context: TenantContext,
+  ) {
+    pipeline.useWorkerPlugin({
+      attach: (worker: Worker) =>
+        worker.on('failed', (job: Job | undefined) => {
+          const reason = parseCancelReason(job?.failedReason);
+          if (!job || !reason || this.listeners.size === 0) return;
+          runner.runInJobContext(job, () => this.emit(job as TenantJob, reason));
+        }),
+    });
+  }
+
+  /** Subscribes; returns the unsubscribe function. */
+  onCancelled(listener: JobCancelledListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(job: TenantJob, reason: CancelReason): void {
+    const event: JobCancelledEvent = {
+      reason,
+      message: job.failedReason.replace(/^\[cancelled:[A-Z_]+\] /, ''),
+      queueName: job.queueName,
+      jobName: job.name,
+      jobId: job.id,
+      tenantId: this.context.tenantId,
+      actor: this.context.actor,
+    };
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.logger.error(`JobCancellations listener threw: ${(error as Error)?.message}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,40 @@
+import { IsInt, IsOptional, Max, Min, validateSync } from 'class-validator';
+import { InvalidTenantQueueOptionsError } from '../errors';
+import { TenantGuardOptions } from '../interfaces/tenant-queue-options.interface';
+import { Messages } from '../tenant-queue.messages';
+
+/** `guards` option after validation, defaults filled in. */
+export interface ResolvedGuardOptions {
+  tenantCacheTtlMs: number;
+  portTimeoutMs: number;
+}
+
+export const MAX_TENANT_CACHE_TTL_MS = 30_000;
+const DEFAULT_PORT_TIMEOUT_MS = 5_000;
+
+class GuardSchema {
+  @IsOptional() @IsInt() @Min(0) @Max(MAX_TENANT_CACHE_TTL_MS) tenantCacheTtlMs?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(120_000) portTimeoutMs?: number;
+}
+
+export function resolveGuardOptions(input: TenantGuardOptions | undefined): ResolvedGuardOptions {
+  if (input !== undefined && (input === null || typeof input !== 'object')) {
+    throw new InvalidTenantQueueOptionsError(
+      Messages.invalidOptions('guards', 'must be an object'),
+    );
+  }
+  const errors = validateSync(Object.assign(new GuardSchema(), input ?? {}), {
+    whitelist: true,
+    forbidNonWhitelisted: true,
+  });
+  if (errors.length > 0) {
+    const why = Object.values(errors[0].constraints ?? {}).join('; ');
+    throw new InvalidTenantQueueOptionsError(
+      Messages.invalidOptions(`guards.${errors[0].property}`, why),
+    );
+  }
+  return {
+    tenantCacheTtlMs: input?.tenantCacheTtlMs ?? 0,
+    portTimeoutMs: input?.portTimeoutMs ?? DEFAULT_PORT_TIMEOUT_MS,
+  };
+}

@@ -1,0 +1,158 @@
+import { Inject, Injectable, OnModuleInit, Type } from '@nestjs/common';
+import { DiscoveryService, Reflector } from '@nestjs/core';
+import { JobCancelledError, PortNotConfiguredError } from '../errors';
+import {
+  ActorPermissionChecker,
+  EntitlementChecker,
+} from '../interfaces/tenant-directory.interface';
+import { TenantEnvelope } from '../interfaces/tenant-envelope.interface';
+import { JobRunContext, JobStage, TenantJobPipeline } from '../processor/tenant-job-pipeline';
+import { TenantProcessorMetadataAccessor } from '../processor/tenant-processor.metadata-accessor';
+import { Messages } from '../tenant-queue.messages';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
+import { callPort } from './call-port';
+import {
+  UnconfiguredActorPermissionChecker,
+  UnconfiguredEntitlementChecker,
+} from './default-ports';
+import {
+  JOB_GUARDS_STAGE_ORDER,
+  REQUIRES_ACTOR_PERMISSION_METADATA,
+  REQUIRES_ENTITLEMENT_METADATA,
+} from './job-guards.constants';
+import { TenantStatusService } from './tenant-status.service';
+
+interface Requirements {
+  features: string[];
+  permissions: string[];
+}
+
+/**
+ * @internal The module's own job guards, run before every handler (and before Nest guards):
+ * tenant present, tenant active, entitlements, actor permissions. A denial throws
+ * `JobCancelledError`; a port that fails throws `TenantPortUnavailableError` (retried).
+ */
+@Injectable()
+export class TenantJobGuardsStage implements JobStage, OnModuleInit {
+  readonly order = JOB_GUARDS_STAGE_ORDER;
+  private readonly requirements = new Map<Type, Requirements>();
+
+  constructor(
+    pipeline: TenantJobPipeline,
+    private readonly status: TenantStatusService,
+    @Inject(EntitlementChecker) private readonly entitlements: EntitlementChecker,
+    @Inject(ActorPermissionChecker) private readonly permissions: ActorPermissionChecker,
+    @Inject(TENANT_QUEUE_OPTIONS) private readonly options: ResolvedTenantQueueOptions,
+    private readonly reflector: Reflector,
+    private readonly discovery: DiscoveryService,
+    private readonly accessor: TenantProcessorMetadataAccessor,
+  ) {
+    pipeline.useStage(this);
+  }
+
+  /** Fails the bootstrap, before any worker starts, when a processor needs a missing checker. */
+  onModuleInit(): void {
+    for (const wrapper of this.discovery.getProviders()) {
+      const metatype = wrapper.metatype as Type | undefined;
+      if (!metatype || !this.accessor.getProcessor(metatype)) continue;
+      const needs = this.requirementsOf(metatype);
+      if (
+        needs.features.length > 0 &&
+        this.entitlements instanceof UnconfiguredEntitlementChecker
+      ) {
+        throw new PortNotConfiguredError(
+          Messages.portNotConfigured(
+            'EntitlementChecker',
+            'entitlementChecker',
+            metatype.name,
+            '@RequiresEntitlement',
+          ),
+        );
+      }
+      if (
+        needs.permissions.length > 0 &&
+        this.permissions instanceof UnconfiguredActorPermissionChecker
+      ) {
+        throw new PortNotConfiguredError(
+          Messages.portNotConfigured(
+            'ActorPermissionChecker',
+            'actorPermissionChecker',
+            metatype.name,
+            '@RequiresActorPermission',
+          ),
+        );
+      }
+    }
+  }
+
+  async run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
+    const needs = this.requirementsOf(context.host.constructor as Type);
+    const envelope = context.envelope;
+    if (envelope === undefined) {
+      // A system job without a tenant (the runner already cancelled tenant-scoped ones).
+      if (needs.features.length === 0 && needs.permissions.length === 0) return next();
+      throw new JobCancelledError(
+        'MISSING_TENANT',
+        Messages.missingEnvelope(context.definition.name, context.job.name),
+      );
+    }
+    const verdict = await this.status.check(envelope.tenantId);
+    if (!verdict.allowed) throw new JobCancelledError(verdict.reason, verdict.message);
+    for (const feature of needs.features) await this.checkEntitlement(envelope.tenantId, feature);
+    for (const permission of needs.permissions) await this.checkActor(envelope, permission);
+    return next();
+  }
+
+  private async checkEntitlement(tenantId: string, feature: string): Promise<void> {
+    const allowed = await callPort('EntitlementChecker', this.options.guards.portTimeoutMs, () =>
+      this.entitlements.hasEntitlement(tenantId, feature),
+    );
+    if (allowed !== true) {
+      throw new JobCancelledError('NOT_ENTITLED', Messages.notEntitled(tenantId, feature));
+    }
+  }
+
+  private async checkActor(envelope: TenantEnvelope, permission: string): Promise<void> {
+    const { tenantId, actorType, actorId } = envelope;
+    if (actorType === 'system') return;
+    if (actorType === 'anonymous' || actorId === undefined) {
+      throw new JobCancelledError(
+        'ACTOR_NOT_PERMITTED',
+        Messages.anonymousActor(tenantId, permission),
+      );
+    }
+    const actor = { type: actorType, id: actorId };
+    const allowed = await callPort(
+      'ActorPermissionChecker',
+      this.options.guards.portTimeoutMs,
+      () => this.permissions.can(actor, permission, tenantId),
+    );
+    if (allowed !== true) {
+      throw new JobCancelledError(
+        'ACTOR_NOT_PERMITTED',
+        Messages.actorNotPermitted(tenantId, `${actorType} "${actorId}"`, permission),
+      );
+    }
+  }
+
+  private requirementsOf(metatype: Type): Requirements {
+    let needs = this.requirements.get(metatype);
+    if (!needs) {
+      const targets = [metatype.prototype?.process, metatype].filter(Boolean);
+      needs = {
+        features: unique(
+          this.reflector.getAllAndMerge<string[]>(REQUIRES_ENTITLEMENT_METADATA, targets),
+        ),
+        permissions: unique(
+          this.reflector.getAllAndMerge<string[]>(REQUIRES_ACTOR_PERMISSION_METADATA, targets),
+        ),
+      };
+      this.requirements.set(metatype, needs);
+    }
+    return needs;
+  }
+}
+
+function unique(values: string[] | undefined): string[] {
+  return [...new Set(values ?? [])];
+}

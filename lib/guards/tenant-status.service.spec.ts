@@ -1,0 +1,88 @@
+import { TenantPortUnavailableError } from '../errors';
+import { InMemoryTenantDirectory } from '../testing/in-memory-tenant-directory';
+import { resolveTenantQueueOptions } from '../tenant-queue.options';
+import { PermissiveTenantDirectory, isTenantDirectoryConfigured } from './default-ports';
+import { TenantStatusService } from './tenant-status.service';
+
+class CountingDirectory extends InMemoryTenantDirectory {
+  lookups = 0;
+  override async getTenant(tenantId: string) {
+    this.lookups++;
+    return super.getTenant(tenantId);
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function service(directory: InMemoryTenantDirectory, guards = {}) {
+  return new TenantStatusService(directory, resolveTenantQueueOptions({ connection: {}, guards }));
+}
+
+describe('TenantStatusService', () => {
+  it('maps the directory answer to a verdict', async () => {
+    const directory = new InMemoryTenantDirectory([
+      { id: 'on' },
+      { id: 'off', status: 'suspended' },
+      { id: 'gone', status: 'deleted' },
+      { id: 'odd', status: 'frozen' as never },
+    ]);
+    const status = service(directory);
+    expect(await status.check('on')).toMatchObject({ allowed: true, tenant: { id: 'on' } });
+    expect(await status.check('off')).toMatchObject({ reason: 'TENANT_SUSPENDED' });
+    expect(await status.check('gone')).toMatchObject({ reason: 'TENANT_DELETED' });
+    expect(await status.check('none')).toMatchObject({ reason: 'TENANT_UNKNOWN' });
+    expect(await status.check('odd')).toMatchObject({
+      allowed: false,
+      reason: 'TENANT_UNKNOWN',
+      message: expect.stringContaining('"frozen"'),
+    });
+  });
+
+  it('asks the directory every time unless a cache is configured', async () => {
+    const directory = new CountingDirectory([{ id: 't' }]);
+    const status = service(directory);
+    await status.check('t');
+    directory.setStatus('t', 'suspended');
+    expect(await status.check('t')).toMatchObject({ reason: 'TENANT_SUSPENDED' });
+    expect(directory.lookups).toBe(2);
+  });
+
+  it('serves a cached answer for at most tenantCacheTtlMs', async () => {
+    const directory = new CountingDirectory([{ id: 't' }]);
+    const status = service(directory, { tenantCacheTtlMs: 100 });
+    await status.check('t');
+    directory.setStatus('t', 'suspended');
+    expect(await status.check('t')).toMatchObject({ allowed: true });
+    expect(directory.lookups).toBe(1);
+    await sleep(150);
+    expect(await status.check('t')).toMatchObject({ reason: 'TENANT_SUSPENDED' });
+    expect(directory.lookups).toBe(2);
+  });
+
+  it('turns a throw or a timeout into TenantPortUnavailableError', async () => {
+    const broken = new InMemoryTenantDirectory();
+    broken.getTenant = async () => {
+      throw new Error('db down');
+    };
+    await expect(service(broken).check('t')).rejects.toThrow(TenantPortUnavailableError);
+    const hanging = new InMemoryTenantDirectory();
+    hanging.getTenant = () => new Promise(() => undefined);
+    await expect(service(hanging, { portTimeoutMs: 20 }).check('t')).rejects.toThrow(
+      /did not answer within 20 ms/,
+    );
+  });
+
+  it('refuses a cache longer than 30 s', () => {
+    expect(() =>
+      resolveTenantQueueOptions({ connection: {}, guards: { tenantCacheTtlMs: 60_000 } }),
+    ).toThrow(/guards.tenantCacheTtlMs/);
+  });
+});
+
+describe('isTenantDirectoryConfigured', () => {
+  it('tells the permissive default from a real directory', () => {
+    expect(isTenantDirectoryConfigured(undefined)).toBe(false);
+    expect(isTenantDirectoryConfigured(new PermissiveTenantDirectory())).toBe(false);
+    expect(isTenantDirectoryConfigured(new InMemoryTenantDirectory())).toBe(true);
+  });
+});

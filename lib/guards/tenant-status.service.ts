@@ -1,0 +1,79 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CancelReason } from '../errors';
+import { TenantDirectory, TenantRecord } from '../interfaces/tenant-directory.interface';
+import { Messages } from '../tenant-queue.messages';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
+import { callPort } from './call-port';
+
+/** What the directory says about one tenant, right now. */
+export type TenantVerdict =
+  | { allowed: true; tenant: TenantRecord }
+  | { allowed: false; reason: CancelReason; message: string };
+
+const MAX_CACHED_TENANTS = 10_000;
+
+/**
+ * @internal Asks the `TenantDirectory` whether a tenant is active, for the job guards and
+ * `TenantRequiredGuard` alike. A throw or timeout surfaces as `TenantPortUnavailableError`.
+ */
+@Injectable()
+export class TenantStatusService {
+  private readonly cache = new Map<string, { until: number; record: TenantRecord | null }>();
+
+  constructor(
+    @Inject(TenantDirectory) private readonly directory: TenantDirectory,
+    @Inject(TENANT_QUEUE_OPTIONS) private readonly options: ResolvedTenantQueueOptions,
+  ) {}
+
+  async check(tenantId: string): Promise<TenantVerdict> {
+    const record = await this.lookup(tenantId);
+    if (record === null || record === undefined) {
+      return {
+        allowed: false,
+        reason: 'TENANT_UNKNOWN',
+        message: Messages.tenantNotActive(tenantId, 'unknown'),
+      };
+    }
+    switch (record.status) {
+      case 'active':
+        return { allowed: true, tenant: record };
+      case 'suspended':
+        return {
+          allowed: false,
+          reason: 'TENANT_SUSPENDED',
+          message: Messages.tenantNotActive(tenantId, 'suspended'),
+        };
+      case 'deleted':
+        return {
+          allowed: false,
+          reason: 'TENANT_DELETED',
+          message: Messages.tenantNotActive(tenantId, 'deleted'),
+        };
+      default:
+        // Fail closed: a status nobody understands must not run work.
+        return {
+          allowed: false,
+          reason: 'TENANT_UNKNOWN',
+          message: Messages.tenantStatusUnrecognised(tenantId, record.status),
+        };
+    }
+  }
+
+  private async lookup(tenantId: string): Promise<TenantRecord | null> {
+    const ttl = this.options.guards.tenantCacheTtlMs;
+    const now = Date.now();
+    const hit = ttl > 0 ? this.cache.get(tenantId) : undefined;
+    if (hit && hit.until > now) return hit.record;
+    const record = await callPort('TenantDirectory', this.options.guards.portTimeoutMs, () =>
+      this.directory.getTenant(tenantId),
+    );
+    if (ttl > 0) {
+      this.cache.delete(tenantId);
+      if (this.cache.size >= MAX_CACHED_TENANTS) {
+        this.cache.delete(this.cache.keys().next().value as string);
+      }
+      this.cache.set(tenantId, { until: now + ttl, record });
+    }
+    return record;
+  }
+}
