@@ -20,3 +20,4 @@ export * from './guards';
 export { TenantQueue, InjectTenantQueue } from './producer';
 export type { TenantBulkJob } from './producer';
 export { InMemoryTenantDirectory } from './testing';
+export * from './fairness';

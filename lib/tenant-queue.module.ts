@@ -14,6 +14,8 @@ import { TenantContext } from './context/tenant-context';
 import { TenantResolutionMiddleware } from './context/tenant-resolution.middleware';
 import { TenantResolver } from './context/tenant-resolver';
 import { TenantEnvelopeCodec } from './envelope/tenant-envelope.codec';
+import { FairGateRegistry } from './fairness/fair-gate.registry';
+import { TenantFairness } from './fairness/tenant-fairness.service';
 import { TenantRequiredGuard } from './guards/tenant-required.guard';
 import { RegisterTenantQueueOptions } from './interfaces/register-queue-options.interface';
 import { TenantJobPipeline } from './processor/tenant-job-pipeline';
@@ -60,6 +62,8 @@ class TenantQueueFeatureModule {}
     TenantProcessorExplorer,
     TenantResolutionMiddleware,
     TenantRequiredGuard,
+    FairGateRegistry,
+    TenantFairness,
   ],
   exports: [
     TENANT_QUEUE_OPTIONS,
@@ -70,6 +74,7 @@ class TenantQueueFeatureModule {}
     TenantRequiredGuard,
     TenantResolutionMiddleware,
     TenantJobPipeline,
+    TenantFairness,
   ],
 })
 export class TenantQueueModule extends ConfigurableTenantQueueModule implements NestModule {

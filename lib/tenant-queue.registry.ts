@@ -8,6 +8,7 @@ import { Queue, Worker } from 'bullmq';
 import { TenantContext } from './context/tenant-context';
 import { TenantEnvelopeCodec } from './envelope/tenant-envelope.codec';
 import { InvalidTenantQueueOptionsError, UnknownTenantQueueError } from './errors';
+import { isFairnessOn, resolveFairnessOptions } from './fairness/fairness-options';
 import {
   RegisterTenantQueueOptions,
   TenantQueueDefinition,
@@ -91,12 +92,14 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
         ),
       );
     }
+    if (isFairnessOn(input.fairness)) resolveFairnessOptions(input.name, input.fairness!);
     return {
       name: input.name,
       tenantScoped: input.tenantScoped ?? true,
       systemJobs: new Set(input.systemJobs ?? []),
       defaultJobOptions: input.defaultJobOptions ?? {},
       bullPrefix: bullPrefixFor(this.options.prefix, input.name),
+      fairness: input.fairness,
     };
   }
 }

@@ -6,3 +6,4 @@ export * from './invalid-envelope.error';
 export * from './invalid-options.error';
 export * from './unknown-queue.error';
 export * from './job-cancelled.error';
+export * from './tenant-backlog-full.error';

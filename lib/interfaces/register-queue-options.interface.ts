@@ -1,4 +1,5 @@
 import type { JobsOptions } from 'bullmq';
+import type { TenantFairnessOptions } from '../fairness/tenant-fairness-options.interface';
 
 export interface RegisterTenantQueueOptions {
   /** Queue name: letters, digits, `_`, `-`, `.`; no `:`. */
@@ -13,6 +14,11 @@ export interface RegisterTenantQueueOptions {
   systemJobs?: string[];
   /** Default BullMQ job options for this queue, merged under each call's own options. */
   defaultJobOptions?: JobsOptions;
+  /**
+   * Fair share across tenants for this queue (`true` for the defaults). Off when absent.
+   * @default undefined
+   */
+  fairness?: TenantFairnessOptions | boolean;
 }
 
 /** A registered queue with its defaults filled in. */
@@ -23,4 +29,6 @@ export interface TenantQueueDefinition {
   defaultJobOptions: JobsOptions;
   /** BullMQ prefix (the queue's hash tag). */
   bullPrefix: string;
+  /** Fairness options as registered (validated at bootstrap by the fair gate). */
+  fairness?: TenantFairnessOptions | boolean;
 }

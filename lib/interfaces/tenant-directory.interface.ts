@@ -41,10 +41,6 @@ export const EntitlementChecker = Symbol('EntitlementChecker');
 
 /** Application port: may this actor still do this in this tenant? */
 export interface ActorPermissionChecker {
-  can(
-    actor: { id?: string; type: string },
-    permission: string,
-    tenantId: string,
-  ): Promise<boolean>;
+  can(actor: { id?: string; type: string }, permission: string, tenantId: string): Promise<boolean>;
 }
 export const ActorPermissionChecker = Symbol('ActorPermissionChecker');
