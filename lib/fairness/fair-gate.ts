@@ -71,8 +71,12 @@ export class FairGate implements JobDispatcher {
     });
   }
 
+  private commands: FairCommands | undefined;
+
+  /** Taken once: after shutdown a call fails instead of opening a new connection. */
   private get redis(): FairCommands {
-    return this.deps.commands();
+    this.commands ??= this.deps.commands();
+    return this.commands;
   }
 
   /** Enqueue path of the queue: into the tenants' backlogs, then whatever the window admits. */
@@ -114,6 +118,8 @@ export class FairGate implements JobDispatcher {
 
   /** A job reached its final outcome: free its slot (batched) and admit the next jobs. */
   release(jobId: string, outcome: FairOutcome): void {
+    // After close the lease reaper of a live process frees the slot.
+    if (this.closed) return;
     this.pending.push(jobId, outcome);
     this.flushing ??= this.flush();
   }
@@ -133,6 +139,7 @@ export class FairGate implements JobDispatcher {
 
   /** Runs the upkeep script now (also on a timer): reaps leases, re-sends, dispatches. */
   tick(leaving = false): Promise<void> {
+    if (this.closed) return Promise.resolve();
     if (this.ticking) return this.ticking;
     const run = async () => {
       try {
