@@ -1,5 +1,6 @@
 import { TestingModule } from '@nestjs/testing';
 import {
+  addChunked,
   InvalidTenantQueueOptionsError,
   SlowLaneEvent,
   TenantBacklogFullError,
@@ -162,6 +163,32 @@ describe('fair gate (one process, real Redis)', () => {
     await fairness.resume('fair', 'A');
     await waitFor(() => started.length === 20, 'all jobs');
     await waitFor(async () => (await fairness.getTenant('fair', 'B')).inFlight === 0, 'slots');
+  });
+
+  it('splits one huge job into small tenant jobs with stable ids (addChunked)', async () => {
+    moduleRef = await bootFairApp({ prefix: uniquePrefix(), fairness: {}, concurrency: 0 });
+    const fairness = moduleRef.get(TenantFairness);
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue<FairJobData>('fair');
+    const rows = Array.from({ length: 2_050 }, (_, i) => i);
+    await fairness.pause('fair', 'A');
+    const split = () =>
+      moduleRef!.get(TenantContext).run('A', () =>
+        addChunked(queue, 'import-rows', rows, {
+          chunkSize: 500,
+          jobIdPrefix: 'import-42',
+          data: (chunk) => ({ ms: chunk.size }),
+        }),
+      );
+    const jobs = await split();
+    expect(jobs.map((job) => job.id)).toEqual([
+      'import-42-c0',
+      'import-42-c1',
+      'import-42-c2',
+      'import-42-c3',
+      'import-42-c4',
+    ]);
+    await split();
+    expect((await fairness.getTenant('fair', 'A')).backlog).toBe(5);
   });
 
   it('validates fairness options at bootstrap, naming the field', async () => {
