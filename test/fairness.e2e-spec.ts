@@ -1,6 +1,9 @@
+import { Global, Module } from '@nestjs/common';
 import { TestingModule } from '@nestjs/testing';
 import {
   addChunked,
+  InMemoryTenantDirectory,
+  TenantDirectory,
   InvalidTenantQueueOptionsError,
   SlowLaneEvent,
   TenantBacklogFullError,
@@ -64,6 +67,44 @@ describe('fair gate (one process, real Redis)', () => {
     expect(a / b).toBeGreaterThanOrEqual(2.7);
     expect(a / b).toBeLessThanOrEqual(3.3);
     expect((await fairness.getTenant('fair', 'A')).weight).toBe(3);
+  });
+
+  it('takes weight and cap from the TenantDirectory when one is provided', async () => {
+    @Global()
+    @Module({
+      providers: [
+        {
+          provide: TenantDirectory,
+          useValue: new InMemoryTenantDirectory([
+            { id: 'A', weight: 3 },
+            { id: 'B' },
+            { id: 'C', maxConcurrency: 2 },
+          ]),
+        },
+      ],
+      exports: [TenantDirectory],
+    })
+    class DirectoryModule {}
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: {},
+      concurrency: 4,
+      started,
+      imports: [DirectoryModule],
+    });
+    await enqueue(moduleRef, 'A', many(400));
+    await enqueue(moduleRef, 'B', many(400));
+    await enqueue(moduleRef, 'C', many(1));
+    const fairness = moduleRef.get(TenantFairness);
+    const a = await fairness.getTenant('fair', 'A');
+    expect(a).toMatchObject({ weight: 3, concurrency: 0, weightOverride: null });
+    expect(await fairness.getTenant('fair', 'C')).toMatchObject({ weight: 1, concurrency: 2 });
+    await waitFor(() => started.length >= 300, '300 jobs');
+    const window = started.slice(100, 300);
+    const share = window.filter((s) => s.tenantId === 'A').length / window.length;
+    expect(share).toBeGreaterThan(0.675);
+    expect(share).toBeLessThan(0.825);
   });
 
   it('admits at most maxConsecutive jobs of one tenant in a row while another waits', async () => {

@@ -26,17 +26,23 @@ function until(predicate: () => boolean, timeoutMs: number): Promise<void> {
   });
 }
 
-/** A floods, then B enqueues 10 jobs; B's wait is enqueue -> start. */
+/**
+ * A floods, then B enqueues 10 jobs; B's wait is enqueue -> start. `aStartedWhileBWaited` counts
+ * A's jobs started between B's enqueue and B's last start: the jobs B queued behind, a figure
+ * that does not depend on machine load.
+ */
 async function noisyNeighbour(side: Side, flood: number) {
   const waits: number[] = [];
-  let aDone = 0;
+  let bEnqueuedAt = Infinity;
+  let aStartedWhileBWaited = 0;
   work.handle = (data: BenchJob) => {
     if (data.tenant === 'B') waits.push(Date.now() - data.t0);
-    else aDone++;
+    else if (Date.now() >= bEnqueuedAt && waits.length < 10) aStartedWhileBWaited++;
     busy(1);
   };
   side.run();
   await side.enqueue('A', flood);
+  bEnqueuedAt = Date.now();
   await side.enqueue('B', 10);
   await until(() => waits.length === 10, 600_000);
   const result = {
@@ -44,7 +50,7 @@ async function noisyNeighbour(side: Side, flood: number) {
     flood,
     bWaitP50Ms: percentile(waits, 50),
     bWaitP99Ms: percentile(waits, 99),
-    aCompletedBeforeBFinished: aDone,
+    aStartedWhileBWaited,
   };
   await side.close();
   return result;
