@@ -9,8 +9,10 @@ import {
   TenantBacklogFullError,
   TenantContext,
   TenantFairness,
+  TenantQueueRedis,
   TenantQueueRegistry,
 } from '../lib';
+import { TenantEnvelopeCodec } from '../lib/envelope/tenant-envelope.codec';
 import { FairJobData, Started, bootFairApp } from './fixtures/fairness-app';
 import { uniquePrefix } from './support/redis-url';
 import { sleep, waitFor } from './support/wait';
@@ -230,6 +232,41 @@ describe('fair gate (one process, real Redis)', () => {
     ]);
     await split();
     expect((await fairness.getTenant('fair', 'A')).backlog).toBe(5);
+  });
+
+  it('re-sends a job whose sender died between admission and BullMQ', async () => {
+    const prefix = uniquePrefix();
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix,
+      fairness: { tickMs: 100, resendAfterMs: 1000 },
+      concurrency: 2,
+      started,
+    });
+    const redis = moduleRef.get(TenantQueueRedis).client as any;
+    await waitFor(() => typeof redis.tqFairEnqueue === 'function', 'scripts loaded');
+    const envelope = moduleRef.get(TenantEnvelopeCodec).create({
+      tenantId: 'A',
+      actor: { type: 'system' },
+    });
+    const job = JSON.stringify({ n: 'work', d: { _tenant: envelope }, o: { jobId: 'lost-1' } });
+    const config = JSON.stringify({ dw: 1, dcap: 0, k: 5, win: 0, minWin: 16, lease: 30000 });
+    // What a producer wrote before dying: admitted and in transit, never handed to BullMQ.
+    const [status, admitted] = await redis.tqFairEnqueue(
+      `{${prefix}:fair}:~fair`,
+      config,
+      10,
+      0,
+      '{}',
+      'lost-1',
+      'A',
+      job,
+    );
+    expect([status, admitted[0]]).toEqual(['ok', 'lost-1']);
+    await waitFor(() => started.some((s) => s.jobId === 'lost-1'), 'the re-send');
+    const fairness = moduleRef.get(TenantFairness);
+    await waitFor(async () => (await fairness.getTenant('fair', 'A')).inFlight === 0, 'slot');
+    expect(started.filter((s) => s.jobId === 'lost-1')).toHaveLength(1);
   });
 
   it('validates fairness options at bootstrap, naming the field', async () => {
