@@ -85,8 +85,21 @@ export class TenantJobGuardsStage implements JobStage, OnModuleInit {
     }
   }
 
-  async run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
+  run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
     const needs = this.requirementsOf(context.host.constructor as Type);
+    // The permissive default directory never refuses: with nothing else required, skip the
+    // lookup and the async frame.
+    if (!this.status.canRefuse && needs.features.length === 0 && needs.permissions.length === 0) {
+      return next();
+    }
+    return this.guarded(context, next, needs);
+  }
+
+  private async guarded(
+    context: JobRunContext,
+    next: () => Promise<unknown>,
+    needs: ReturnType<TenantJobGuardsStage['requirementsOf']>,
+  ): Promise<unknown> {
     const envelope = context.envelope;
     if (envelope === undefined) {
       // A system job without a tenant (the runner already cancelled tenant-scoped ones).

@@ -1,3 +1,4 @@
+import { isTenantDirectoryConfigured } from './default-ports';
 import { Inject, Injectable } from '@nestjs/common';
 import { CancelReason } from '../errors';
 import { TenantDirectory, TenantRecord } from '../interfaces/tenant-directory.interface';
@@ -24,6 +25,11 @@ export class TenantStatusService {
     @Inject(TenantDirectory) private readonly directory: TenantDirectory,
     @Inject(TENANT_QUEUE_OPTIONS) private readonly options: ResolvedTenantQueueOptions,
   ) {}
+
+  /** False with the permissive default directory, which never refuses a well-formed tenant. */
+  get canRefuse(): boolean {
+    return isTenantDirectoryConfigured(this.directory);
+  }
 
   async check(tenantId: string): Promise<TenantVerdict> {
     const record = await this.lookup(tenantId);

@@ -34,9 +34,17 @@ export class IdempotencyStage implements JobStage {
     pipeline.useStage(this);
   }
 
-  async run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
+  run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
     const options = this.optionsOf(context.host);
     if (!options) return next();
+    return this.once(context, next, options);
+  }
+
+  private async once(
+    context: JobRunContext,
+    next: () => Promise<unknown>,
+    options: NonNullable<ReturnType<IdempotencyStage['optionsOf']>>,
+  ): Promise<unknown> {
     const { job, definition } = context;
     const runId = job.runId ?? String(job.id);
     const tenant = context.envelope?.tenantId ?? NO_TENANT;

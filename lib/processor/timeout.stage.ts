@@ -17,9 +17,18 @@ export class TimeoutStage implements JobStage {
     pipeline.useStage(this);
   }
 
-  async run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
+  run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
     const timeoutMs = runOptionsOf(context.job).timeoutMs ?? context.processorOptions.timeoutMs;
+    // No deadline: pass straight through, without an async frame (each one costs under ALS).
     if (!timeoutMs || timeoutMs <= 0) return next();
+    return this.withDeadline(context, next, timeoutMs);
+  }
+
+  private async withDeadline(
+    context: JobRunContext,
+    next: () => Promise<unknown>,
+    timeoutMs: number,
+  ): Promise<unknown> {
     const deadline = new AbortController();
     const upstream = context.signal;
     const forward = () => deadline.abort(upstream?.reason);
