@@ -40,6 +40,7 @@ export class TenantEnvelopeCodec {
     const environment = state.environment ?? this.options.environment;
     if (environment !== undefined) envelope.environment = environment;
     if (state.strategy !== undefined) envelope.strategy = state.strategy;
+    if (state.traceparent !== undefined) envelope.traceparent = state.traceparent;
     return this.open(envelope);
   }
 

@@ -21,6 +21,7 @@ import { TenantWorkerHost } from './tenant-worker-host';
 import { createLocalContextCreator } from './job-context-creator';
 import { Inject } from '@nestjs/common';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
+import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 
 type Handler = (job: Job, token?: string, signal?: AbortSignal) => Promise<unknown>;
 type MutableJob = Job & { tenant?: TenantEnvelope };
@@ -159,7 +160,9 @@ export class TenantJobRunner {
   }
 
   private cancelled(reason: CancelReason, message: string, job: Job): UnrecoverableError {
-    this.logger.warn(`job ${job.id} (${job.queueName}/${job.name}) cancelled: ${reason}`);
+    this.logger.warn(
+      `${tenantLogFields(jobLogRef(job))} job ${job.id} (${job.queueName}/${job.name}) cancelled: ${reason}`,
+    );
     const error = new UnrecoverableError(formatCancelledReason(reason, message));
     (error as { cause?: unknown }).cause = reason;
     return error;
