@@ -23,3 +23,4 @@ export type { TenantBulkJob } from './producer';
 export { InMemoryTenantDirectory, TenantQueueTestingModule, TenantQueueTesting } from './testing';
 export type { TestJob, TestJobState } from './testing';
 export * from './scheduler';
+export * from './metrics';

@@ -36,6 +36,12 @@ import {
   resolveTenantQueueOptions,
 } from './tenant-queue.options';
 import { TenantQueueRedis } from './tenant-queue.redis';
+import { METRICS_SINK_PROVIDER } from './metrics/metrics-sink.provider';
+import { MetricsSink } from './metrics/metrics-sink.interface';
+import { TENANT_QUEUE_METRICS_OPTIONS, resolveMetricsOptions } from './metrics/metrics.options';
+import { TenantMetricsGauges } from './metrics/tenant-metrics.gauges';
+import { TenantMetricsRecorder } from './metrics/tenant-metrics.recorder';
+import { TenantQueueInspector } from './metrics/tenant-queue-inspector.service';
 import { TenantQueueRegistry } from './tenant-queue.registry';
 import { ScheduleStore } from './scheduler/schedule.store';
 import { ScheduleTicker } from './scheduler/schedule-ticker';
@@ -106,6 +112,15 @@ const TENANT_QUEUE_REDIS_FEATURE_PROVIDERS: Provider[] = [
   ScheduleTicker,
   TenantScheduler,
   TenantCronExplorer,
+  {
+    provide: TENANT_QUEUE_METRICS_OPTIONS,
+    useFactory: resolveMetricsOptions,
+    inject: [TENANT_QUEUE_MODULE_OPTIONS],
+  },
+  METRICS_SINK_PROVIDER,
+  TenantMetricsRecorder,
+  TenantMetricsGauges,
+  TenantQueueInspector,
 ];
 
 @Module({})
@@ -119,7 +134,13 @@ class TenantQueueFeatureModule {}
 @Module({
   imports: [ClsModule, DiscoveryModule],
   providers: [...TENANT_QUEUE_CORE_PROVIDERS, ...TENANT_QUEUE_REDIS_FEATURE_PROVIDERS],
-  exports: [...TENANT_QUEUE_CORE_EXPORTS, TenantScheduler, DeadLetters],
+  exports: [
+    ...TENANT_QUEUE_CORE_EXPORTS,
+    TenantScheduler,
+    DeadLetters,
+    TenantQueueInspector,
+    MetricsSink,
+  ],
 })
 export class TenantQueueModule extends ConfigurableTenantQueueModule implements NestModule {
   constructor(

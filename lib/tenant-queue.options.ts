@@ -99,6 +99,7 @@ class OptionsSchema {
   @IsOptional() @IsString() @MaxLength(32) environment?: string;
   @IsOptional() @IsBoolean() globalEnhancers?: boolean;
   @IsOptional() scheduler?: unknown;
+  @IsOptional() metrics?: unknown;
 }
 
 function check(schema: object, input: object, path: string): void {

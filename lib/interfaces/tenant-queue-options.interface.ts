@@ -1,5 +1,6 @@
 import type { ConnectionOptions } from 'bullmq';
 import { TenantActor } from './actor.interface';
+import { TenantQueueMetricsOptions } from '../metrics/metrics-options.interface';
 import { TenantSchedulerOptions } from './tenant-scheduler-options.interface';
 
 /** Strategy names tried, in order, to find the tenant of an HTTP request. */
@@ -77,4 +78,6 @@ export interface TenantQueueModuleOptions {
   globalEnhancers?: boolean;
   /** Tenant schedules and `@TenantCron`: tick interval, claim timeout, missed-run threshold. */
   scheduler?: TenantSchedulerOptions;
+  /** Metrics sink and tenant-label cardinality; see `TenantQueueMetricsOptions`. */
+  metrics?: TenantQueueMetricsOptions;
 }

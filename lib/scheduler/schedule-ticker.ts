@@ -46,6 +46,8 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
   private readonly anyZone = new Map<string, AnyZoneCron>();
   private running: Promise<SchedulerTickResult> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Epoch ms at which the last tick of this process finished (for health checks). */
+  lastTickAt: number | undefined;
 
   constructor(
     @Inject(TENANT_SCHEDULER_OPTIONS) readonly options: ResolvedTenantSchedulerOptions,
@@ -78,7 +80,10 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
 
   /** Runs one tick now; a tick already running in this process is joined, not doubled. */
   tick(): Promise<SchedulerTickResult> {
-    this.running ??= this.runTick().finally(() => (this.running = undefined));
+    this.running ??= this.runTick().finally(() => {
+      this.running = undefined;
+      this.lastTickAt = Date.now();
+    });
     return this.running;
   }
 
