@@ -176,7 +176,8 @@ describe('visibility: metrics, tenant-tagged logs, trace context, inspector', ()
       return metric.values
         .filter(
           (v) =>
-            v.metricName === `tenant_queue_scheduling_lag_seconds${suffix}` &&
+            (v as { metricName?: string }).metricName! ===
+              `tenant_queue_scheduling_lag_seconds${suffix}` &&
             v.labels.tenant === tenantLabel &&
             (le === undefined || String(v.labels.le) === le),
         )
@@ -190,12 +191,18 @@ describe('visibility: metrics, tenant-tagged logs, trace context, inspector', ()
     const run = await registry.getSingleMetric('tenant_queue_run_duration_seconds')!.get();
     const runCount = (t: string) =>
       run.values
-        .filter((v) => v.metricName.endsWith('_count') && v.labels.tenant === t)
+        .filter(
+          (v) =>
+            (v as { metricName?: string }).metricName!.endsWith('_count') && v.labels.tenant === t,
+        )
         .reduce((sum, v) => sum + v.value, 0);
     expect(runCount('acme')).toBe(10); // 5 + 2 + 2 + 1 attempts
     expect(runCount('globex')).toBe(5); // 3 + 2 attempts
     const slowRuns = run.values.find(
-      (v) => v.metricName.endsWith('_bucket') && v.labels.tenant === 'globex' && v.labels.le === 0.25,
+      (v) =>
+        (v as { metricName?: string }).metricName!.endsWith('_bucket') &&
+        v.labels.tenant === 'globex' &&
+        v.labels.le === 0.25,
     );
     expect(slowRuns?.value).toBe(3); // the two slow attempts ran ~300 ms, the others < 250 ms
 
@@ -244,6 +251,10 @@ describe('visibility: metrics, tenant-tagged logs, trace context, inspector', ()
       .expect(201);
     await waitFor(() => traces.length === 2, 'both trace jobs');
     expect(traces).toContainEqual({ tenantId: 'acme', traceId, traceparent });
-    expect(traces).toContainEqual({ tenantId: 'globex', traceId: undefined, traceparent: undefined });
+    expect(traces).toContainEqual({
+      tenantId: 'globex',
+      traceId: undefined,
+      traceparent: undefined,
+    });
   });
 });
