@@ -24,3 +24,4 @@ export { InMemoryTenantDirectory, TenantQueueTestingModule, TenantQueueTesting }
 export type { TestJob, TestJobState } from './testing';
 export * from './scheduler';
 export * from './metrics';
+export * from './dashboard';

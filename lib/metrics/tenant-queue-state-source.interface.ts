@@ -14,7 +14,8 @@ export interface TenantQueueLiveState {
  */
 export interface TenantQueueStateSource {
   handles(queue: string): boolean;
-  getTenant(queue: string, tenantId: string): Promise<TenantQueueLiveState>;
+  /** What the source knows; fields it leaves out come from the inspector's own counters. */
+  getTenant(queue: string, tenantId: string): Promise<Partial<TenantQueueLiveState>>;
 }
 
 export const TenantQueueStateSource = Symbol('TenantQueueStateSource');
