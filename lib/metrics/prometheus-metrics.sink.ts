@@ -2,6 +2,8 @@ import type * as PromClient from 'prom-client';
 import { MetricsSink, JobResult } from './metrics-sink.interface';
 import { LAG_BUCKETS_MS } from './lag-buckets';
 
+type Observer = { observe(value: number): void };
+
 const SECONDS = LAG_BUCKETS_MS.map((ms) => ms / 1000);
 
 /** Loads prom-client, or undefined when the optional peer dependency is not installed. */
@@ -86,16 +88,36 @@ export class PrometheusMetricsSink implements MetricsSink {
     );
   }
 
+  // Label children are cached: prom-client hashes a labels object on every unbound call.
+  private readonly children = new Map<string, { lag: Observer; runTime: Observer }>();
+  private readonly resultChildren = new Map<string, { inc(): void }>();
+
+  private child(queue: string, tenant: string) {
+    const key = `${queue}\u0000${tenant}`;
+    let child = this.children.get(key);
+    if (!child) {
+      child = { lag: this.lag.labels(queue, tenant), runTime: this.runTime.labels(queue, tenant) };
+      this.children.set(key, child);
+    }
+    return child;
+  }
+
   observeLag(queue: string, tenant: string, seconds: number): void {
-    this.lag.observe({ queue, tenant }, seconds);
+    this.child(queue, tenant).lag.observe(seconds);
   }
 
   observeRunTime(queue: string, tenant: string, seconds: number): void {
-    this.runTime.observe({ queue, tenant }, seconds);
+    this.child(queue, tenant).runTime.observe(seconds);
   }
 
   countResult(queue: string, tenant: string, result: JobResult, reason: string): void {
-    this.results.inc({ queue, tenant, result, reason });
+    const key = `${queue}\u0000${tenant}\u0000${result}\u0000${reason}`;
+    let child = this.resultChildren.get(key);
+    if (!child) {
+      child = this.results.labels(queue, tenant, result, reason);
+      this.resultChildren.set(key, child);
+    }
+    child.inc();
   }
 
   setBacklog(queue: string, tenant: string, value: number): void {

@@ -20,7 +20,8 @@ import {
 import { PreparedJob } from '../producer/job-dispatcher.interface';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
 import { TenantQueueRedis } from '../tenant-queue.redis';
-import { bucketOf } from './lag-buckets';
+import { LAG_BUCKETS_MS, bucketOf } from './lag-buckets';
+
 import { JobResult, MetricsSink } from './metrics-sink.interface';
 import {
   ResolvedMetricsOptions,
@@ -30,6 +31,8 @@ import {
 import { readyAtOf } from './ready-at';
 import { VisibilityBatch } from './visibility-batch';
 import { NO_TENANT, VisibilityKeys } from './visibility-keys';
+
+const BUCKET_FIELDS = Array.from({ length: LAG_BUCKETS_MS.length + 1 }, (_, i) => `b${i}`);
 
 /**
  * @internal Records every job's lag, run time and result: into the metrics sink at once, and
@@ -81,7 +84,7 @@ export class TenantMetricsRecorder
     return this.flushing;
   }
 
-  async run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
+  run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
     const { job, definition, envelope } = context;
     const startedAt = Date.now();
     const tenantId = envelope?.tenantId;
@@ -92,14 +95,20 @@ export class TenantMetricsRecorder
       const lagMs = Math.max(0, startedAt - readyAtOf(job, envelope));
       const batch = this.batchOf(definition);
       batch.started(job.id, tenant, startedAt);
-      batch.count(tenant, startedAt, `b${bucketOf(lagMs)}`);
+      batch.count(tenant, startedAt, BUCKET_FIELDS[bucketOf(lagMs)]);
       this.sink.observeLag(definition.name, label, lagMs / 1000);
     }
-    try {
-      return await next();
-    } finally {
+    const ran = () =>
       this.sink.observeRunTime(definition.name, label, (Date.now() - startedAt) / 1000);
+    let running: Promise<unknown>;
+    try {
+      running = next();
+    } catch (error) {
+      ran();
+      throw error;
     }
+    running.then(ran, ran);
+    return running;
   }
 
   attach(worker: Worker, definition: TenantQueueDefinition): void {

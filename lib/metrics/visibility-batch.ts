@@ -5,10 +5,19 @@ import { RedisClient } from '../tenant-queue.redis';
 import { VisibilityKeys } from './visibility-keys';
 
 const PENDING_LUA = readFileSync(join(__dirname, 'visibility-pending.lua'), 'utf8');
-const STARTED_KEEP_MS = 10 * 60_000;
+// Long enough for any other process's enqueue flush to arrive; short enough to stay small under load.
+const STARTED_KEEP_MS = 30_000;
 const TENANT_KEEP_MS = 24 * 60 * 60_000;
 const CHUNK = 500;
 const defined = new WeakSet<object>();
+
+interface TenantTally {
+  started: number;
+  done: number;
+  lastSeen: number;
+  /** minute -> hash field -> increment */
+  minutes: Map<number, Map<string, number>>;
+}
 
 type Pipeline = ChainableCommander & {
   tqVisPending(numberOfKeys: number, ...args: (string | number)[]): Pipeline;
@@ -22,54 +31,53 @@ type Pipeline = ChainableCommander & {
 export class VisibilityBatch {
   private pending: [jobId: string, tenant: string, readyAt: number][] = [];
   private starts: [jobId: string, tenant: string][] = [];
-  private minutes = new Map<string, Map<string, number>>();
-  private totals = new Map<string, number>();
-  private activity = new Map<string, number>();
+  private tenants = new Map<string, TenantTally>();
 
   constructor(readonly keys: VisibilityKeys) {}
 
   get empty(): boolean {
-    return this.activity.size === 0;
+    return this.tenants.size === 0;
   }
 
   enqueued(jobId: string, tenant: string, readyAt: number, now: number): void {
     this.pending.push([jobId, tenant, readyAt]);
-    this.activity.set(tenant, now);
+    this.tally(tenant, now);
   }
 
   started(jobId: string, tenant: string, now: number): void {
     this.starts.push([jobId, tenant]);
-    this.add(`${tenant}|started`, 1);
-    this.activity.set(tenant, now);
+    this.tally(tenant, now).started++;
   }
 
-  /** Adds to a field of the tenant-minute hash (`b<i>` lag buckets, results). */
-  count(tenant: string, now: number, field: string, by = 1): void {
-    const key = this.keys.minute(tenant, Math.floor(now / 60_000));
-    let fields = this.minutes.get(key);
-    if (!fields) this.minutes.set(key, (fields = new Map()));
-    fields.set(field, (fields.get(field) ?? 0) + by);
-    this.activity.set(tenant, now);
+  /** Adds one to a field of the tenant-minute hash (`b<i>` lag buckets, results). */
+  count(tenant: string, now: number, field: string): void {
+    const minute = Math.floor(now / 60_000);
+    const tally = this.tally(tenant, now);
+    let fields = tally.minutes.get(minute);
+    if (!fields) tally.minutes.set(minute, (fields = new Map()));
+    fields.set(field, (fields.get(field) ?? 0) + 1);
   }
 
   finished(tenant: string, now: number): void {
-    this.add(`${tenant}|done`, 1);
-    this.activity.set(tenant, now);
+    this.tally(tenant, now).done++;
   }
 
-  private add(field: string, by: number): void {
-    this.totals.set(field, (this.totals.get(field) ?? 0) + by);
+  private tally(tenant: string, now: number): TenantTally {
+    let tally = this.tenants.get(tenant);
+    if (!tally) {
+      tally = { started: 0, done: 0, lastSeen: now, minutes: new Map() };
+      this.tenants.set(tenant, tally);
+    } else tally.lastSeen = now;
+    return tally;
   }
 
   /** Writes and clears the batch; `ttlSeconds` bounds the tenant-minute hashes. */
   async flush(redis: RedisClient, now: number, ttlSeconds: number): Promise<void> {
     if (this.empty) return;
-    const { pending, starts, minutes, totals, activity } = this;
+    const { pending, starts, tenants } = this;
     this.pending = [];
     this.starts = [];
-    this.minutes = new Map();
-    this.totals = new Map();
-    this.activity = new Map();
+    this.tenants = new Map();
     if (!defined.has(redis)) {
       redis.defineCommand('tqVisPending', { lua: PENDING_LUA });
       defined.add(redis);
@@ -96,12 +104,16 @@ export class VisibilityBatch {
     }
     for (const [tenant, ids] of byTenant) pipe.zrem(keys.pending(tenant), ...ids);
     pipe.zremrangebyscore(keys.started, '-inf', now - STARTED_KEEP_MS);
-    for (const [key, fields] of minutes) {
-      for (const [field, by] of fields) pipe.hincrby(key, field, by);
-      pipe.expire(key, ttlSeconds);
+    for (const [tenant, tally] of tenants) {
+      for (const [minute, fields] of tally.minutes) {
+        const key = keys.minute(tenant, minute);
+        for (const [field, by] of fields) pipe.hincrby(key, field, by);
+        pipe.expire(key, ttlSeconds);
+      }
+      if (tally.started > 0) pipe.hincrby(keys.totals, `${tenant}|started`, tally.started);
+      if (tally.done > 0) pipe.hincrby(keys.totals, `${tenant}|done`, tally.done);
     }
-    for (const [field, by] of totals) pipe.hincrby(keys.totals, field, by);
-    pipe.zadd(keys.tenants, ...[...activity].flatMap(([tenant, at]) => [at, tenant]));
+    pipe.zadd(keys.tenants, ...[...tenants].flatMap(([tenant, t]) => [t.lastSeen, tenant]));
     pipe.zremrangebyscore(keys.tenants, '-inf', now - TENANT_KEEP_MS);
     const results = (await pipe.exec()) ?? [];
     const failed = results.find(([error]) => error);
