@@ -9,7 +9,9 @@ import {
   TenantQueueModule,
   TenantWorkerHost,
 } from '../lib';
+import { TenantMetricsGauges } from '../lib/metrics/tenant-metrics.gauges';
 import { TenantMetricsRecorder } from '../lib/metrics/tenant-metrics.recorder';
+import { Registry } from 'prom-client';
 import { redisConnection, uniquePrefix } from './support/redis-url';
 import { sleep, waitFor } from './support/wait';
 
@@ -23,14 +25,18 @@ class FloodProcessor extends TenantWorkerHost {
 @Module({ providers: [FloodProcessor] })
 class WorkerModule {}
 
-async function createApp(prefix: string, withWorker: boolean): Promise<INestApplication> {
+async function createApp(
+  prefix: string,
+  withWorker: boolean,
+  registry = new Registry(),
+): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
     imports: [
       ClsModule.forRoot({ global: true }),
       TenantQueueModule.forRoot({
         connection: redisConnection(),
         prefix,
-        metrics: { sink: false, flushIntervalMs: 100 },
+        metrics: { registry, flushIntervalMs: 100, gaugeIntervalMs: 0 },
       }),
       TenantQueueModule.registerQueue({ name: 'flood' }),
       ...(withWorker ? [WorkerModule] : []),
@@ -51,7 +57,8 @@ describe('TenantQueueInspector: two tenants under a flood', () => {
   });
 
   it('reports what was enqueued, then what ran, from any process', async () => {
-    producer = await createApp(prefix, false);
+    const registry = new Registry();
+    producer = await createApp(prefix, false, registry);
     const queue = producer.get<TenantQueue>('TenantQueue:flood');
     const tenant = producer.get(TenantContext);
     const inspector = producer.get(TenantQueueInspector);
@@ -77,6 +84,12 @@ describe('TenantQueueInspector: two tenants under a flood', () => {
       ['acme', 300],
       ['globex', 30],
     ]);
+
+    // The backlog gauge is refreshed from the same Redis figures.
+    await producer.get(TenantMetricsGauges).refresh();
+    const backlog = await registry.getSingleMetric('tenant_queue_backlog')!.get();
+    const gauge = (tenant: string) => backlog.values.find((v) => v.labels.tenant === tenant)?.value;
+    expect([gauge('acme'), gauge('globex')]).toEqual([300, 30]);
 
     // A second process drains the queue; the producer's inspector sees the result.
     worker = await createApp(prefix, true);
