@@ -30,3 +30,5 @@ export {
 export type { TestJob, TestJobState } from './testing';
 export * from './scheduler';
 export * from './fairness';
+export * from './metrics';
+export * from './dashboard';

@@ -20,6 +20,11 @@ import { JobCancellations } from './guards/job-cancellations';
 import { TenantJobGuardsStage } from './guards/tenant-job-guards.stage';
 import { FairGateRegistry } from './fairness/fair-gate.registry';
 import { TenantFairness } from './fairness/tenant-fairness.service';
+import { FairnessStateSource } from './fairness/fairness-state.source';
+import {
+  TenantQueueControls,
+  TenantQueueStateSource,
+} from './metrics/tenant-queue-state-source.interface';
 import { TenantRequiredGuard } from './guards/tenant-required.guard';
 import { TenantStatusService } from './guards/tenant-status.service';
 import { RegisterTenantQueueOptions } from './interfaces/register-queue-options.interface';
@@ -41,6 +46,12 @@ import {
   resolveTenantQueueOptions,
 } from './tenant-queue.options';
 import { TenantQueueRedis } from './tenant-queue.redis';
+import { METRICS_SINK_PROVIDER } from './metrics/metrics-sink.provider';
+import { MetricsSink } from './metrics/metrics-sink.interface';
+import { TENANT_QUEUE_METRICS_OPTIONS, resolveMetricsOptions } from './metrics/metrics.options';
+import { TenantMetricsGauges } from './metrics/tenant-metrics.gauges';
+import { TenantMetricsRecorder } from './metrics/tenant-metrics.recorder';
+import { TenantQueueInspector } from './metrics/tenant-queue-inspector.service';
 import { TenantQueueRegistry } from './tenant-queue.registry';
 import { ScheduleStore } from './scheduler/schedule.store';
 import { ScheduleTicker } from './scheduler/schedule-ticker';
@@ -105,6 +116,9 @@ export function mountTenantResolution(
 const TENANT_QUEUE_REDIS_FEATURE_PROVIDERS: Provider[] = [
   FairGateRegistry,
   TenantFairness,
+  FairnessStateSource,
+  { provide: TenantQueueStateSource, useExisting: FairnessStateSource },
+  { provide: TenantQueueControls, useExisting: FairnessStateSource },
   IdempotencyStage,
   DeadLetters,
   DeadLetterWorkerPlugin,
@@ -118,6 +132,15 @@ const TENANT_QUEUE_REDIS_FEATURE_PROVIDERS: Provider[] = [
   ScheduleTicker,
   TenantScheduler,
   TenantCronExplorer,
+  {
+    provide: TENANT_QUEUE_METRICS_OPTIONS,
+    useFactory: resolveMetricsOptions,
+    inject: [TENANT_QUEUE_MODULE_OPTIONS],
+  },
+  METRICS_SINK_PROVIDER,
+  TenantMetricsRecorder,
+  TenantMetricsGauges,
+  TenantQueueInspector,
 ];
 
 @Module({})
@@ -131,7 +154,16 @@ class TenantQueueFeatureModule {}
 @Module({
   imports: [ClsModule, DiscoveryModule],
   providers: [...TENANT_QUEUE_CORE_PROVIDERS, ...TENANT_QUEUE_REDIS_FEATURE_PROVIDERS],
-  exports: [...TENANT_QUEUE_CORE_EXPORTS, TenantScheduler, DeadLetters, TenantFairness],
+  exports: [
+    ...TENANT_QUEUE_CORE_EXPORTS,
+    TenantScheduler,
+    DeadLetters,
+    TenantFairness,
+    TenantQueueInspector,
+    MetricsSink,
+    TenantQueueStateSource,
+    TenantQueueControls,
+  ],
 })
 export class TenantQueueModule extends ConfigurableTenantQueueModule implements NestModule {
   constructor(

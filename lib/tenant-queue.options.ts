@@ -108,6 +108,7 @@ class OptionsSchema {
   @IsOptional() scheduler?: unknown;
   @IsOptional() envelope?: unknown;
   @IsOptional() guards?: unknown;
+  @IsOptional() metrics?: unknown;
 }
 
 function check(schema: object, input: object, path: string): void {

@@ -14,7 +14,7 @@ import {
   TenantQueueDefinition,
 } from './interfaces/register-queue-options.interface';
 import { TenantJobPipeline } from './processor/tenant-job-pipeline';
-import { JobDispatcher } from './producer/job-dispatcher.interface';
+import { JobDispatcher, PreparedJob } from './producer/job-dispatcher.interface';
 import { TenantQueue } from './producer/tenant-queue';
 import { bullPrefixFor } from './tenant-queue.constants';
 import { Messages } from './tenant-queue.messages';
@@ -48,7 +48,15 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
     if (this.queues.has(definition.name)) return this.queues.get(definition.name)!;
     const bullQueue = this.createBullQueue(definition);
     const dispatcher = () => this.dispatcherFor(definition);
-    const queue = new TenantQueue(definition, bullQueue, this.context, this.codec, dispatcher);
+    const written = (jobs: PreparedJob[]) => this.pipeline.notifyEnqueued(definition, jobs);
+    const queue = new TenantQueue(
+      definition,
+      bullQueue,
+      this.context,
+      this.codec,
+      dispatcher,
+      written,
+    );
     this.queues.set(definition.name, queue);
     return queue;
   }

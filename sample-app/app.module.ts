@@ -3,6 +3,7 @@ import { ClsModule } from 'nestjs-cls';
 import { TenantQueueModule } from '../lib';
 import { ContainmentDemoModule } from './containment';
 import { FairnessDemoModule } from './fairness/fairness-demo.module';
+import { VisibilityDemoModule } from './visibility';
 import { GuardsDemoModule, guardsDemoPorts } from './guards/guards-demo.module';
 import { SchedulesDemoModule } from './schedules/schedules.module';
 import { ThumbnailsModule } from './thumbnails/thumbnails.module';
@@ -33,6 +34,7 @@ export class AppModule {
         ContainmentDemoModule,
         GuardsDemoModule,
         FairnessDemoModule,
+        VisibilityDemoModule.register({ path: 'admin/queues' }),
       ],
     };
   }

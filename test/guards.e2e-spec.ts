@@ -196,7 +196,7 @@ describe('job guards re-check tenant, entitlement and actor before every handler
       reason: 'TENANT_SUSPENDED',
       tenantId: 't-susp',
     });
-    expect(warnings.some((line) => line.includes('tenant t-susp'))).toBe(true);
+    expect(warnings.some((line) => line.includes('tenant=t-susp'))).toBe(true);
   });
 
   it('cancels the job of a deleted tenant (TENANT_DELETED)', async () => {

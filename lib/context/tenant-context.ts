@@ -51,6 +51,16 @@ export class TenantContext {
     return this.state()?.environment;
   }
 
+  /** W3C `traceparent` of the request, or of the request that enqueued the running job. */
+  get traceparent(): string | undefined {
+    return this.state()?.traceparent;
+  }
+
+  /** The trace id (32 hex) of `traceparent`, for logs and trace lookups. */
+  get traceId(): string | undefined {
+    return this.traceparent?.slice(3, 35);
+  }
+
   /** The envelope of the job being processed; undefined in HTTP requests. */
   get envelope(): TenantEnvelope | undefined {
     return this.state()?.envelope;

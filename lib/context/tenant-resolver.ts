@@ -2,6 +2,7 @@ import { BadRequestException, Inject, Injectable } from '@nestjs/common';
 import { Messages } from '../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
 import { TenantResolverName } from '../interfaces/tenant-queue-options.interface';
+import { TRACEPARENT } from '../envelope/tenant-envelope.dto';
 import { TenantState } from './tenant-state';
 
 /** Strategies whose input exists only after routing or authentication. */
@@ -27,7 +28,10 @@ export class TenantResolver {
    */
   begin(req: any): TenantState {
     const header = req?.headers?.[this.options.correlationHeader];
+    const traceparent = req?.headers?.traceparent;
     const state: TenantState = {
+      traceparent:
+        typeof traceparent === 'string' && TRACEPARENT.test(traceparent) ? traceparent : undefined,
       correlationId:
         typeof header === 'string' && CORRELATION.test(header)
           ? header

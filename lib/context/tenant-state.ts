@@ -9,6 +9,8 @@ export interface TenantState {
   locale?: string;
   environment?: string;
   strategy?: TenantResolutionStrategy;
+  /** W3C trace context carried from the HTTP request into the job. */
+  traceparent?: string;
   /** The envelope of the job being processed (worker side only). */
   envelope?: TenantEnvelope;
   /** HTTP request whose tenant and actor are resolved on first read (after auth and routing). */
@@ -26,6 +28,7 @@ export function stateFromEnvelope(envelope: TenantEnvelope): TenantState {
     locale: envelope.locale,
     environment: envelope.environment,
     strategy: envelope.strategy,
+    traceparent: envelope.traceparent,
     envelope,
   };
 }

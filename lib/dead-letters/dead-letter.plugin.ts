@@ -7,6 +7,7 @@ import { TenantProcessorOptions } from '../processor/tenant-processor.decorator'
 import { TenantQueueRegistry } from '../tenant-queue.registry';
 import { DeadLetters } from './dead-letters.service';
 import { DeadLettersScript } from './dead-letters.script';
+import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 
 const SWEEP_INTERVAL_MS = 30_000;
 /** How far back each sweep looks past the last one, for failures written by skewed clocks. */
@@ -37,14 +38,20 @@ export class DeadLetterWorkerPlugin implements WorkerPlugin {
       if (!job || job.finishedOn === undefined || parseCancelReason(job.failedReason)) return;
       this.deadLetters
         .record(definition, job, true, error)
-        .catch((e: Error) => this.logger.error(`dead letter of job ${job.id}: ${e.message}`));
+        .catch((e: Error) =>
+          this.logger.error(
+            `${tenantLogFields(jobLogRef(job))} dead letter of job ${job.id}: ${e.message}`,
+          ),
+        );
     });
     let sweeping: Promise<void> | undefined;
     const sweep = () => {
       sweeping ??= this.sweep(definition)
         .then(() => undefined)
         .catch((e: Error) =>
-          this.logger.error(`dead-letter sweep of ${definition.name}: ${e.message}`),
+          this.logger.error(
+            `${tenantLogFields()} dead-letter sweep of ${definition.name}: ${e.message}`,
+          ),
         )
         .finally(() => (sweeping = undefined));
     };

@@ -18,6 +18,7 @@ import {
   DeadLetterQuery,
 } from './dead-letter.interface';
 import { DeadLettersScript } from './dead-letters.script';
+import { tenantLogFields } from '../context/tenant-log-fields';
 
 const MAX_LIMIT = 100;
 
@@ -154,7 +155,7 @@ export class DeadLetters {
     );
     if (outcome !== 1) return undefined;
     this.logger.warn(
-      `job ${letter.jobId} (${letter.queue}/${letter.name}) of tenant ${letter.tenantId} ` +
+      `${tenantLogFields({ tenantId: letter.tenantId, jobId: letter.jobId, correlationId: letter.envelope.correlationId })} job ${letter.jobId} (${letter.queue}/${letter.name}) of tenant ${letter.tenantId} ` +
         `dead-lettered: ${letter.reason} after ${letter.attempts} attempt(s)`,
     );
     this.emit(letter);
@@ -167,7 +168,9 @@ export class DeadLetters {
         Promise.resolve()
           .then(() => listener(letter))
           .catch((error: unknown) =>
-            this.logger.error(`onDeadLetter listener threw: ${(error as Error)?.message}`),
+            this.logger.error(
+              `${tenantLogFields({ jobId: letter.jobId })} onDeadLetter listener threw: ${(error as Error)?.message}`,
+            ),
           ),
       );
     }

@@ -79,6 +79,7 @@ describe('TenantEnvelopeCodec signing', () => {
       'en-GB',
       null,
       'header',
+      null,
     ]);
   });
 

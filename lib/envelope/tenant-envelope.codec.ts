@@ -41,6 +41,7 @@ export class TenantEnvelopeCodec {
     const environment = state.environment ?? this.options.environment;
     if (environment !== undefined) envelope.environment = environment;
     if (state.strategy !== undefined) envelope.strategy = state.strategy;
+    if (state.traceparent !== undefined) envelope.traceparent = state.traceparent;
     const valid = this.validate(envelope);
     const [secret] = this.options.envelope.secrets;
     if (secret !== undefined) valid.sig = signEnvelope(valid, secret);

@@ -17,6 +17,11 @@ const SAFE_TEXT = /^[\x21-\x7e]+$/;
 /** A UTC instant as `Date.prototype.toISOString()` writes it. */
 const ISO_INSTANT = /^\d{4}-[01]\d-[0-3]\dT[0-2]\d:[0-5]\d:[0-5]\d(\.\d{1,3})?Z$/;
 
+/**
+ * W3C `traceparent` (version 00): trace id and parent id in lowercase hex, neither all zeros.
+ */
+export const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
+
 /** class-validator schema of the `_tenant` envelope; the tenant id pattern is checked apart. */
 export class TenantEnvelopeDto implements TenantEnvelope {
   @IsIn([1]) v!: 1;
@@ -38,6 +43,7 @@ export class TenantEnvelopeDto implements TenantEnvelope {
   @Matches(SAFE_TEXT)
   environment?: string;
   @IsOptional() @IsIn(STRATEGIES) strategy?: TenantResolutionStrategy;
+  @IsOptional() @Matches(TRACEPARENT) traceparent?: string;
   @IsOptional() @Matches(/^[A-Za-z0-9_-]{43}$/) sig?: string;
 }
 
@@ -52,5 +58,6 @@ export const ENVELOPE_FIELDS: readonly (keyof TenantEnvelope)[] = [
   'locale',
   'environment',
   'strategy',
+  'traceparent',
   'sig',
 ];

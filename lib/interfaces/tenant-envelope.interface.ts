@@ -24,6 +24,8 @@ export interface TenantEnvelope {
   locale?: string;
   environment?: string;
   strategy?: TenantResolutionStrategy;
+  /** W3C trace context of the request (or job) that enqueued this job. */
+  traceparent?: string;
   /** HMAC-SHA256 of the canonical envelope, when `envelope.secret` is configured. */
   sig?: string;
 }

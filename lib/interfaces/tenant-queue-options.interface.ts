@@ -1,5 +1,6 @@
 import type { ConnectionOptions } from 'bullmq';
 import { TenantActor } from './actor.interface';
+import { TenantQueueMetricsOptions } from '../metrics/metrics-options.interface';
 import { TenantSchedulerOptions } from './tenant-scheduler-options.interface';
 
 /** Strategy names tried, in order, to find the tenant of an HTTP request. */
@@ -109,4 +110,6 @@ export interface TenantQueueModuleOptions {
   envelope?: TenantEnvelopeOptions;
   /** Caching and timeouts of the job guards' calls to the application ports. */
   guards?: TenantGuardOptions;
+  /** Metrics sink and tenant-label cardinality; see `TenantQueueMetricsOptions`. */
+  metrics?: TenantQueueMetricsOptions;
 }

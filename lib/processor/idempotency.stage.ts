@@ -7,6 +7,7 @@ import { IDEMPOTENT_METADATA, IdempotentOptions } from './idempotent.decorator';
 import { IdempotencyScript } from './idempotency.script';
 import { JobRunContext, JobStage, TenantJobPipeline } from './tenant-job-pipeline';
 import { TenantWorkerHost } from './tenant-worker-host';
+import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 
 const DEFAULT_TTL = 86_400_000;
 const DEFAULT_LEASE = 30_000;
@@ -53,7 +54,9 @@ export class IdempotencyStage implements JobStage {
     const token = randomUUID();
     const claim = await this.script.claim(keys, token, lease);
     if (claim.state === 'done') {
-      this.logger.log(`job ${job.id} skipped: run ${runId} of ${tenant} already completed`);
+      this.logger.log(
+        `${tenantLogFields(jobLogRef(job))} job ${job.id} skipped: run ${runId} of ${tenant} already completed`,
+      );
       return claim.result;
     }
     if (claim.state === 'busy') {

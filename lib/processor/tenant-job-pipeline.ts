@@ -3,7 +3,7 @@ import type { Worker } from 'bullmq';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
 import { TenantEnvelope } from '../interfaces/tenant-envelope.interface';
 import { TenantJob } from '../interfaces/tenant-job.interface';
-import { JobDispatcher, directDispatcher } from '../producer/job-dispatcher.interface';
+import { JobDispatcher, PreparedJob, directDispatcher } from '../producer/job-dispatcher.interface';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
 
@@ -34,6 +34,9 @@ export interface WorkerPlugin {
   attach(worker: Worker, definition: TenantQueueDefinition, options: TenantProcessorOptions): void;
 }
 
+/** Told about jobs a `TenantQueue` has just written (after dispatch); must not throw or block. */
+export type EnqueueObserver = (definition: TenantQueueDefinition, jobs: PreparedJob[]) => void;
+
 /**
  * @internal Where features plug into the job path. Features register in their constructor or
  * `onModuleInit`; workers start at bootstrap, after every registration.
@@ -49,6 +52,17 @@ export class TenantJobPipeline {
   useStage(stage: JobStage): void {
     this.stageList.push(stage);
     this.stageList.sort((a, b) => a.order - b.order);
+  }
+
+  private readonly enqueueObservers: EnqueueObserver[] = [];
+
+  useEnqueueObserver(observer: EnqueueObserver): void {
+    this.enqueueObservers.push(observer);
+  }
+
+  /** @internal Called by `TenantQueue` after a successful dispatch. */
+  notifyEnqueued(definition: TenantQueueDefinition, jobs: PreparedJob[]): void {
+    for (const observer of this.enqueueObservers) observer(definition, jobs);
   }
 
   useWorkerPlugin(plugin: WorkerPlugin): void {

@@ -22,6 +22,7 @@ import { TenantWorkerHost } from './tenant-worker-host';
 import { createLocalContextCreator } from './job-context-creator';
 import { Inject } from '@nestjs/common';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
+import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 
 type Handler = (job: Job, token?: string, signal?: AbortSignal) => Promise<unknown>;
 type MutableJob = Job & { tenant?: TenantEnvelope };
@@ -183,9 +184,8 @@ export class TenantJobRunner {
   }
 
   private cancelled(reason: CancelReason, message: string, job: Job): UnrecoverableError {
-    const tenant = (job as MutableJob).tenant?.tenantId ?? '-';
     this.logger.warn(
-      `job ${job.id} (${job.queueName}/${job.name}) tenant ${tenant} cancelled: ${reason}`,
+      `${tenantLogFields(jobLogRef(job))} job ${job.id} (${job.queueName}/${job.name}) cancelled: ${reason}`,
     );
     const error = new UnrecoverableError(formatCancelledReason(reason, message));
     (error as { cause?: unknown }).cause = reason;

@@ -11,6 +11,7 @@ import { TenantJobRunner } from './tenant-job.runner';
 import { TenantProcessorMetadataAccessor } from './tenant-processor.metadata-accessor';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
+import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 
 /** Finds every `@TenantProcessor` at bootstrap and starts one BullMQ worker for it. */
 @Injectable()
@@ -65,7 +66,9 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
         prefix: queue.definition.bullPrefix,
       },
     );
-    worker.on('error', (error) => this.logger.error(`worker ${queue.name}: ${error.message}`));
+    worker.on('error', (error) =>
+      this.logger.error(`${tenantLogFields()} worker ${queue.name}: ${error.message}`),
+    );
     for (const plugin of this.pipeline.workerPlugins)
       plugin.attach(worker, queue.definition, options);
     this.bindEvents(host, worker);
@@ -90,7 +93,7 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
             .then(() => (host as any)[method](...args))
             .catch((error: Error) =>
               this.logger.error(
-                `@OnTenantWorkerEvent('${event}') ${method} threw: ${error?.message}`,
+                `${tenantLogFields(jobLogRef(job as never))} @OnTenantWorkerEvent('${event}') ${method} threw: ${error?.message}`,
               ),
             );
         });

@@ -30,6 +30,8 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     private readonly codec: TenantEnvelopeCodec,
     /** Resolved on first write, so features that register late still claim the queue. */
     private readonly dispatcherOf: () => JobDispatcher,
+    /** Told about every write after dispatch (visibility counters). */
+    private readonly onWritten?: (jobs: PreparedJob[]) => void,
   ) {}
 
   private dispatcher: JobDispatcher | undefined;
@@ -107,6 +109,7 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
   private async write(jobs: PreparedJob[]): Promise<EnqueuedJob[]> {
     this.dispatcher ??= this.dispatcherOf();
     await this.dispatcher.dispatch(this.bullQueue, jobs);
+    this.onWritten?.(jobs);
     return jobs.map((job) => ({
       id: job.opts.jobId,
       name: job.name,

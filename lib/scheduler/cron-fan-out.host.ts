@@ -9,6 +9,7 @@ import { tenantCronJobId } from './schedule-job-id';
 import { FanOutJobData, ScheduleTicker } from './schedule-ticker';
 import { TenantCronMetadata } from './tenant-cron.decorator';
 import { isValidTimezone } from './zoned-cron';
+import { tenantLogFields } from '../context/tenant-log-fields';
 
 /**
  * @internal Runs a `@TenantCron` fan-out job: pages through the active tenants and enqueues one
@@ -32,7 +33,9 @@ export class CronFanOutHost extends TenantWorkerHost {
     const data = job.data;
     const cron = this.crons.get(data.name);
     if (!cron) {
-      this.logger.warn(`fan-out of unknown @TenantCron "${data.name}" ignored (not in this app)`);
+      this.logger.warn(
+        `${tenantLogFields()} fan-out of unknown @TenantCron "${data.name}" ignored (not in this app)`,
+      );
       return { tenants: 0, jobs: 0 };
     }
     const queue = this.registry.getQueue(cron.queue);
@@ -60,7 +63,9 @@ export class CronFanOutHost extends TenantWorkerHost {
       for (const result of await Promise.allSettled(adds)) {
         if (result.status === 'fulfilled') jobs++;
         else if (result.reason instanceof InvalidTenantIdError) {
-          this.logger.error(`@TenantCron "${data.name}": ${result.reason.message}`);
+          this.logger.error(
+            `${tenantLogFields()} @TenantCron "${data.name}": ${result.reason.message}`,
+          );
         } else failure ??= result.reason;
       }
       cursor = page.nextCursor;
@@ -101,7 +106,9 @@ export class CronFanOutHost extends TenantWorkerHost {
     if (typeof zone === 'string' && isValidTimezone(zone)) return zone;
     if (!this.warnedZones.has(String(zone))) {
       this.warnedZones.add(String(zone));
-      this.logger.warn(`tenant ${tenant.id} has an unknown time zone "${zone}"; using UTC`);
+      this.logger.warn(
+        `${tenantLogFields({ tenantId: tenant.id })} tenant ${tenant.id} has an unknown time zone "${zone}"; using UTC`,
+      );
     }
     return 'UTC';
   }
@@ -110,7 +117,7 @@ export class CronFanOutHost extends TenantWorkerHost {
     for (const [zone, plan] of plans) {
       if (plan.missed === 0 || plan.tenants === 0) continue;
       this.logger.warn(
-        `@TenantCron "${data.name}" (${zone}): ${plan.missed}${plan.missedExact ? '' : '+'} ` +
+        `${tenantLogFields()} @TenantCron "${data.name}" (${zone}): ${plan.missed}${plan.missedExact ? '' : '+'} ` +
           `missed run(s) for each of ${plan.tenants} tenant(s); policy "${data.missed}" ` +
           `runs ${plan.caughtUp} of them`,
       );

@@ -18,6 +18,7 @@ import {
   TENANT_SCHEDULER_OPTIONS,
 } from './tenant-scheduler.options';
 import { ZonedCron, isValidTimezone } from './zoned-cron';
+import { tenantLogFields } from '../context/tenant-log-fields';
 
 /** Data of a `@TenantCron` fan-out job: settle every occurrence in [from, to]. */
 export interface FanOutJobData {
@@ -45,6 +46,8 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
   private readonly anyZone = new Map<string, AnyZoneCron>();
   private running: Promise<SchedulerTickResult> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Epoch ms at which the last tick of this process finished (for health checks). */
+  lastTickAt: number | undefined;
 
   constructor(
     @Inject(TENANT_SCHEDULER_OPTIONS) readonly options: ResolvedTenantSchedulerOptions,
@@ -62,7 +65,9 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
   start(): void {
     if (!this.options.enabled || this.timer) return;
     this.timer = setInterval(() => {
-      this.tick().catch((error: Error) => this.logger.error(`tick failed: ${error.message}`));
+      this.tick().catch((error: Error) =>
+        this.logger.error(`${tenantLogFields()} tick failed: ${error.message}`),
+      );
     }, this.options.tickInterval);
     this.timer.unref();
   }
@@ -75,7 +80,10 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
 
   /** Runs one tick now; a tick already running in this process is joined, not doubled. */
   tick(): Promise<SchedulerTickResult> {
-    this.running ??= this.runTick().finally(() => (this.running = undefined));
+    this.running ??= this.runTick().finally(() => {
+      this.running = undefined;
+      this.lastTickAt = Date.now();
+    });
     return this.running;
   }
 
@@ -126,7 +134,7 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
     const stale = await this.store.recover(now, lease, this.options.batchSize);
     if (stale.length > 0) {
       this.logger.warn(
-        `re-sending ${stale.length} claimed occurrence(s) left by a stopped instance`,
+        `${tenantLogFields()} re-sending ${stale.length} claimed occurrence(s) left by a stopped instance`,
       );
       result.recovered = stale.length;
       await this.deliver(stale, result);
@@ -169,7 +177,9 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
     try {
       return await this.planOf(id, expected, schedule, now);
     } catch (error) {
-      this.logger.error(`schedule ${id} cannot be computed, removed from the due index: ${error}`);
+      this.logger.error(
+        `${tenantLogFields()} schedule ${id} cannot be computed, removed from the due index: ${error}`,
+      );
       return { claim: { id, expected, next: null, members: [] } };
     }
   }
@@ -208,7 +218,7 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
       plan.missed > 0 && (schedule.kind === 'tenant' || plan.runs.length === 0)
         ? () =>
             this.logger.warn(
-              `${owner}: ${plan.missed}${plan.missedExact ? '' : '+'} missed run(s); ` +
+              `${tenantLogFields({ tenantId: schedule.tenantId })} ${owner}: ${plan.missed}${plan.missedExact ? '' : '+'} missed run(s); ` +
                 `policy "${schedule.missed}" runs ${plan.caughtUp} of them`,
             )
         : undefined;
@@ -239,7 +249,7 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
           done.push(member);
         } catch (error) {
           this.logger.error(
-            `cannot enqueue ${member} (retried later): ${(error as Error).message}`,
+            `${tenantLogFields()} cannot enqueue ${member} (retried later): ${(error as Error).message}`,
           );
         }
       }),

@@ -16,6 +16,7 @@ import { ScheduleTicker } from './schedule-ticker';
 import { TENANT_CRON_METADATA, TenantCronMetadata } from './tenant-cron.decorator';
 import { TenantCronHandler, TenantCronHost } from './tenant-cron.host';
 import { MAX_CATCH_UP, MISSED_POLICIES, SCHEDULE_KEY_PATTERN } from './tenant-schedule.dto';
+import { tenantLogFields } from '../context/tenant-log-fields';
 
 type Cron = TenantCronMetadata & { queue: string };
 
@@ -129,7 +130,7 @@ export class TenantCronExplorer implements OnApplicationBootstrap {
         if (unchanged && (await this.store.nextRun(ids[i])) !== null) return;
         await this.store.put(ids[i], schedule, await this.ticker.nextRunOf(schedule, now));
         this.logger.log(
-          `@TenantCron "${cron.name}" scheduled (${cron.expression}, ${cron.timezone})`,
+          `${tenantLogFields()} @TenantCron "${cron.name}" scheduled (${cron.expression}, ${cron.timezone})`,
         );
       }),
     );
@@ -146,7 +147,9 @@ export class TenantCronExplorer implements OnApplicationBootstrap {
       connection: this.options.connection,
       prefix: queue.definition.bullPrefix,
     });
-    worker.on('error', (error) => this.logger.error(`worker ${name}: ${error.message}`));
+    worker.on('error', (error) =>
+      this.logger.error(`${tenantLogFields()} worker ${name}: ${error.message}`),
+    );
     for (const plugin of this.pipeline.workerPlugins)
       plugin.attach(worker, queue.definition, options);
     host.attachWorker(worker);

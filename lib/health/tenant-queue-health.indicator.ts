@@ -1,0 +1,84 @@
+import { Injectable } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { HealthIndicatorService } from '@nestjs/terminus';
+import { ScheduleTicker } from '../scheduler/schedule-ticker';
+import { TenantQueueRedis } from '../tenant-queue.redis';
+import { TenantQueueRegistry } from '../tenant-queue.registry';
+
+/** Options of `TenantQueueHealthIndicator.check`. */
+export interface TenantQueueHealthOptions {
+  /**
+   * How long Redis may take to answer PING (ms).
+   * @default 1000
+   */
+  timeoutMs?: number;
+  /**
+   * The scheduler is down when its last tick is older than this many tick intervals.
+   * @default 5
+   */
+  missedTicks?: number;
+}
+
+/**
+ * `@nestjs/terminus` health indicator (optional peer dependency, so it is not in the main
+ * barrel: import it from `nestjs-tenant-queue/dist/health`). Up when Redis answers PING, every
+ * worker this process started is running, and the scheduler ticked recently.
+ */
+@Injectable()
+export class TenantQueueHealthIndicator {
+  private readonly createdAt = Date.now();
+
+  constructor(
+    private readonly health: HealthIndicatorService,
+    private readonly redis: TenantQueueRedis,
+    private readonly registry: TenantQueueRegistry,
+    private readonly moduleRef: ModuleRef,
+  ) {}
+
+  async check<const Key extends string = 'tenantQueue'>(
+    key: Key = 'tenantQueue' as Key,
+    options: TenantQueueHealthOptions = {},
+  ) {
+    const session = this.health.check(key);
+    const redis = await this.ping(options.timeoutMs ?? 1000);
+    const workers: Record<string, 'running' | 'paused' | 'stopped'> = {};
+    for (const name of this.registry.getQueueNames()) {
+      const worker = this.registry.getWorker(name);
+      if (!worker) continue;
+      workers[name] = worker.isPaused() ? 'paused' : worker.isRunning() ? 'running' : 'stopped';
+    }
+    const scheduler = this.scheduler(options.missedTicks ?? 5);
+    const up =
+      redis === 'up' &&
+      Object.values(workers).every((state) => state !== 'stopped') &&
+      scheduler !== 'stalled';
+    const data = { redis, workers, scheduler };
+    return up ? session.up(data) : session.down(data);
+  }
+
+  private async ping(timeoutMs: number): Promise<string> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const timeout = new Promise<string>((resolve) => {
+        timer = setTimeout(() => resolve(`no answer within ${timeoutMs} ms`), timeoutMs);
+      });
+      const reply = await Promise.race([this.redis.client.ping(), timeout]);
+      return reply === 'PONG' ? 'up' : String(reply);
+    } catch (error) {
+      return (error as Error).message;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private scheduler(missedTicks: number): 'ticking' | 'starting' | 'stalled' | 'off' {
+    const ticker = this.moduleRef.get(ScheduleTicker, { strict: false });
+    if (!ticker?.options.enabled) return 'off';
+    const limit = ticker.options.tickInterval * missedTicks;
+    const last = ticker.lastTickAt ?? this.createdAt;
+    if (Date.now() - last <= Math.max(limit, 1000)) {
+      return ticker.lastTickAt === undefined ? 'starting' : 'ticking';
+    }
+    return 'stalled';
+  }
+}

@@ -1,0 +1,13 @@
+export { TenantQueueInspector } from './tenant-queue-inspector.service';
+export type {
+  TenantQueueStats,
+  TenantLagStats,
+  TenantResultCounts,
+  TenantListQuery,
+} from './tenant-queue-stats.interface';
+export { MetricsSink, noopMetricsSink } from './metrics-sink.interface';
+export type { JobResult } from './metrics-sink.interface';
+export type { TenantQueueMetricsOptions } from './metrics-options.interface';
+export { TenantQueueStateSource, TenantQueueControls } from './tenant-queue-state-source.interface';
+export type { TenantQueueLiveState } from './tenant-queue-state-source.interface';
+export { LAG_BUCKETS_MS } from './lag-buckets';

@@ -1,0 +1,29 @@
+/** Live per-tenant state of a queue, as a fair gate knows it. */
+export interface TenantQueueLiveState {
+  /** Jobs waiting (in the gate and in BullMQ). */
+  backlog: number;
+  /** Jobs started (or admitted) and not finished. */
+  inFlight: number;
+  paused: boolean;
+  slowLane: boolean;
+}
+
+/**
+ * Where `TenantQueueInspector` reads backlog, in-flight, paused and slow-lane state for queues
+ * that have a fair gate. Queues it does not handle use the inspector's own counters.
+ */
+export interface TenantQueueStateSource {
+  handles(queue: string): boolean;
+  /** What the source knows; fields it leaves out come from the inspector's own counters. */
+  getTenant(queue: string, tenantId: string): Promise<Partial<TenantQueueLiveState>>;
+}
+
+export const TenantQueueStateSource = Symbol('TenantQueueStateSource');
+
+/** Pause and resume one tenant on one queue (the dashboard's buttons call these). */
+export interface TenantQueueControls {
+  pause(queue: string, tenantId: string): Promise<void>;
+  resume(queue: string, tenantId: string): Promise<void>;
+}
+
+export const TenantQueueControls = Symbol('TenantQueueControls');

@@ -1,0 +1,50 @@
+/** Lag percentiles (ms) over the inspector's window; null when no job started in it. */
+export interface TenantLagStats {
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
+  /** Jobs whose first start fell in the window. */
+  samples: number;
+  windowMinutes: number;
+}
+
+/** Attempt results over the inspector's window (see `JobResult`). */
+export interface TenantResultCounts {
+  completed: number;
+  failed: number;
+  timedOut: number;
+  cancelled: number;
+  deadLettered: number;
+}
+
+/** One tenant on one queue, as every process in the cluster sees it (read from Redis). */
+export interface TenantQueueStats {
+  queue: string;
+  tenantId: string;
+  /** Jobs waiting to start (delayed ones included). */
+  backlog: number;
+  /** Jobs started and not finished (retries waiting for their backoff included). */
+  inFlight: number;
+  /** Age (ms) of the oldest job waiting to start that is due; 0 when none. */
+  oldestWaitingMs: number;
+  lag: TenantLagStats;
+  /** The larger of `oldestWaitingMs` and the window's p95 lag: how late this tenant is now. */
+  currentLagMs: number;
+  results: TenantResultCounts;
+  /** Dead letters kept for the tenant on this queue now. */
+  deadLetters: number;
+  paused: boolean;
+  slowLane: boolean;
+  /** `fair-gate` when backlog/in-flight/paused come from the queue's fair gate. */
+  source: 'fair-gate' | 'counters';
+}
+
+export interface TenantListQuery {
+  /** Only this queue (default: every registered queue). */
+  queue?: string;
+  /**
+   * Most recently active tenants looked at per queue, then ordered by `currentLagMs`.
+   * @default 100 (at most 1000)
+   */
+  limit?: number;
+}

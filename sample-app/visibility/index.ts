@@ -1,0 +1,2 @@
+export { VisibilityDemoModule } from './visibility-demo.module';
+export type { VisibilityDemoOptions } from './visibility-demo.module';
