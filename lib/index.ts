@@ -29,3 +29,4 @@ export {
 } from './testing';
 export type { TestJob, TestJobState } from './testing';
 export * from './scheduler';
+export * from './fairness';

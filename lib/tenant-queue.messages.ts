@@ -96,6 +96,19 @@ export const Messages = {
     'it is not signed, and this worker requires signed envelopes (envelope.secret)',
   badSignature: () =>
     'its signature does not match any configured envelope.secret (altered, or signed with a retired secret)',
+  tenantBacklogFull: (queue: string, tenantId: string, backlog: number, limit: number) =>
+    `Tenant "${tenantId}" already has ${backlog} jobs waiting on fair queue "${queue}" (maxBacklog ` +
+    `${limit}); nothing was enqueued. Retry later, or raise registerQueue({ fairness: { maxBacklog } }).`,
+  fairnessOff: (queue: string) =>
+    `Queue "${queue}" has no fairness. Register it with registerQueue({ name: '${queue}', fairness: {} }) ` +
+    `to use TenantFairness on it.`,
+  invalidFairnessValue: (what: string, why: string) =>
+    `Invalid ${what}: ${why}. Pass a finite number in range, or null to clear the runtime override.`,
+  slowLaneEnter: (queue: string, tenantId: string, failures: number) =>
+    `tenant ${tenantId} entered the slow lane of queue "${queue}" after ${failures} failures; ` +
+    `it gets a reduced share until its failures drop.`,
+  slowLaneLeave: (queue: string, tenantId: string, failures: number) =>
+    `tenant ${tenantId} left the slow lane of queue "${queue}" (${failures} recent failures).`,
 };
 
 function truncate(value: unknown): unknown {

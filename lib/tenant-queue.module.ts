@@ -18,6 +18,8 @@ import { TenantResolver } from './context/tenant-resolver';
 import { TenantEnvelopeCodec } from './envelope/tenant-envelope.codec';
 import { JobCancellations } from './guards/job-cancellations';
 import { TenantJobGuardsStage } from './guards/tenant-job-guards.stage';
+import { FairGateRegistry } from './fairness/fair-gate.registry';
+import { TenantFairness } from './fairness/tenant-fairness.service';
 import { TenantRequiredGuard } from './guards/tenant-required.guard';
 import { TenantStatusService } from './guards/tenant-status.service';
 import { RegisterTenantQueueOptions } from './interfaces/register-queue-options.interface';
@@ -101,6 +103,8 @@ export function mountTenantResolution(
 
 /** Features that keep their state in Redis; the testing module leaves them out. */
 const TENANT_QUEUE_REDIS_FEATURE_PROVIDERS: Provider[] = [
+  FairGateRegistry,
+  TenantFairness,
   IdempotencyStage,
   DeadLetters,
   DeadLetterWorkerPlugin,
@@ -127,7 +131,7 @@ class TenantQueueFeatureModule {}
 @Module({
   imports: [ClsModule, DiscoveryModule],
   providers: [...TENANT_QUEUE_CORE_PROVIDERS, ...TENANT_QUEUE_REDIS_FEATURE_PROVIDERS],
-  exports: [...TENANT_QUEUE_CORE_EXPORTS, TenantScheduler, DeadLetters],
+  exports: [...TENANT_QUEUE_CORE_EXPORTS, TenantScheduler, DeadLetters, TenantFairness],
 })
 export class TenantQueueModule extends ConfigurableTenantQueueModule implements NestModule {
   constructor(

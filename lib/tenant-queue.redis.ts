@@ -12,13 +12,16 @@ export type RedisClient = Redis | Cluster;
 @Injectable()
 export class TenantQueueRedis implements OnApplicationShutdown {
   private current: RedisClient | undefined;
+  private closed = false;
 
   constructor(
     @Inject(TENANT_QUEUE_OPTIONS)
     private readonly options: ResolvedTenantQueueOptions,
   ) {}
 
+  /** The client; throws after shutdown, so late callers never open a connection nobody closes. */
   get client(): RedisClient {
+    if (this.closed) throw new Error('TenantQueueRedis is closed (the application has shut down).');
     this.current ??= this.open();
     return this.current;
   }
@@ -35,6 +38,7 @@ export class TenantQueueRedis implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.closed = true;
     const client = this.current;
     this.current = undefined;
     if (client && client.status !== 'end') {

@@ -8,6 +8,7 @@ import { Queue, Worker } from 'bullmq';
 import { TenantContext } from './context/tenant-context';
 import { TenantEnvelopeCodec } from './envelope/tenant-envelope.codec';
 import { InvalidTenantQueueOptionsError, UnknownTenantQueueError } from './errors';
+import { isFairnessOn, resolveFairnessOptions } from './fairness/fairness-options';
 import {
   RegisterTenantQueueOptions,
   TenantQueueDefinition,
@@ -103,6 +104,7 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
         ),
       );
     }
+    if (isFairnessOn(input.fairness)) resolveFairnessOptions(input.name, input.fairness!);
     return {
       name: input.name,
       tenantScoped: input.tenantScoped ?? true,
@@ -114,6 +116,7 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
       },
       bullPrefix: bullPrefixFor(this.options.prefix, input.name),
       deadLetterCap: input.deadLetterCap ?? DEFAULT_DEAD_LETTER_CAP,
+      fairness: input.fairness,
     };
   }
 }

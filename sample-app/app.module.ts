@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ClsModule } from 'nestjs-cls';
 import { TenantQueueModule } from '../lib';
 import { ContainmentDemoModule } from './containment';
+import { FairnessDemoModule } from './fairness/fairness-demo.module';
 import { GuardsDemoModule, guardsDemoPorts } from './guards/guards-demo.module';
 import { SchedulesDemoModule } from './schedules/schedules.module';
 import { ThumbnailsModule } from './thumbnails/thumbnails.module';
@@ -31,6 +32,7 @@ export class AppModule {
         SchedulesDemoModule.register(),
         ContainmentDemoModule,
         GuardsDemoModule,
+        FairnessDemoModule,
       ],
     };
   }

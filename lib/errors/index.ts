@@ -14,3 +14,4 @@ export * from './dead-letter-not-found.error';
 export * from './tenant-not-active.error';
 export * from './port-not-configured.error';
 export * from './tenant-port-unavailable.error';
+export * from './tenant-backlog-full.error';

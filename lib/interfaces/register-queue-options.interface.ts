@@ -1,4 +1,5 @@
 import type { BackoffOptions, JobsOptions } from 'bullmq';
+import type { TenantFairnessOptions } from '../fairness/tenant-fairness-options.interface';
 
 export interface RegisterTenantQueueOptions {
   /** Queue name: letters, digits, `_`, `-`, `.`; no `:`. */
@@ -30,6 +31,11 @@ export interface RegisterTenantQueueOptions {
    * @default 1000
    */
   deadLetterCap?: number;
+  /**
+   * Fair share across tenants for this queue (`true` for the defaults). Off when absent.
+   * @default undefined
+   */
+  fairness?: TenantFairnessOptions | boolean;
 }
 
 /** A registered queue with its defaults filled in. */
@@ -42,4 +48,6 @@ export interface TenantQueueDefinition {
   bullPrefix: string;
   /** Most dead letters kept per tenant (default 1000). */
   deadLetterCap?: number;
+  /** Fairness options as registered (validated at bootstrap by the fair gate). */
+  fairness?: TenantFairnessOptions | boolean;
 }

@@ -1,0 +1,116 @@
+import 'reflect-metadata';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { INestApplicationContext } from '@nestjs/common';
+import { Job, Queue, Worker } from 'bullmq';
+import { ClsModule } from 'nestjs-cls';
+import {
+  TenantContext,
+  TenantFairnessOptions,
+  TenantJob,
+  TenantProcessor,
+  TenantQueueModule,
+  TenantQueueRegistry,
+  TenantWorkerHost,
+} from '../../lib';
+
+export interface BenchJob {
+  t0: number;
+  tenant: string;
+}
+
+/** What every bench job does; set by each scenario before its workers run. */
+export const work = { handle: (_data: BenchJob) => undefined as void };
+
+export function busy(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
+
+export interface Side {
+  label: string;
+  /** Enqueues `count` jobs of one tenant, in bulk. */
+  enqueue(tenant: string, count: number): Promise<void>;
+  /** Starts consuming (workers are created paused). */
+  run(): void;
+  close(): Promise<void>;
+}
+
+const chunks = (count: number, size: number) =>
+  Array.from({ length: Math.ceil(count / size) }, (_, i) => Math.min(size, count - i * size));
+
+/** Plain BullMQ: one queue, one worker, FIFO. */
+export async function plainSide(connection: object, concurrency: number): Promise<Side> {
+  const name = `plain${Math.random().toString(36).slice(2, 8)}`;
+  const queue = new Queue(name, { connection });
+  const worker = new Worker(name, async (job: Job<BenchJob>) => work.handle(job.data), {
+    connection,
+    concurrency,
+    autorun: false,
+    removeOnComplete: { count: 0 },
+  });
+  await worker.waitUntilReady();
+  return {
+    label: 'plain BullMQ',
+    async enqueue(tenant, count) {
+      for (const size of chunks(count, 1000)) {
+        const t0 = Date.now();
+        await queue.addBulk(
+          Array.from({ length: size }, () => ({ name: 'w', data: { t0, tenant } })),
+        );
+      }
+    },
+    run: () => void worker.run(),
+    async close() {
+      await worker.close(true);
+      await queue.close();
+    },
+  };
+}
+
+/** This module, with or without fairness: producer and consumer in one Nest app. */
+export async function moduleSide(
+  connection: object,
+  concurrency: number,
+  fairness: TenantFairnessOptions | false,
+): Promise<Side> {
+  @TenantProcessor('bench', { concurrency, autorun: false, removeOnComplete: { count: 0 } })
+  class BenchProcessor extends TenantWorkerHost {
+    async process(job: TenantJob<BenchJob>) {
+      return work.handle(job.data);
+    }
+  }
+
+  @Module({
+    imports: [
+      ClsModule.forRoot({ global: true }),
+      TenantQueueModule.forRoot({
+        connection,
+        prefix: `b${Math.random().toString(36).slice(2, 8)}`,
+      }),
+      TenantQueueModule.registerQueue({ name: 'bench', fairness: fairness || undefined }),
+    ],
+    providers: [BenchProcessor],
+  })
+  class BenchModule {}
+
+  const app: INestApplicationContext = await NestFactory.createApplicationContext(BenchModule, {
+    logger: ['error', 'warn'],
+  });
+  const registry = app.get(TenantQueueRegistry);
+  const queue = registry.getQueue<BenchJob>('bench');
+  const context = app.get(TenantContext);
+  return {
+    label: fairness ? `module, fairness on ${JSON.stringify(fairness)}` : 'module, fairness off',
+    async enqueue(tenant, count) {
+      for (const size of chunks(count, 2000)) {
+        const t0 = Date.now();
+        await context.run(tenant, () =>
+          queue.addBulk(Array.from({ length: size }, () => ({ name: 'w', data: { t0, tenant } }))),
+        );
+      }
+    },
+    run: () => void registry.getWorker('bench')!.run(),
+    close: () => app.close(),
+  };
+}

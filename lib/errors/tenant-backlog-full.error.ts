@@ -1,0 +1,13 @@
+import { TenantQueueError } from './tenant-queue.error';
+
+/** A tenant's backlog in a fair queue is at its `maxBacklog`; nothing of the call was written. */
+export class TenantBacklogFullError extends TenantQueueError {
+  constructor(
+    readonly queue: string,
+    readonly tenantId: string,
+    readonly backlog: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}

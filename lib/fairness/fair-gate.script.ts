@@ -1,0 +1,37 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RedisClient } from '../tenant-queue.redis';
+
+type Arg = string | number;
+
+/** The fair gate's Lua commands, registered once per client with `defineCommand`. */
+export interface FairCommands {
+  tqFairEnqueue(...args: Arg[]): Promise<[string, string[] | string, number?]>;
+  tqFairRelease(...args: Arg[]): Promise<[Arg[], string[]]>;
+  tqFairAck(...args: Arg[]): Promise<number>;
+  tqFairTick(...args: Arg[]): Promise<[Arg[], string[]]>;
+  tqFairAdmin(...args: Arg[]): Promise<unknown[]>;
+}
+
+const read = (file: string) => readFileSync(join(__dirname, 'lua', file), 'utf8');
+
+const SCRIPTS: Record<keyof FairCommands, string> = {
+  tqFairEnqueue: 'fair-enqueue.lua',
+  tqFairRelease: 'fair-release.lua',
+  tqFairAck: 'fair-ack.lua',
+  tqFairTick: 'fair-tick.lua',
+  tqFairAdmin: 'fair-admin.lua',
+};
+
+const defined = new WeakSet<object>();
+
+export function fairCommands(client: RedisClient): FairCommands {
+  if (!defined.has(client)) {
+    const prelude = read('fair-common.lua');
+    for (const [name, file] of Object.entries(SCRIPTS)) {
+      client.defineCommand(name, { numberOfKeys: 1, lua: `${prelude}\n${read(file)}` });
+    }
+    defined.add(client);
+  }
+  return client as unknown as FairCommands;
+}

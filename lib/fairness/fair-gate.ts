@@ -1,0 +1,258 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
+import type { Queue } from 'bullmq';
+import { TenantBacklogFullError } from '../errors';
+import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
+import { JobDispatcher, PreparedJob, directDispatcher } from '../producer/job-dispatcher.interface';
+import { Messages } from '../tenant-queue.messages';
+import { FairCommands } from './fair-gate.script';
+import { ResolvedFairnessOptions } from './fairness-options';
+import { SlowLaneEvent } from './slow-lane-event.interface';
+
+/** Final outcome of a job: completed, failed for good, or cancelled (not a tenant failure). */
+export type FairOutcome = 'c' | 'f' | 'x';
+
+/** Directory hints per tenant: [weight, cap], `false` where the directory says nothing. */
+export type FairHints = Record<string, [number | false, number | false]>;
+
+/** Bucket of jobs enqueued without a tenant (system jobs on a fair queue). */
+export const SYSTEM_TENANT = '_system';
+
+const ENQUEUE_CHUNK = 2000;
+
+export interface FairGateDeps {
+  commands: () => FairCommands;
+  bullQueue: () => Queue;
+  hints: (tenants: string[]) => Promise<FairHints>;
+  onSlowLane: (event: SlowLaneEvent) => void;
+  logger: Logger;
+}
+
+/**
+ * The fair gate of one queue. Jobs wait in per-tenant backlogs in Redis; every script call
+ * (enqueue, release, tick, admin) ends by admitting the next jobs in fair order, which this
+ * process then hands to BullMQ under their own job ids. No turn state lives in memory here.
+ */
+export class FairGate implements JobDispatcher {
+  readonly base: string;
+  private readonly config: string;
+  private readonly slowConfig: string;
+  private readonly jobPrefix: string;
+  private readonly consumerId = randomUUID();
+  private concurrency = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private pending: string[] = [];
+  private flushing: Promise<void> | undefined;
+  private ticking: Promise<void> | undefined;
+  private readonly sends = new Set<Promise<void>>();
+  private closed = false;
+
+  constructor(
+    readonly definition: TenantQueueDefinition,
+    readonly options: ResolvedFairnessOptions,
+    private readonly deps: FairGateDeps,
+  ) {
+    this.base = `${definition.bullPrefix}:~fair`;
+    this.jobPrefix = `${definition.bullPrefix}:${definition.name}:`;
+    this.config = JSON.stringify({
+      dw: options.defaultWeight,
+      dcap: options.defaultConcurrency,
+      k: options.maxConsecutive,
+      win: options.window,
+      minWin: options.minWindow,
+      lease: options.leaseMs,
+      slowShare: options.slowLane.share,
+    });
+    const slow = options.slowLane;
+    this.slowConfig = JSON.stringify({
+      threshold: slow.failureThreshold,
+      window: slow.windowMs,
+      recoverAt: slow.recoverAt,
+    });
+  }
+
+  private commands: FairCommands | undefined;
+
+  /** Taken once: after shutdown a call fails instead of opening a new connection. */
+  private get redis(): FairCommands {
+    this.commands ??= this.deps.commands();
+    return this.commands;
+  }
+
+  /** Enqueue path of the queue: into the tenants' backlogs, then whatever the window admits. */
+  async dispatch(queue: Queue, jobs: PreparedJob[]): Promise<void> {
+    // A delayed job would hold a slot while it waits: it goes to BullMQ directly.
+    const delayed = jobs.filter((job) => (job.opts.delay ?? 0) > 0);
+    const gated = delayed.length ? jobs.filter((job) => !((job.opts.delay ?? 0) > 0)) : jobs;
+    const tenants = [...new Set(gated.map((job) => job.tenantId ?? SYSTEM_TENANT))];
+    const hints = JSON.stringify(await this.deps.hints(tenants));
+    for (let start = 0; start < gated.length; start += ENQUEUE_CHUNK) {
+      const args: string[] = [];
+      for (const job of gated.slice(start, start + ENQUEUE_CHUNK)) {
+        const json = JSON.stringify({ n: job.name, d: job.data, o: job.opts });
+        args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, json);
+      }
+      const [status, second, third] = await this.redis.tqFairEnqueue(
+        this.base,
+        this.config,
+        this.options.dispatchBatch,
+        this.options.maxBacklog,
+        hints,
+        ...args,
+      );
+      if (status === 'full') {
+        const tenant = second as string;
+        const backlog = Number(third);
+        const limit = this.options.maxBacklog;
+        throw new TenantBacklogFullError(
+          this.definition.name,
+          tenant,
+          backlog,
+          Messages.tenantBacklogFull(this.definition.name, tenant, backlog, limit),
+        );
+      }
+      await this.send(second as string[]);
+    }
+    if (delayed.length) await directDispatcher.dispatch(queue, delayed);
+  }
+
+  /** A job reached its final outcome: free its slot (batched) and admit the next jobs. */
+  release(jobId: string, outcome: FairOutcome): void {
+    // After close the lease reaper of a live process frees the slot.
+    if (this.closed) return;
+    this.pending.push(jobId, outcome);
+    this.flushing ??= this.flush();
+  }
+
+  /** A local worker consumes this queue; its concurrency sizes the shared window. */
+  addConsumer(concurrency: number): void {
+    this.concurrency += Math.max(1, concurrency);
+    void this.tick();
+  }
+
+  start(): void {
+    if (this.timer || this.closed) return;
+    this.timer = setInterval(() => void this.tick(), this.options.tickMs);
+    this.timer.unref();
+    void this.tick();
+  }
+
+  /** Runs the upkeep script now (also on a timer): reaps leases, re-sends, dispatches. */
+  tick(leaving = false): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    if (this.ticking) return this.ticking;
+    const run = async () => {
+      try {
+        const ttl = this.options.tickMs * 3 + 2000;
+        const [events, jobs] = await this.redis.tqFairTick(
+          this.base,
+          this.config,
+          this.options.dispatchBatch,
+          this.slowConfig,
+          this.jobPrefix,
+          this.options.resendAfterMs,
+          this.consumerId,
+          leaving ? -1 : this.concurrency,
+          ttl,
+          this.options.windowPerSlot,
+        );
+        this.emit(events);
+        await this.send(jobs);
+      } catch (error) {
+        if (!this.closed) this.deps.logger.warn(`fair tick ${this.definition.name}: ${error}`);
+      } finally {
+        this.ticking = undefined;
+      }
+    };
+    this.ticking = run();
+    return this.ticking;
+  }
+
+  /** Runs an admin operation (weight, cap, pause, resume) and sends what it admits. */
+  async admin(tenantId: string, op: string, value = ''): Promise<unknown[]> {
+    const reply = await this.redis.tqFairAdmin(
+      this.base,
+      this.config,
+      this.options.dispatchBatch,
+      tenantId,
+      op,
+      value,
+    );
+    if (op !== 'get') await this.send((reply as [unknown, string[]])[1]);
+    return reply;
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.flushing;
+    await this.ticking;
+    if (this.concurrency > 0) await this.tick(true);
+    this.closed = true;
+    await Promise.all([...this.sends]);
+  }
+
+  private async flush(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0, 1000);
+      try {
+        const [events, jobs] = await this.redis.tqFairRelease(
+          this.base,
+          this.config,
+          this.options.dispatchBatch,
+          this.slowConfig,
+          ...batch,
+        );
+        this.emit(events);
+        void this.send(jobs);
+      } catch (error) {
+        // The leases of this batch expire and the reaper frees them.
+        this.deps.logger.warn(`fair release ${this.definition.name}: ${error}`);
+      }
+    }
+    this.flushing = undefined;
+  }
+
+  /** Hands admitted jobs to BullMQ without waiting for earlier sends; acks clear in-transit. */
+  private send(flat: string[]): Promise<void> {
+    if (!flat || flat.length === 0) return Promise.resolve();
+    const ids: string[] = [];
+    const jobs = [];
+    for (let i = 0; i < flat.length; i += 2) {
+      const job = JSON.parse(flat[i + 1]) as { n: string; d: object; o: object };
+      ids.push(flat[i]);
+      jobs.push({ name: job.n, data: job.d, opts: { ...job.o, jobId: flat[i] } });
+    }
+    const sent: Promise<void> = this.deps
+      .bullQueue()
+      .addBulk(jobs)
+      .then(() => this.redis.tqFairAck(this.base, this.config, ...ids))
+      .then(
+        () => undefined,
+        (error) => {
+          // Left in transit: the tick re-sends it under the same job id.
+          this.deps.logger.warn(`fair send ${this.definition.name}: ${error}`);
+        },
+      )
+      .finally(() => this.sends.delete(sent));
+    this.sends.add(sent);
+    return sent;
+  }
+
+  private emit(events: (string | number)[]): void {
+    for (let i = 0; i + 2 < events.length; i += 3) {
+      const event: SlowLaneEvent = {
+        queue: this.definition.name,
+        tenantId: String(events[i + 1]),
+        failures: Number(events[i + 2]),
+        state: events[i] === 'enter' ? 'entered' : 'left',
+      };
+      const log =
+        event.state === 'entered'
+          ? Messages.slowLaneEnter(event.queue, event.tenantId, event.failures)
+          : Messages.slowLaneLeave(event.queue, event.tenantId, event.failures);
+      this.deps.logger.warn(log);
+      this.deps.onSlowLane(event);
+    }
+  }
+}

@@ -1,0 +1,36 @@
+import { InvalidTenantQueueOptionsError } from '../errors';
+import { isFairnessOn, resolveFairnessOptions } from './fairness-options';
+
+describe('resolveFairnessOptions', () => {
+  it('fills in the documented defaults', () => {
+    expect(resolveFairnessOptions('q', true)).toMatchObject({
+      defaultWeight: 1,
+      maxConsecutive: 5,
+      defaultConcurrency: 0,
+      maxBacklog: 0,
+      window: 0,
+      windowPerSlot: 4,
+      slowLane: { failureThreshold: 20, windowMs: 60_000, share: 0.1, recoverAt: 10 },
+    });
+  });
+
+  it.each([
+    [{ maxConsecutive: 0 }, 'fairness.maxConsecutive'],
+    [{ defaultWeight: -1 }, 'fairness.defaultWeight'],
+    [{ defaultConcurrency: 1.5 }, 'fairness.defaultConcurrency'],
+    [{ slowLane: { share: 2 } }, 'fairness.slowLane.share'],
+    [{ slowLane: { failureThreshold: 4, recoverAt: 4 } }, 'fairness.slowLane.recoverAt'],
+    [{ maxBacklogg: 3 }, 'fairness.maxBacklogg'],
+  ])('rejects %j naming %s', (input, field) => {
+    const run = () => resolveFairnessOptions('q', input as never);
+    expect(run).toThrow(InvalidTenantQueueOptionsError);
+    expect(run).toThrow(`registerQueue(q).${field}`);
+  });
+
+  it('treats absent, false and enabled: false as off', () => {
+    expect(isFairnessOn(undefined)).toBe(false);
+    expect(isFairnessOn(false)).toBe(false);
+    expect(isFairnessOn({ enabled: false })).toBe(false);
+    expect(isFairnessOn({})).toBe(true);
+  });
+});

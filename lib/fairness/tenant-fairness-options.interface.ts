@@ -1,0 +1,96 @@
+/** Slow lane: a tenant whose jobs keep failing gets a smaller share until it recovers. */
+export interface TenantSlowLaneOptions {
+  /**
+   * Final failures (not cancellations) within `windowMs` that put a tenant in the slow lane.
+   * `0` turns the slow lane off.
+   * @default 20
+   */
+  failureThreshold?: number;
+  /**
+   * Length of the sliding failure window, in milliseconds.
+   * @default 60000
+   */
+  windowMs?: number;
+  /**
+   * Share of its normal weight a tenant keeps in the slow lane (`0.1` = one turn in ten).
+   * @default 0.1
+   */
+  share?: number;
+  /**
+   * The tenant leaves the slow lane when its failures within the window drop to this many.
+   * @default Math.floor(failureThreshold / 2)
+   */
+  recoverAt?: number;
+}
+
+/**
+ * Fair share across tenants for one queue (`registerQueue({ name, fairness })`). Jobs wait in a
+ * per-tenant backlog in Redis and are admitted into BullMQ in turns, so one tenant's flood no
+ * longer decides how long another tenant waits. Holds across every process and machine.
+ */
+export interface TenantFairnessOptions {
+  /**
+   * Turns fairness on for the queue.
+   * @default true
+   */
+  enabled?: boolean;
+  /**
+   * Weight of a tenant with none of its own (from `TenantDirectory` or `TenantFairness.setWeight`).
+   * A tenant of weight 3 gets three turns for each turn of a tenant of weight 1.
+   * @default 1
+   */
+  defaultWeight?: number;
+  /**
+   * At most this many jobs of one tenant are admitted in a row while another tenant waits. Keep
+   * it at least the largest weight ratio you use, or it caps that ratio.
+   * @default 5
+   */
+  maxConsecutive?: number;
+  /**
+   * Most jobs of one tenant admitted into BullMQ at once (waiting or running), across all
+   * workers and machines; `0` means no cap. A tenant's own `maxConcurrency` (directory) or
+   * `TenantFairness.setConcurrency` wins over it.
+   * @default 0
+   */
+  defaultConcurrency?: number;
+  /**
+   * Most jobs one tenant may have waiting in the gate; beyond it `add`/`addBulk` throw
+   * `TenantBacklogFullError` and write nothing. `0` means no limit.
+   * @default 0
+   */
+  maxBacklog?: number;
+  /**
+   * Jobs admitted into BullMQ at once, all tenants together. By default it follows the workers:
+   * `windowPerSlot` times the total concurrency of the live workers of the queue (at least
+   * `minWindow`). A small window keeps waits short; too small a window starves the workers.
+   */
+  window?: number;
+  /** @default 4 */
+  windowPerSlot?: number;
+  /** @default 16 */
+  minWindow?: number;
+  /**
+   * How long a slot is held without news before the reaper checks the job in BullMQ (a running
+   * or waiting job keeps its slot; a finished or vanished one gives it back).
+   * @default 30000
+   */
+  leaseMs?: number;
+  /**
+   * Period of each process's upkeep tick (lost signals, lease reaping, re-sends), in ms.
+   * @default 1000
+   */
+  tickMs?: number;
+  /**
+   * A job picked for BullMQ but not acknowledged after this long (its sender died) is re-sent
+   * under the same job id.
+   * @default 30000
+   */
+  resendAfterMs?: number;
+  /**
+   * Most jobs one script call admits.
+   * @default 200
+   */
+  dispatchBatch?: number;
+  /** Slow lane for failing tenants. `false` turns it off. */
+  slowLane?: TenantSlowLaneOptions | false;
+}

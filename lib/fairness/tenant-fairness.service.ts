@@ -1,0 +1,87 @@
+import { Injectable } from '@nestjs/common';
+import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
+import { InvalidTenantQueueOptionsError } from '../errors';
+import { Messages } from '../tenant-queue.messages';
+import { FairGateRegistry } from './fair-gate.registry';
+import { SlowLaneEvent } from './slow-lane-event.interface';
+import { TenantFairnessState } from './tenant-fairness-state.interface';
+
+const num = (value: unknown): number | null =>
+  value === null || value === undefined || value === false ? null : Number(value);
+
+/**
+ * Runtime API of the fair gate: read a tenant's backlog, in-flight count, weight, cap, pause and
+ * slow-lane state on a fair queue, and change weight, cap and pause. Changes live in Redis and
+ * apply at once in every process.
+ */
+@Injectable()
+export class TenantFairness {
+  constructor(
+    private readonly gates: FairGateRegistry,
+    private readonly codec: TenantEnvelopeCodec,
+  ) {}
+
+  async getTenant(queue: string, tenantId: string): Promise<TenantFairnessState> {
+    const gate = this.gates.get(queue);
+    this.codec.assertTenantId(tenantId);
+    const [w, dw, cap, dcap, inf, paused, slow, backlog, failures] = await gate.admin(
+      tenantId,
+      'get',
+    );
+    const weightOverride = num(w);
+    const concurrencyOverride = num(cap);
+    return {
+      queue,
+      tenantId,
+      backlog: Number(backlog),
+      inFlight: Math.max(0, Number(inf ?? 0)),
+      weight: weightOverride ?? num(dw) ?? gate.options.defaultWeight,
+      weightOverride,
+      concurrency: concurrencyOverride ?? num(dcap) ?? gate.options.defaultConcurrency,
+      concurrencyOverride,
+      paused: paused === '1',
+      slowLane: slow === '1',
+      recentFailures: Number(failures),
+    };
+  }
+
+  /** Sets a tenant's weight on a queue at run time (`null` goes back to directory/default). */
+  async setWeight(queue: string, tenantId: string, weight: number | null): Promise<void> {
+    if (weight !== null && !(Number.isFinite(weight) && weight > 0 && weight <= 1e6)) {
+      throw new InvalidTenantQueueOptionsError(
+        Messages.invalidFairnessValue('weight', 'it must be > 0 and <= 1000000'),
+      );
+    }
+    await this.change(queue, tenantId, 'weight', weight);
+  }
+
+  /** Sets a tenant's concurrency cap at run time (0 = none; `null` goes back to the default). */
+  async setConcurrency(queue: string, tenantId: string, max: number | null): Promise<void> {
+    if (max !== null && !(Number.isInteger(max) && max >= 0)) {
+      throw new InvalidTenantQueueOptionsError(
+        Messages.invalidFairnessValue('concurrency', 'it must be an integer >= 0'),
+      );
+    }
+    await this.change(queue, tenantId, 'cap', max);
+  }
+
+  /** Stops admitting a tenant's jobs on a queue (running ones finish); they wait in its backlog. */
+  async pause(queue: string, tenantId: string): Promise<void> {
+    await this.change(queue, tenantId, 'pause', null);
+  }
+
+  async resume(queue: string, tenantId: string): Promise<void> {
+    await this.change(queue, tenantId, 'resume', null);
+  }
+
+  /** Listens for slow-lane changes seen by this process; returns an unsubscribe function. */
+  onSlowLane(listener: (event: SlowLaneEvent) => void): () => void {
+    return this.gates.onSlowLane(listener);
+  }
+
+  private async change(queue: string, tenantId: string, op: string, value: number | null) {
+    const gate = this.gates.get(queue);
+    this.codec.assertTenantId(tenantId);
+    await gate.admin(tenantId, op, value === null ? '' : String(value));
+  }
+}

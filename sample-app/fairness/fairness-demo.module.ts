@@ -1,0 +1,32 @@
+import { Logger, Module, OnModuleInit } from '@nestjs/common';
+import { TenantFairness, TenantQueueModule } from '../../lib';
+import { IMPORTS_QUEUE, ImportProcessor } from './import.processor';
+import { ImportsController } from './imports.controller';
+
+/**
+ * Fair share demo: a fair `imports` queue (each tenant at most 2 chunks admitted at once, at most
+ * 5 in a row), big imports split into chunk jobs with `addChunked`, and slow-lane changes logged.
+ * Start a 200,000-row import for one tenant, then a small one for another: the small one finishes
+ * while the big one is still running.
+ */
+@Module({
+  imports: [
+    TenantQueueModule.registerQueue({
+      name: IMPORTS_QUEUE,
+      fairness: { defaultConcurrency: 2, maxConsecutive: 5, maxBacklog: 10_000 },
+    }),
+  ],
+  controllers: [ImportsController],
+  providers: [ImportProcessor],
+})
+export class FairnessDemoModule implements OnModuleInit {
+  private readonly logger = new Logger('FairnessDemo');
+
+  constructor(private readonly fairness: TenantFairness) {}
+
+  onModuleInit(): void {
+    this.fairness.onSlowLane((event) =>
+      this.logger.warn(`tenant ${event.tenantId} ${event.state} the slow lane of ${event.queue}`),
+    );
+  }
+}

@@ -1,0 +1,49 @@
+import { Body, Controller, Get, Param, Post, Put } from '@nestjs/common';
+import {
+  InjectTenantQueue,
+  TenantContext,
+  TenantFairness,
+  TenantQueue,
+  addChunked,
+} from '../../lib';
+import { IMPORTS_QUEUE, ImportChunk } from './import.processor';
+
+/**
+ * `POST /imports {"rows": 200000}` with `x-tenant-id` splits one big import into chunk jobs;
+ * `GET /imports/fairness/:tenantId` shows that tenant's backlog, in-flight, weight and state.
+ */
+@Controller('imports')
+export class ImportsController {
+  constructor(
+    @InjectTenantQueue(IMPORTS_QUEUE) private readonly queue: TenantQueue<ImportChunk>,
+    private readonly fairness: TenantFairness,
+    private readonly tenant: TenantContext,
+  ) {}
+
+  @Post()
+  async start(@Body() body: { rows?: number; importId?: string }) {
+    const importId = body.importId ?? `imp-${Date.now().toString(36)}`;
+    const jobs = await addChunked(
+      this.queue,
+      'import-chunk',
+      { total: Math.min(Number(body.rows ?? 10_000), 1_000_000) },
+      {
+        chunkSize: 1000,
+        jobIdPrefix: importId,
+        data: (chunk) => ({ importId, offset: chunk.offset, size: chunk.size }),
+      },
+    );
+    return { importId, tenantId: this.tenant.tenantId, chunks: jobs.length };
+  }
+
+  @Get('fairness/:tenantId')
+  state(@Param('tenantId') tenantId: string) {
+    return this.fairness.getTenant(IMPORTS_QUEUE, tenantId);
+  }
+
+  @Put('fairness/:tenantId/weight')
+  async weight(@Param('tenantId') tenantId: string, @Body() body: { weight: number | null }) {
+    await this.fairness.setWeight(IMPORTS_QUEUE, tenantId, body.weight);
+    return this.fairness.getTenant(IMPORTS_QUEUE, tenantId);
+  }
+}

@@ -1,0 +1,100 @@
+import { ChildProcess, fork } from 'node:child_process';
+import { join } from 'node:path';
+import { TestingModule } from '@nestjs/testing';
+import IORedis from 'ioredis';
+import { TenantContext, TenantFairness, TenantQueueRegistry } from '../lib';
+import { bootFairApp } from './fixtures/fairness-app';
+import { FAIR_TEST_OPTIONS, recordKeys } from './fixtures/fairness-shared';
+import { uniquePrefix } from './support/redis-url';
+import { waitFor } from './support/wait';
+
+const prefix = uniquePrefix('mp');
+const keys = recordKeys(prefix);
+const workers: ChildProcess[] = [];
+let producer: TestingModule;
+let redis: IORedis;
+
+function startWorker(): Promise<ChildProcess> {
+  const child = fork(join(__dirname, 'fixtures', 'fairness-worker.ts'), [], {
+    execArgv: ['-r', 'ts-node/register/transpile-only'],
+    env: { ...process.env, TQ_PREFIX: prefix, TQ_CONCURRENCY: '3' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  workers.push(child);
+  return new Promise((resolve, reject) => {
+    child.once('message', () => resolve(child));
+    child.once('exit', (code) => reject(new Error(`worker exited early (${code})`)));
+  });
+}
+
+async function enqueue(tenantId: string, count: number, ms: number): Promise<string[]> {
+  const queue = producer.get(TenantQueueRegistry).getQueue<{ ms: number }>('fair');
+  const jobs = Array.from({ length: count }, () => ({ name: 'work', data: { ms } }));
+  const added = await producer.get(TenantContext).run(tenantId, () => queue.addBulk(jobs));
+  return added.map((job) => job.id);
+}
+
+describe('fair gate across three worker processes (real Redis)', () => {
+  beforeAll(async () => {
+    redis = new IORedis(process.env.REDIS_URL!);
+    producer = await bootFairApp({ prefix, fairness: FAIR_TEST_OPTIONS, concurrency: 0 });
+    await Promise.all([startWorker(), startWorker(), startWorker()]);
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const child of workers) {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+    await producer?.close();
+    await redis?.quit();
+  });
+
+  it('never exceeds a tenant cap cluster-wide', async () => {
+    const fairness = producer.get(TenantFairness);
+    await fairness.setConcurrency('fair', 'capB', 3);
+    const ids = [
+      ...(await enqueue('capA', 30, 40)),
+      ...(await enqueue('capB', 30, 40)),
+      ...(await enqueue('capC', 30, 40)),
+    ];
+    await waitFor(async () => (await redis.hlen(keys.done)) === ids.length, 'all 90 jobs', 30_000);
+    const max = await redis.hgetall(keys.max);
+    expect(Number(max.capA)).toBe(2);
+    expect(Number(max.capB)).toBe(3);
+    expect(Number(max.capC)).toBe(2);
+    const runners = new Set(Object.values(await redis.hgetall(keys.runner)));
+    expect(runners.size).toBe(3);
+  });
+
+  it('completes every job exactly once when a worker is SIGKILLed mid-job, and frees its slots', async () => {
+    const fairness = producer.get(TenantFairness);
+    await fairness.setConcurrency('fair', 'killA', 3);
+    await fairness.setConcurrency('fair', 'killB', 3);
+    const ids = [...(await enqueue('killA', 20, 400)), ...(await enqueue('killB', 20, 400))];
+    const victim = workers[0];
+    await waitFor(async () => {
+      const runner = await redis.hmget(keys.runner, ...ids);
+      const running = await redis.hmget(keys.done, ...ids);
+      return runner.some((pid, i) => pid === String(victim.pid) && running[i] === null);
+    }, 'the victim to run a job');
+    victim.kill('SIGKILL');
+    await waitFor(
+      async () => (await redis.hlen(keys.done)) >= 90 + ids.length,
+      'all 40 jobs',
+      40_000,
+    );
+    const done = await redis.hmget(keys.done, ...ids);
+    expect(done.every((count) => count === '1')).toBe(true);
+    await waitFor(
+      async () =>
+        (await fairness.getTenant('fair', 'killA')).inFlight === 0 &&
+        (await fairness.getTenant('fair', 'killB')).inFlight === 0,
+      'slots back',
+    );
+    const more = await enqueue('killA', 6, 10);
+    await waitFor(async () => {
+      const counts = await redis.hmget(keys.done, ...more);
+      return counts.every((count) => count === '1');
+    }, 'jobs after the crash');
+  }, 60_000);
+});

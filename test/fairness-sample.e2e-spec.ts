@@ -1,0 +1,51 @@
+import { INestApplication, Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { ClsModule } from 'nestjs-cls';
+import request from 'supertest';
+import { TenantQueueModule } from '../lib';
+import { FairnessDemoModule } from '../sample-app/fairness/fairness-demo.module';
+import { redisConnection, uniquePrefix } from './support/redis-url';
+import { waitFor } from './support/wait';
+
+describe('sample FairnessDemoModule over HTTP', () => {
+  let app: INestApplication;
+
+  beforeAll(async () => {
+    @Module({
+      imports: [
+        ClsModule.forRoot({ global: true }),
+        TenantQueueModule.forRoot({ connection: redisConnection(), prefix: uniquePrefix() }),
+        FairnessDemoModule,
+      ],
+    })
+    class SampleModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [SampleModule] }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('splits an import into chunk jobs and serves a small tenant beside a big one', async () => {
+    const big = await request(app.getHttpServer())
+      .post('/imports')
+      .set('x-tenant-id', 'big')
+      .send({ rows: 200_000, importId: 'big-import' })
+      .expect(201);
+    expect(big.body).toMatchObject({ tenantId: 'big', chunks: 200 });
+    await request(app.getHttpServer())
+      .post('/imports')
+      .set('x-tenant-id', 'small')
+      .send({ rows: 2_000, importId: 'small-import' })
+      .expect(201);
+    await waitFor(async () => {
+      const res = await request(app.getHttpServer()).get('/imports/fairness/small');
+      return res.body.backlog === 0 && res.body.inFlight === 0;
+    }, 'the small import to finish');
+    const state = await request(app.getHttpServer()).get('/imports/fairness/big').expect(200);
+    expect(state.body.backlog).toBeGreaterThan(150);
+    expect(state.body.inFlight).toBeLessThanOrEqual(2);
+  });
+});
