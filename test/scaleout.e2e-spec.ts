@@ -120,13 +120,20 @@ describe('4 worker processes and 2 producer processes on one Redis, fair queue',
     expect(noisyBefore).toBeLessThan(NOISY / 2);
   });
 
-  it('leaves no backlog and no held slot behind', async () => {
+  it('leaves no backlog, no held slot and no per-tenant gate key behind', async () => {
     const fairness = app.get(TenantFairness);
+    const { bullPrefix } = app.get(TenantQueueRegistry).getQueue(SCALEOUT_QUEUE).definition;
     for (const tenant of ['noisy', 'capped', ...LIGHT, 'doomed', 'suspended']) {
       await waitFor(async () => {
         const state = await fairness.getTenant(SCALEOUT_QUEUE, tenant);
         return state.backlog === 0 && state.inFlight === 0;
       }, `tenant ${tenant} to hold nothing`);
     }
+    // Only the tenant with a runtime cap keeps its settings; drained tenants leave no key.
+    const tenantKey = (tenant: string) => `${bullPrefix}:~fair:t:${tenant}`;
+    for (const tenant of ['noisy', ...LIGHT, 'suspended']) {
+      expect(await redis.exists(tenantKey(tenant))).toBe(0);
+    }
+    expect(await redis.hget(tenantKey('capped'), 'cap')).toBe(String(CAP));
   });
 });
