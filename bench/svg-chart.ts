@@ -40,7 +40,7 @@ export function renderChart(series: Series[], options: ChartOptions): string {
 
   const ticks: number[] = [];
   if (options.logY) {
-    for (let t = 10 ** Math.floor(Math.log10(yMin)); t <= yMax * 1.0001; t *= 10) ticks.push(t);
+    for (let t = 10 ** Math.ceil(Math.log10(yMin)); t <= yMax * 1.0001; t *= 10) ticks.push(t);
   } else {
     for (let i = 0; i <= 5; i++) ticks.push((yMax * i) / 5);
   }

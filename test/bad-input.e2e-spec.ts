@@ -16,7 +16,8 @@ import {
   TenantWorkerHost,
   parseCancelReason,
 } from '../lib';
-import { redisConnection, uniquePrefix } from './support/redis-url';
+import { uniquePrefix } from './support/redis-url';
+import { testConnection } from './support/test-redis';
 import { waitFor } from './support/wait';
 
 const handled: string[] = [];
@@ -54,7 +55,7 @@ describe('bad input', () => {
     @Module({
       imports: [
         ClsModule.forRoot({ global: true }),
-        TenantQueueModule.forRoot({ connection: redisConnection(), prefix: uniquePrefix() }),
+        TenantQueueModule.forRoot({ connection: testConnection(), prefix: uniquePrefix() }),
         TenantQueueModule.registerQueue({ name: 'strict' }),
       ],
       providers: [StrictProcessor, Producer],

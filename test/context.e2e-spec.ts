@@ -13,7 +13,8 @@ import {
   TenantQueueRegistry,
   TenantWorkerHost,
 } from '../lib';
-import { redisConnection, uniquePrefix } from './support/redis-url';
+import { uniquePrefix } from './support/redis-url';
+import { testConnection } from './support/test-redis';
 import { sleep, waitFor } from './support/wait';
 
 interface Seen {
@@ -93,7 +94,7 @@ async function boot(concurrency: number): Promise<TestingModule> {
     imports: [
       ClsModule.forRoot({ global: true }),
       TenantQueueModule.forRoot({
-        connection: redisConnection(),
+        connection: testConnection(),
         prefix: uniquePrefix(),
       }),
       TenantQueueModule.registerQueue({

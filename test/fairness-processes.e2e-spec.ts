@@ -1,18 +1,18 @@
 import { ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
 import { TestingModule } from '@nestjs/testing';
-import IORedis from 'ioredis';
 import { TenantContext, TenantFairness, TenantQueueRegistry } from '../lib';
 import { bootFairApp } from './fixtures/fairness-app';
 import { FAIR_TEST_OPTIONS, recordKeys } from './fixtures/fairness-shared';
 import { uniquePrefix } from './support/redis-url';
+import { TestRedisClient, openRedis } from './support/test-redis';
 import { waitFor } from './support/wait';
 
 const prefix = uniquePrefix('mp');
 const keys = recordKeys(prefix);
 const workers: ChildProcess[] = [];
 let producer: TestingModule;
-let redis: IORedis;
+let redis: TestRedisClient;
 
 function startWorker(): Promise<ChildProcess> {
   const child = fork(join(__dirname, 'fixtures', 'fairness-worker.ts'), [], {
@@ -36,7 +36,7 @@ async function enqueue(tenantId: string, count: number, ms: number): Promise<str
 
 describe('fair gate across three worker processes (real Redis)', () => {
   beforeAll(async () => {
-    redis = new IORedis(process.env.REDIS_URL!);
+    redis = openRedis();
     producer = await bootFairApp({ prefix, fairness: FAIR_TEST_OPTIONS, concurrency: 0 });
     await Promise.all([startWorker(), startWorker(), startWorker()]);
   }, 60_000);

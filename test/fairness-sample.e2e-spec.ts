@@ -4,7 +4,8 @@ import { ClsModule } from 'nestjs-cls';
 import request from 'supertest';
 import { TenantQueueModule } from '../lib';
 import { FairnessDemoModule } from '../sample-app/fairness/fairness-demo.module';
-import { redisConnection, uniquePrefix } from './support/redis-url';
+import { uniquePrefix } from './support/redis-url';
+import { testConnection } from './support/test-redis';
 import { waitFor } from './support/wait';
 
 describe('sample FairnessDemoModule over HTTP', () => {
@@ -14,7 +15,7 @@ describe('sample FairnessDemoModule over HTTP', () => {
     @Module({
       imports: [
         ClsModule.forRoot({ global: true }),
-        TenantQueueModule.forRoot({ connection: redisConnection(), prefix: uniquePrefix() }),
+        TenantQueueModule.forRoot({ connection: testConnection(), prefix: uniquePrefix() }),
         FairnessDemoModule,
       ],
     })

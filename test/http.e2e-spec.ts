@@ -2,7 +2,8 @@ import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { SeenJobs, thumbnailAppModule } from './fixtures/thumbnail.app';
-import { redisConnection, uniquePrefix } from './support/redis-url';
+import { uniquePrefix } from './support/redis-url';
+import { testConnection } from './support/test-redis';
 import { waitFor } from './support/wait';
 
 describe('HTTP -> queue -> worker', () => {
@@ -13,7 +14,7 @@ describe('HTTP -> queue -> worker', () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
         thumbnailAppModule({
-          connection: redisConnection(),
+          connection: testConnection(),
           prefix: uniquePrefix(),
           environment: 'test',
           resolution: { order: ['header', 'subdomain'] },

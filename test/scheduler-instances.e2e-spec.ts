@@ -1,11 +1,11 @@
 import { ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
 import { TestingModule } from '@nestjs/testing';
-import IORedis from 'ioredis';
 import { TenantQueueRegistry, TenantScheduler, tenantScheduleJobId } from '../lib';
 import { ZonedCron } from '../lib/scheduler/zoned-cron';
 import { ManualClock, bootSchedulerApp } from './fixtures/scheduler-app';
 import { uniquePrefix } from './support/redis-url';
+import { TestRedisClient, openRedis } from './support/test-redis';
 import { waitFor } from './support/wait';
 
 jest.setTimeout(60_000);
@@ -27,12 +27,12 @@ describe('three scheduler instances in separate processes over a simulated day',
   };
   const children: ChildProcess[] = [];
   const exits = new Map<number, Promise<NodeJS.Signals | number | null>>();
-  let redis: IORedis;
+  let redis: TestRedisClient;
   let app: TestingModule;
   const expected = new Set<string>();
 
   beforeAll(async () => {
-    redis = new IORedis(process.env.REDIS_URL!, { maxRetriesPerRequest: null });
+    redis = openRedis();
     await redis.set(keys.clock, DAY_START);
     app = await bootSchedulerApp({
       prefix,

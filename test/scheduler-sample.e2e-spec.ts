@@ -6,7 +6,8 @@ import { SchedulerClock, TenantQueueModule, TenantScheduler } from '../lib';
 import { guardsDemoPorts } from '../sample-app/guards/guards-demo.module';
 import { SchedulesDemoModule } from '../sample-app/schedules/schedules.module';
 import { ManualClock } from './fixtures/scheduler-app';
-import { redisConnection, uniquePrefix } from './support/redis-url';
+import { uniquePrefix } from './support/redis-url';
+import { testConnection } from './support/test-redis';
 import { waitFor } from './support/wait';
 
 jest.setTimeout(60_000);
@@ -20,7 +21,7 @@ describe('sample app: nightly digests at 09:00 local time, and a schedule per te
       imports: [
         ClsModule.forRoot({ global: true, middleware: { mount: true } }),
         TenantQueueModule.forRoot({
-          connection: redisConnection(),
+          connection: testConnection(),
           prefix: uniquePrefix('sched-sample'),
           scheduler: { enabled: false },
           ...guardsDemoPorts(),

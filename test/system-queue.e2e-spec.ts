@@ -10,7 +10,8 @@ import {
   TenantQueueModule,
   TenantWorkerHost,
 } from '../lib';
-import { redisConnection, uniquePrefix } from './support/redis-url';
+import { uniquePrefix } from './support/redis-url';
+import { testConnection } from './support/test-redis';
 import { waitFor } from './support/wait';
 
 const seen: { job: string; tenantId?: string; envelope: boolean }[] = [];
@@ -44,7 +45,7 @@ describe('a queue declared tenantScoped: false', () => {
     @Module({
       imports: [
         ClsModule.forRoot({ global: true }),
-        TenantQueueModule.forRoot({ connection: redisConnection(), prefix: uniquePrefix() }),
+        TenantQueueModule.forRoot({ connection: testConnection(), prefix: uniquePrefix() }),
         TenantQueueModule.registerQueue({ name: 'maintenance', tenantScoped: false }),
       ],
       providers: [MaintenanceProcessor, Producer],

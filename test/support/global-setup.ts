@@ -1,11 +1,28 @@
+import { StartedCluster, startRedisCluster } from './redis-cluster';
 import { startRedis, StartedRedis } from './redis-server';
+import { CLUSTER_NODES_ENV, clusterSwitchOn } from './test-redis';
 
 declare global {
   var __TQ_REDIS__: StartedRedis | undefined;
+  var __TQ_CLUSTER__: StartedCluster | undefined;
 }
 
-/** Starts a private redis-server for the whole run, unless REDIS_URL points at one. */
+/**
+ * Starts a private redis-server for the whole run, unless REDIS_URL points at one. With
+ * `TQ_TEST_CLUSTER=1` it starts a private 3-master Redis Cluster instead and lists its nodes in
+ * `TQ_REDIS_CLUSTER_NODES`; REDIS_URL then names the first node, so a suite that still opens a
+ * plain client fails loudly (MOVED) instead of passing on one server.
+ */
 export default async function globalSetup(): Promise<void> {
+  if (clusterSwitchOn()) {
+    if (process.env[CLUSTER_NODES_ENV]) return;
+    const cluster = await startRedisCluster();
+    globalThis.__TQ_CLUSTER__ = cluster;
+    process.env[CLUSTER_NODES_ENV] = cluster.nodes.map((n) => `${n.host}:${n.port}`).join(',');
+    process.env.REDIS_URL = `redis://${cluster.nodes[0].host}:${cluster.nodes[0].port}`;
+    process.env.TQ_TEST_OWNS_REDIS = '1';
+    return;
+  }
   if (process.env.REDIS_URL) return;
   const redis = await startRedis();
   globalThis.__TQ_REDIS__ = redis;

@@ -120,7 +120,13 @@ local function releaseOne(id, outcome, now, slowCfg, touched, events)
   redis.call('ZREM', kLeases, id)
   redis.call('ZREM', kTransit, id)
   local inf = redis.call('HINCRBY', tKey(t), 'inf', -1)
-  if inf < 0 then redis.call('HSET', tKey(t), 'inf', 0) end
+  if inf <= 0 and redis.call('LLEN', qKey(t)) == 0 then
+    -- Idle: drop the run-time fields, so a drained tenant leaves no key behind (a tenant that
+    -- wakes up starts at the current virtual time anyway). Overrides and hints stay.
+    redis.call('HDEL', tKey(t), 'inf', 'pass')
+  elseif inf < 0 then
+    redis.call('HSET', tKey(t), 'inf', 0)
+  end
   if outcome == 'f' and slowCfg.threshold > 0 then
     local fk = fKey(t)
     redis.call('ZADD', fk, now, id .. '@' .. now)
