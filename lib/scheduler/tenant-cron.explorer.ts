@@ -1,5 +1,12 @@
 import { isTenantDirectoryConfigured } from '../guards/default-ports';
-import { Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleInit,
+  Optional,
+} from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { Worker } from 'bullmq';
 import { InvalidScheduleError, InvalidTenantQueueOptionsError } from '../errors';
@@ -26,7 +33,7 @@ type Cron = TenantCronMetadata & { queue: string };
  * fan-out and cron workers, then starts the scheduler's tick.
  */
 @Injectable()
-export class TenantCronExplorer implements OnApplicationBootstrap {
+export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap {
   private readonly logger = new Logger('TenantScheduler');
 
   constructor(
@@ -42,12 +49,23 @@ export class TenantCronExplorer implements OnApplicationBootstrap {
     @Optional() @Inject(TenantDirectory) private readonly directory?: TenantDirectory,
   ) {}
 
+  private discovered: ReturnType<TenantCronExplorer['discover']> | undefined;
+
+  /**
+   * Finds and validates every `@TenantCron` before bootstrap, so a bad declaration fails the app
+   * before any worker or Redis connection opens (Nest runs no shutdown hooks for a failed init).
+   */
+  onModuleInit(): void {
+    this.discovered = this.discover();
+    const { crons } = this.discovered;
+    if (crons.size > 0 && !isTenantDirectoryConfigured(this.directory)) {
+      throw new InvalidTenantQueueOptionsError(Messages.cronNeedsDirectory([...crons.keys()][0]));
+    }
+  }
+
   async onApplicationBootstrap(): Promise<void> {
-    const { crons, handlers } = this.discover();
+    const { crons, handlers } = this.discovered ?? this.discover();
     if (crons.size > 0) {
-      if (!isTenantDirectoryConfigured(this.directory)) {
-        throw new InvalidTenantQueueOptionsError(Messages.cronNeedsDirectory([...crons.keys()][0]));
-      }
       await this.registerDrivers(crons);
       const fanOut = new CronFanOutHost(crons, this.directory!, this.registry, this.ticker);
       this.startWorker(this.ticker.fanOutQueueName, fanOut, false, 2);
