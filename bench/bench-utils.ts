@@ -45,16 +45,18 @@ export function writeResult(name: string, result: object): string {
 
 /**
  * Replaces the README block between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->` with
- * `markdown`, so the README shows the figures of the last run.
+ * `markdown`, so the README shows the figures of the last run. A bench with no block yet gets one
+ * at the end of the README (move it where it belongs).
  */
 export function updateReadme(name: string, markdown: string): void {
   const file = join(__dirname, '..', 'README.md');
-  const text = readFileSync(file, 'utf8');
   const start = `<!-- bench:${name} -->`;
   const end = `<!-- /bench:${name} -->`;
+  let text = readFileSync(file, 'utf8');
+  if (!text.includes(start)) text = `${text.trimEnd()}\n\n${start}\n${end}\n`;
   const from = text.indexOf(start);
   const to = text.indexOf(end);
-  if (from < 0 || to < from) throw new Error(`README.md has no ${start} ... ${end} block`);
+  if (to < from) throw new Error(`README.md has ${start} without ${end} after it`);
   writeFileSync(
     file,
     `${text.slice(0, from + start.length)}\n${markdown.trim()}\n${text.slice(to)}`,

@@ -22,8 +22,7 @@ import {
   TenantWorkerHost,
 } from '../../lib';
 import { startRedis } from '../../test/support/redis-server';
-import { machine, percentile, table, writeResult } from '../bench-utils';
-import { publishReadmeBlock } from '../readme-block';
+import { machine, percentile, table, updateReadme, writeResult } from '../bench-utils';
 import { Series, renderChart } from '../svg-chart';
 
 const FLOOD = Number(process.env.FLOOD ?? 20_000);
@@ -200,7 +199,7 @@ async function main() {
   writeFileSync(join(__dirname, '..', 'results', 'noisy-neighbour.svg'), `${svg}\n`);
 
   const m = machine();
-  publishReadmeBlock(
+  updateReadme(
     'noisy-neighbour',
     [
       '![Per-job wait of tenants A and B over time, plain BullMQ vs this module](bench/results/noisy-neighbour.svg)',

@@ -22,8 +22,7 @@ import {
   scaleoutKeys,
 } from '../../test/fixtures/scaleout-shared';
 import { startRedis } from '../../test/support/redis-server';
-import { machine, percentile, table, writeResult } from '../bench-utils';
-import { publishReadmeBlock } from '../readme-block';
+import { machine, percentile, table, updateReadme, writeResult } from '../bench-utils';
 
 const FLOOD = Number(process.env.FLOOD ?? 20_000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 10);
@@ -132,7 +131,7 @@ async function main() {
   console.log(JSON.stringify(ratios));
   console.log(`written to ${file}`);
   const m = machine();
-  publishReadmeBlock(
+  updateReadme(
     'scaleout',
     [
       table(
