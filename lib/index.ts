@@ -32,3 +32,4 @@ export * from './scheduler';
 export * from './fairness';
 export * from './metrics';
 export * from './dashboard';
+export * from './tiers';

@@ -1,3 +1,4 @@
+import { TenantTiers } from './tiers/tenant-tiers.service';
 import {
   DynamicModule,
   Global,
@@ -86,10 +87,12 @@ export const TENANT_QUEUE_CORE_PROVIDERS: Provider[] = [
   JobCancellations,
   RunIdentityStage,
   TimeoutStage,
+  TenantTiers,
 ];
 
 export const TENANT_QUEUE_CORE_EXPORTS = [
   TENANT_QUEUE_OPTIONS,
+  TenantTiers,
   TenantContext,
   TenantEnvelopeCodec,
   TenantQueueRegistry,

@@ -29,6 +29,8 @@ import {
 } from './envelope/envelope-signing.options';
 import { ResolvedGuardOptions, resolveGuardOptions } from './guards/tenant-guard.options';
 import { Messages } from './tenant-queue.messages';
+import { TenantTierOptions } from './tiers/tenant-tier-options.interface';
+import { resolveTierCacheMs, resolveTiers } from './tiers/tenant-tiers.options';
 import { TenantActor } from './interfaces/actor.interface';
 import {
   TenantQueueModuleOptions,
@@ -65,6 +67,8 @@ export interface ResolvedTenantQueueOptions {
   newCorrelationId: () => string;
   envelope: ResolvedEnvelopeOptions;
   guards: ResolvedGuardOptions;
+  tiers: Readonly<Record<string, TenantTierOptions>>;
+  tierCacheMs: number;
 }
 
 const IsCallable = () =>
@@ -109,6 +113,8 @@ class OptionsSchema {
   @IsOptional() envelope?: unknown;
   @IsOptional() guards?: unknown;
   @IsOptional() metrics?: unknown;
+  @IsOptional() tiers?: unknown;
+  @IsOptional() tierCacheMs?: unknown;
 }
 
 function check(schema: object, input: object, path: string): void {
@@ -180,6 +186,8 @@ export function resolveTenantQueueOptions(
     newCorrelationId: randomUUID,
     envelope: resolveEnvelopeOptions(options.envelope),
     guards: resolveGuardOptions(options.guards),
+    tiers: resolveTiers(options.tiers),
+    tierCacheMs: resolveTierCacheMs(options.tierCacheMs),
   };
 }
 

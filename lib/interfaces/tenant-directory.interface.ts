@@ -1,3 +1,5 @@
+import type { TenantRateLimit } from '../tiers/tenant-tier-options.interface';
+
 export type TenantStatus = 'active' | 'suspended' | 'deleted';
 
 /** One tenant as the application's source of truth knows it. */
@@ -10,8 +12,14 @@ export interface TenantRecord {
   weight?: number;
   /** Most jobs of this tenant running at once, across all workers. */
   maxConcurrency?: number;
-  /** Free-form tier name (`free`, `pro`, ...). */
+  /** Tier name (`free`, `pro`, ...): the module's `tiers` option says what it sets. */
   tier?: string;
+  /** This tenant's own rate limit on every fair queue; `false` lifts the tier's or queue's. */
+  rateLimit?: TenantRateLimit | false;
+  /** This tenant's weight inside each lane (`{ interactive: 3 }`). */
+  lanes?: Record<string, number>;
+  /** This tenant's dedicated pool per queue (`{ imports: 'imports-acme' }`). */
+  pools?: Record<string, string>;
   [key: string]: unknown;
 }
 

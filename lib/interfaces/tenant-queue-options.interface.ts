@@ -1,3 +1,4 @@
+import type { TenantTierOptions } from '../tiers/tenant-tier-options.interface';
 import type { ConnectionOptions } from 'bullmq';
 import { TenantActor } from './actor.interface';
 import { TenantQueueMetricsOptions } from '../metrics/metrics-options.interface';
@@ -112,4 +113,16 @@ export interface TenantQueueModuleOptions {
   guards?: TenantGuardOptions;
   /** Metrics sink and tenant-label cardinality; see `TenantQueueMetricsOptions`. */
   metrics?: TenantQueueMetricsOptions;
+  /**
+   * Tiers by name (`{ free: { weight: 1, rateLimit: { max: 20, per: 60_000 } }, pro: { ... } }`):
+   * weight, cap, rate limit, lane weights and dedicated pools in one place. A tenant's tier is
+   * its directory record's `tier`; the record's own fields override the tier's.
+   */
+  tiers?: Record<string, TenantTierOptions>;
+  /**
+   * How long a tenant's tier and overrides read from the directory are cached, in ms
+   * (`TenantTiers.refresh(tenantId)` applies a change at once).
+   * @default 30000
+   */
+  tierCacheMs?: number;
 }
