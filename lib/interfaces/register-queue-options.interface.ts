@@ -48,6 +48,8 @@ export interface TenantQueueDefinition {
   bullPrefix: string;
   /** Most dead letters kept per tenant (default 1000). */
   deadLetterCap?: number;
+  /** For a dedicated pool: the queue it serves (tiers and limits are looked up under that name). */
+  poolOf?: string;
   /** Fairness options as registered (validated at bootstrap by the fair gate). */
   fairness?: TenantFairnessOptions | boolean;
 }

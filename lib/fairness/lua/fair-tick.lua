@@ -11,7 +11,7 @@
   ARGV[7]  this process's worker concurrency (0 = no worker, -1 = leaving)
   ARGV[8]  consumer heartbeat ttl (ms)
   ARGV[9]  window per consumer slot (factor)
-  Returns {{event, tenant, failures, ...}, {id, json, ...}}.
+  Returns {{event, tenant, failures, ...}, {id, json, ...}, ms until a rate-limited tenant wakes (-1 none)}.
 ]]
 local now = nowMs()
 local slowCfg = cjson.decode(ARGV[3])
@@ -77,4 +77,4 @@ if slowCfg.threshold > 0 then
 end
 for t in pairs(touched) do activate(t) end
 for _, v in ipairs(dispatch(tonumber(ARGV[2]), now)) do out[#out + 1] = v end
-return {events, out}
+return {events, out, nextWake(now)}
