@@ -67,12 +67,12 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
 
     // Two seconds of the limited tenant: the burst, then one start per 100 ms.
     await waitFor(() => of(started, 'limited').length >= 23, 'the limited tenant', 10_000);
+    // The promise: never more than burst + elapsed / interval in any stretch of time.
     const times = of(started, 'limited').map((s) => s.at);
     expect(mostIn(times, 1000)).toBeLessThanOrEqual(3 + 10);
-    expect(mostIn(times.slice(3), 1000)).toBeLessThanOrEqual(10 + 1);
-    const span = times[22] - times[0];
+    expect(mostIn(times, 2000)).toBeLessThanOrEqual(3 + 20);
     // 23 starts need at least (23 - 3) emission intervals (minus timer slack).
-    expect(span).toBeGreaterThanOrEqual(20 * 100 - 50);
+    expect(times[22] - times[0]).toBeGreaterThanOrEqual(20 * 100 - 50);
   });
 
   it('takes weight, cap and rate limit from the tier, with per-queue and per-tenant overrides', async () => {
@@ -178,6 +178,26 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
       InvalidLaneError,
     );
     expect((await fairness.getTenant('fair', 'ui8')).backlog).toBe(backlog);
+  });
+
+  it('keeps a busy lane its share of the workers while an earlier lane is saturated', async () => {
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: {
+        lanes: { interactive: { share: 0.5 }, bulk: { share: 0.25, jobs: ['export'] } },
+      },
+      concurrency: 4,
+      started,
+    });
+    await enqueue(moduleRef, 'busyUi', 300, { ms: 20 }, 'click');
+    await enqueue(moduleRef, 'nightly', 300, { ms: 20 }, 'export');
+    await waitFor(() => started.length >= 300, '300 starts');
+    const slice = started.slice(40, 300);
+    const bulk = slice.filter((s) => s.name === 'export').length / slice.length;
+    // Bulk keeps about its 25% (it is not starved), interactive gets the rest.
+    expect(bulk).toBeGreaterThan(0.18);
+    expect(bulk).toBeLessThan(0.35);
   });
 
   it('refuses a lane on a queue without lanes, and bad limits, with typed errors', async () => {

@@ -72,7 +72,7 @@ export class FairGate implements JobDispatcher {
       slowShare: options.slowLane.share,
       ...(options.rateLimit ? { rl: encodeRate(options.rateLimit) } : {}),
       ...(options.lanes.length
-        ? { lanes: options.lanes.map((l) => l.name), shares: options.lanes.map((l) => l.share) }
+        ? { lanes: options.lanes.map((l) => l.name), shares: laneShares(options.lanes) }
         : {}),
     });
     for (const [index, lane] of options.lanes.entries()) {
@@ -137,15 +137,18 @@ export class FairGate implements JobDispatcher {
     if (delayed.length) {
       await directDispatcher.dispatch(
         queue,
-        delayed.map((job) => ({ ...job, opts: this.laneOf(job)[1] as PreparedJob['opts'] })),
+        delayed.map((job) => {
+          const opts = this.laneOf(job)[1] as PreparedJob['opts'];
+          return { ...job, opts: this.laneIndex.size > 1 ? { ...opts, priority: 2 } : opts };
+        }),
       );
     }
   }
 
   /**
    * The job's lane (its `lane` option, else its name's lane, else the default) and its options
-   * for BullMQ: without `lane`, and with the lane's priority so an admitted interactive job is
-   * taken before bulk jobs already waiting in BullMQ.
+   * for BullMQ without `lane`. The gate gives admitted jobs their BullMQ priority (see dispatch in
+   * fair-common.lua); a delayed job, which skips the gate, runs as work beyond its lane's share.
    */
   private laneOf(job: PreparedJob): [string, object] {
     const { lane: asked, ...opts } = job.opts as PreparedJob['opts'] & { lane?: string };
@@ -154,13 +157,12 @@ export class FairGate implements JobDispatcher {
       return ['', opts];
     }
     const lane = asked ?? this.laneOfJob.get(job.name) ?? this.options.defaultLane;
-    const index = this.laneIndex.get(lane);
-    if (index === undefined) {
+    if (!this.laneIndex.has(lane)) {
       throw new InvalidLaneError(
         Messages.unknownLane(this.definition.name, lane, [...this.laneIndex.keys()]),
       );
     }
-    return [lane, this.laneIndex.size > 1 ? { ...opts, priority: index + 1 } : opts];
+    return [lane, opts];
   }
 
   /**
@@ -176,7 +178,8 @@ export class FairGate implements JobDispatcher {
     this.wakeTimer = setTimeout(() => {
       this.wakeTimer = undefined;
       this.wakeAt = Infinity;
-      void this.tick();
+      // A tick already running may have read Redis before the wake time: run one after it.
+      void (this.ticking ?? Promise.resolve()).then(() => this.tick());
     }, Math.max(1, ms));
     this.wakeTimer.unref();
   }
@@ -290,10 +293,12 @@ export class FairGate implements JobDispatcher {
     if (!flat || flat.length === 0) return Promise.resolve();
     const ids: string[] = [];
     const jobs = [];
-    for (let i = 0; i < flat.length; i += 2) {
+    for (let i = 0; i < flat.length; i += 3) {
       const job = JSON.parse(flat[i + 1]) as { n: string; d: object; o: object };
+      const priority = Number(flat[i + 2]);
       ids.push(flat[i]);
-      jobs.push({ name: job.n, data: job.d, opts: { ...job.o, jobId: flat[i] } });
+      const opts = priority > 0 ? { ...job.o, priority, jobId: flat[i] } : { ...job.o, jobId: flat[i] };
+      jobs.push({ name: job.n, data: job.d, opts });
     }
     const sent: Promise<void> = this.deps
       .bullQueue()
@@ -327,4 +332,10 @@ export class FairGate implements JobDispatcher {
       this.deps.onSlowLane(event);
     }
   }
+}
+
+/** Lane shares as the gate uses them: the first lane also gets what no lane reserved. */
+function laneShares(lanes: ResolvedFairnessOptions['lanes']): number[] {
+  const spare = Math.max(0, 1 - lanes.reduce((sum, lane) => sum + lane.share, 0));
+  return lanes.map((lane, index) => (index === 0 ? lane.share + spare : lane.share));
 }

@@ -28,9 +28,9 @@ export interface TenantSlowLaneOptions {
 /** One lane of a fair queue (`fairness.lanes`). */
 export interface TenantLaneOptions {
   /**
-   * Share of the queue's window (jobs admitted at once) kept for this lane while it has work,
-   * 0-1; the shares of all lanes add up to at most 1. Capacity a lane does not use goes to the
-   * lanes declared before it first.
+   * Share of the queue's worker slots (all live workers' concurrency) kept for this lane while it
+   * has work, 0-1; the shares of all lanes add up to at most 1. A lane below its share is admitted
+   * at once and runs next; capacity a lane does not use goes to the earlier lanes first.
    */
   share: number;
   /** Job names that go to this lane unless the job's own `lane` option says otherwise. */

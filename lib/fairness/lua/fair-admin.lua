@@ -8,7 +8,7 @@
   ARGV[5]  value for weight/cap/rate ('' clears the runtime override; rate: "T:tol" or "none"),
            or the tenant's hints for hints (JSON [weight, cap, rate, lanes])
   get returns {w, dw, cap, dcap, inf, paused, slow, backlog, failures, rl, drl, limitedUntil};
-  the others return {{}, {id, json, ...}, wake ms}.
+  the others return {{}, {id, json, priority, ...}, wake ms}.
 ]]
 local t, op, value = ARGV[3], ARGV[4], ARGV[5]
 if op == 'get' then

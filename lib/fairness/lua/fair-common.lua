@@ -5,9 +5,11 @@
            win (fixed window, 0 = auto), minWin, lease (ms), slowShare, rl (default rate limit
            "T:tol:max:per:burst", T and tol in ms, absent = none), lanes (lane names, priority order; absent = one lane ''),
            shares (reserved share of the window per lane)
-  Keys: :ready[:<lane>] zset tenant->pass | :state hash vt,last,streak[,:<lane>], inf:<lane>, window
+  Keys: :ready[:<lane>] zset tenant->pass | :state hash vt,last,streak[,:<lane>], p1:<lane>,
+        window, slots (live workers' total concurrency)
         :leases zset id->expiry | :transit zset id->sent at | :jobs hash id->tenant
-        :data hash id->job json | :lane hash id->lane (lanes only) | :slow set
+        :data hash id->job json | :lane hash id->lane of jobs admitted within their lane's share
+        | :slow set
         :limited zset tenant->ms when its rate limit lets the next job start
         :t:<tenant> hash w,dw,cap,dcap,inf,paused,slow,rl,drl,tat,dlanes,pass[:<lane>]
         :q:<tenant>[:<lane>] list of ids | :f:<tenant> zset of failures (score = time)
@@ -125,37 +127,50 @@ local function nextWake(now)
   return wait
 end
 
--- Picks up to maxN jobs and leases them. Lanes first get their reserved share of the window, in
--- declaration order, then the rest goes to the first lane with work. Inside a lane: lowest pass
+-- Picks up to maxN jobs and leases them. A lane below its reserved share of the worker slots is
+-- served first, in declaration order, even when the window is full (so a click never waits for
+-- bulk work to drain); the rest of the window goes to the first lane with work. Inside a lane: lowest pass
 -- first, at most k of one tenant in a row while another is ready, skipping tenants at their cap
--- and holding back tenants over their rate limit (GCRA on the tenant's tat). Returns {id, json, ...}.
+-- and holding back tenants over their rate limit (GCRA on the tenant's tat).
+-- Returns {id, json, priority, ...}: priority 0 with fewer than two lanes; else 1 while the lane
+-- has fewer priority-1 jobs in flight than its share of the slots, 2 beyond it. BullMQ runs
+-- priority 1 first, so each lane keeps its share of running jobs and a click runs next.
 local function dispatch(maxN, now)
   wakeLimited(now)
   local win = cfg.win
   if win <= 0 then win = tonumber(redis.call('HGET', kState, 'window')) or cfg.minWin end
   local room = win - redis.call('ZCARD', kLeases)
-  if room > maxN then room = maxN end
+  local budget = maxN
   local out = {}
-  if room <= 0 then return out end
+  if room <= 0 and #LANES == 1 then return out end
   local lanes = {}
+  -- Shares are of the workers' slots (running jobs), not of the window. A lane keeps up to twice
+  -- its share of the slots in flight at priority 1 (one running, one staged per slot, so a slot
+  -- it frees is refilled without waiting for the gate); BullMQ serves priority 1 in admission
+  -- order, so when all lanes are busy the running split follows the shares. The first lane's
+  -- share includes what no lane reserved (cfg.shares is built that way).
+  local slots = tonumber(redis.call('HGET', kState, 'slots')) or 0
   for i, l in ipairs(LANES) do
-    local s = redis.call('HMGET', kState, sf('vt', l), sf('last', l), sf('streak', l), 'inf:' .. l)
+    local s = redis.call('HMGET', kState, sf('vt', l), sf('last', l), sf('streak', l), 'p1:' .. l)
     local reserve = 0
-    if #LANES > 1 then reserve = math.max(1, math.floor(cfg.shares[i] * win)) end
+    if #LANES > 1 and cfg.shares[i] > 0 then
+      reserve = math.max(1, math.floor(2 * cfg.shares[i] * slots + 0.5))
+    end
     lanes[i] = { l = l, vt = tonumber(s[1]) or 0, last = s[2] or '', streak = tonumber(s[3]) or 0,
-                 inf = tonumber(s[4]) or 0, reserve = reserve, empty = false, used = false }
+                 p1 = tonumber(s[4]) or 0, reserve = reserve, empty = false, used = false }
   end
   local function pickLane()
     for _, s in ipairs(lanes) do
-      if not s.empty and s.inf < s.reserve then return s end
+      if not s.empty and s.p1 < s.reserve then return s end
     end
+    if room <= 0 then return nil end
     for _, s in ipairs(lanes) do
       if not s.empty then return s end
     end
     return nil
   end
   local guard = 0
-  while room > 0 and guard < 4 * maxN + 16 do
+  while budget > 0 and guard < 4 * maxN + 16 do
     guard = guard + 1
     local s = pickLane()
     if not s then break end
@@ -169,8 +184,14 @@ local function dispatch(maxN, now)
         t, pass = top[3], tonumber(top[4])
       end
       local r = loadTenant(t)
+      -- GCRA: the tenant's theoretical arrival time. A tenant that was waiting for its turn and
+      -- is picked a little late (less than one interval) keeps its schedule, so wake-up latency
+      -- does not lower its rate; an idle tenant starts from now.
       local tat = nil
-      if r.rl then tat = math.max(r.tat, now) end
+      if r.rl then
+        tat = r.tat
+        if tat < now - r.rl[1] then tat = now end
+      end
       if r.paused or (r.cap > 0 and r.inf >= r.cap) then
         deactivate(t)
       elseif tat and tat - now > r.rl[2] then
@@ -198,11 +219,20 @@ local function dispatch(maxN, now)
             redis.call('ZADD', kTransit, now, id)
             out[#out + 1] = id
             out[#out + 1] = payload
+            if #LANES == 1 then
+              out[#out + 1] = 0
+            elseif s.p1 < s.reserve then
+              out[#out + 1] = 1
+              s.p1 = s.p1 + 1
+              redis.call('HSET', kLaneOf, id, s.l)
+            else
+              out[#out + 1] = 2
+            end
             if pass > s.vt then s.vt = pass end
             if t == s.last then s.streak = s.streak + 1 else s.last = t; s.streak = 1 end
             s.used = true
-            if s.l ~= '' then s.inf = s.inf + 1 end
             room = room - 1
+            budget = budget - 1
             if r.cap > 0 and inf >= r.cap then
               deactivate(t)
             elseif redis.call('LLEN', qKey(t, s.l)) == 0 then
@@ -221,7 +251,7 @@ local function dispatch(maxN, now)
         redis.call('HSET', kState, 'vt', fmt(s.vt), 'last', s.last, 'streak', s.streak)
       else
         redis.call('HSET', kState, sf('vt', s.l), fmt(s.vt), sf('last', s.l), s.last,
-                   sf('streak', s.l), s.streak, 'inf:' .. s.l, s.inf)
+                   sf('streak', s.l), s.streak, 'p1:' .. s.l, s.p1)
       end
     end
   end
@@ -239,8 +269,8 @@ local function releaseOne(id, outcome, now, slowCfg, touched, events)
   local lane = redis.call('HGET', kLaneOf, id)
   if lane then
     redis.call('HDEL', kLaneOf, id)
-    if redis.call('HINCRBY', kState, 'inf:' .. lane, -1) < 0 then
-      redis.call('HSET', kState, 'inf:' .. lane, 0)
+    if redis.call('HINCRBY', kState, 'p1:' .. lane, -1) < 0 then
+      redis.call('HSET', kState, 'p1:' .. lane, 0)
     end
   end
   local inf = redis.call('HINCRBY', tKey(t), 'inf', -1)

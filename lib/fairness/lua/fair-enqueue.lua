@@ -7,7 +7,7 @@
   ARGV[3]  per-tenant backlog limit (0 = none)
   ARGV[4]  directory/tier hints, JSON {tenant: [weight, cap, rate, lanes]} ({} when none)
   ARGV[5..] quadruples: job id, tenant, lane ('' without lanes), job json
-  Returns {'full', tenant, backlog} with nothing written, or {'ok', {id, json, ...}, wake ms}.
+  Returns {'full', tenant, backlog} with nothing written, or {'ok', {id, json, priority, ...}, wake ms}.
 ]]
 local maxBacklog = tonumber(ARGV[3])
 if maxBacklog > 0 then
@@ -28,7 +28,6 @@ for i = 5, #ARGV, 4 do
   local id, t, l = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   if redis.call('HSETNX', kJobs, id, t) == 1 then
     redis.call('HSET', kData, id, ARGV[i + 3])
-    if l ~= '' then redis.call('HSET', kLaneOf, id, l) end
     redis.call('RPUSH', qKey(t, l), id)
     touched[t] = true
   end
