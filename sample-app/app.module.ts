@@ -7,6 +7,7 @@ import { VisibilityDemoModule } from './visibility';
 import { GuardsDemoModule, guardsDemoPorts } from './guards/guards-demo.module';
 import { SchedulesDemoModule } from './schedules/schedules.module';
 import { ThumbnailsModule } from './thumbnails/thumbnails.module';
+import { DEMO_TIERS, TiersDemoModule } from './tiers/tiers-demo.module';
 
 export interface SampleOptions {
   redisUrl: string;
@@ -28,6 +29,7 @@ export class AppModule {
           environment: 'sample',
           resolution: { order: ['header', 'subdomain'] },
           ...guardsDemoPorts(),
+          tiers: DEMO_TIERS,
         }),
         ThumbnailsModule,
         SchedulesDemoModule.register(),
@@ -35,6 +37,7 @@ export class AppModule {
         GuardsDemoModule,
         FairnessDemoModule,
         VisibilityDemoModule.register({ path: 'admin/queues' }),
+        TiersDemoModule,
       ],
     };
   }

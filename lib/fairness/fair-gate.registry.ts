@@ -144,12 +144,20 @@ export class FairGateRegistry
     return out;
   }
 
+  /**
+   * Writes a tenant's tier/directory limits to one gate if they are older than `tierCacheMs`, so
+   * reading its state (`TenantFairness.getTenant`) shows its tier before its first job.
+   */
+  async ensureHints(gate: FairGate, tenantId: string): Promise<void> {
+    const hints = await this.hints(gate.definition, [tenantId]);
+    if (hints[tenantId]) await gate.admin(tenantId, 'hints', JSON.stringify(hints[tenantId]));
+  }
+
   /** A tier or directory change, applied now to every fair queue of this app (all processes). */
   private async refreshHints(tenantId: string): Promise<void> {
     for (const gate of this.gates.values()) {
       this.hintSent.delete(`${gate.definition.name}\u0000${tenantId}`);
-      const hints = await this.hints(gate.definition, [tenantId]);
-      if (hints[tenantId]) await gate.admin(tenantId, 'hints', JSON.stringify(hints[tenantId]));
+      await this.ensureHints(gate, tenantId);
     }
   }
 }

@@ -27,6 +27,7 @@ export class TenantFairness {
   async getTenant(queue: string, tenantId: string): Promise<TenantFairnessState> {
     const gate = this.gates.get(queue);
     this.codec.assertTenantId(tenantId);
+    await this.gates.ensureHints(gate, tenantId);
     const [w, dw, cap, dcap, inf, paused, slow, backlog, failures, rl, drl, limitedUntil] =
       await gate.admin(tenantId, 'get');
     const rateLimitOverride = decodeRate(rl);

@@ -11,6 +11,11 @@
   the others return {{}, {id, json, priority, ...}, wake ms}.
 ]]
 local t, op, value = ARGV[3], ARGV[4], ARGV[5]
+local function rateOf()
+  local r = redis.call('HMGET', tKey(t), 'rl', 'drl')
+  return r[1] or r[2] or cfg.rl or 'none'
+end
+local rateBefore = rateOf()
 if op == 'get' then
   local r = redis.call('HMGET', tKey(t), unpack(TFIELDS))
   return {r[1], r[2], r[3], r[4], r[5], r[6], r[7], backlog(t), redis.call('ZCARD', fKey(t)),
@@ -26,6 +31,8 @@ elseif op == 'resume' then
 elseif op == 'hints' then
   applyHints({[t] = cjson.decode(value)})
 end
+-- A new rate limit starts the tenant afresh: a schedule built at the old rate would hold it back.
+if rateOf() ~= rateBefore then redis.call('HDEL', tKey(t), 'tat') end
 -- Re-evaluate the tenant under its new settings: its next pick re-checks cap and rate.
 redis.call('ZREM', kLimited, t)
 local r = loadTenant(t)

@@ -320,10 +320,12 @@ local function checkRecovery(t, now, slowCfg, events)
   end
 end
 
--- Applies directory/tier hints {t: [weight|false, cap|false, rate|false, lanes json|false]}.
+-- Applies directory/tier hints {t: [weight|false, cap|false, rate|false, lanes json|false]}. A
+-- changed rate limit starts the tenant afresh (its schedule was built at the old rate).
 local function applyHints(hints)
   for t, h in pairs(hints) do
     local k = tKey(t)
+    if (h[3] or false) ~= (redis.call('HGET', k, 'drl') or false) then redis.call('HDEL', k, 'tat') end
     local fields = {'dw', 'dcap', 'drl', 'dlanes'}
     for i = 1, 4 do
       if h[i] then redis.call('HSET', k, fields[i], h[i]) else redis.call('HDEL', k, fields[i]) end
