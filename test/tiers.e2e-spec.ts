@@ -201,6 +201,31 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
     expect(bulk).toBeLessThan(0.35);
   });
 
+  it("weights a tenant inside a lane by its tier's lane weight", async () => {
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: {
+        maxConsecutive: 10,
+        lanes: { interactive: { share: 0.6 }, bulk: { share: 0.4, jobs: ['export'] } },
+      },
+      concurrency: 4,
+      started,
+      directory: new InMemoryTenantDirectory([
+        { id: 'pro', tier: 'pro' },
+        { id: 'basic', tier: 'basic' },
+      ]),
+      tiers: { pro: { lanes: { interactive: 3 } }, basic: {} },
+    });
+    await enqueue(moduleRef, 'pro', 400, {}, 'click');
+    await enqueue(moduleRef, 'basic', 400, {}, 'click');
+    await waitFor(() => started.length >= 340, '340 starts');
+    const slice = started.slice(40, 340);
+    const pro = slice.filter((s) => s.tenantId === 'pro').length;
+    expect(pro / (slice.length - pro)).toBeGreaterThanOrEqual(2.5);
+    expect(pro / (slice.length - pro)).toBeLessThanOrEqual(3.5);
+  });
+
   it('refuses a lane on a queue without lanes, and bad limits, with typed errors', async () => {
     moduleRef = await bootFairApp({ prefix: uniquePrefix(), fairness: {}, concurrency: 1 });
     await expect(enqueue(moduleRef, 't', 1, {}, 'work', { lane: 'bulk' })).rejects.toThrow(
