@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { isTenantDirectoryConfigured } from '../guards/default-ports';
 import { TenantDirectory, TenantRecord } from '../interfaces/tenant-directory.interface';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
@@ -28,6 +28,8 @@ export class TenantTiers {
   private readonly listeners = new Set<(tenantId: string) => void>();
   private readonly tiers: Readonly<Record<string, TenantTierOptions>>;
   private readonly cacheMs: number;
+  private readonly unknownTiers = new Set<string>();
+  private readonly logger = new Logger('TenantTiers');
 
   constructor(
     @Inject(TENANT_QUEUE_OPTIONS) options: ResolvedTenantQueueOptions,
@@ -53,6 +55,13 @@ export class TenantTiers {
     if (cached && Date.now() - cached.at < this.cacheMs) return cached.profile;
     const record = this.configured ? await this.directory!.getTenant(tenantId) : null;
     const tier = typeof record?.tier === 'string' ? record.tier : undefined;
+    if (tier !== undefined && !this.tiers[tier] && !this.unknownTiers.has(tier)) {
+      this.unknownTiers.add(tier);
+      this.logger.warn(
+        `Tenant "${tenantId}" has tier "${tier}", which the "tiers" option does not define: ` +
+          `its limits fall back to its own record and the queue defaults. Add "${tier}" to tiers.`,
+      );
+    }
     const profile: TenantProfile = { tenantId, record, tier };
     if (this.cacheMs > 0) {
       if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!);
