@@ -34,6 +34,7 @@ export const DASHBOARD_SCRIPT = `
   function state(s) {
     if (s.paused) return el('span', { className: 'badge paused', text: 'paused' });
     if (s.slowLane) return el('span', { className: 'badge slow', text: 'slow lane' });
+    if (s.rateLimited) return el('span', { className: 'badge slow', text: 'rate limited' });
     return el('span', { className: 'badge', text: 'active' });
   }
   async function api(path, init) {

@@ -24,13 +24,17 @@ export class FairnessStateSource implements TenantQueueStateSource, TenantQueueC
   }
 
   /**
-   * Paused and slow-lane state only: the inspector's own counters already measure backlog and
+   * Paused, slow-lane and rate-limited state only: the inspector's own counters already measure backlog and
    * in-flight from enqueue to start to finish, which on a fair queue spans the gate and BullMQ's
    * window (the gate's own figures split those two differently).
    */
   async getTenant(queue: string, tenantId: string): Promise<Partial<TenantQueueLiveState>> {
-    const { paused, slowLane } = await this.fairness.getTenant(queue, tenantId);
-    return { paused, slowLane };
+    const state = await this.fairness.getTenant(queue, tenantId);
+    return {
+      paused: state.paused,
+      slowLane: state.slowLane,
+      rateLimited: state.rateLimitedUntil !== null,
+    };
   }
 
   pause(queue: string, tenantId: string): Promise<void> {

@@ -123,6 +123,7 @@ export class TenantQueueInspector {
       deadLetters,
       paused: live?.paused ?? false,
       slowLane: live?.slowLane ?? false,
+      rateLimited: live?.rateLimited ?? false,
       source: fair ? 'fair-gate' : 'counters',
     };
   }

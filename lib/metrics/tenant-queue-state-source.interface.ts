@@ -6,6 +6,8 @@ export interface TenantQueueLiveState {
   inFlight: number;
   paused: boolean;
   slowLane: boolean;
+  /** Held back by its rate limit right now (its next job is not due yet). */
+  rateLimited: boolean;
 }
 
 /**

@@ -35,6 +35,8 @@ export interface TenantQueueStats {
   deadLetters: number;
   paused: boolean;
   slowLane: boolean;
+  /** Held back by its rate limit right now: its lag is its own limit, not the workers. */
+  rateLimited: boolean;
   /** `fair-gate` when backlog/in-flight/paused come from the queue's fair gate. */
   source: 'fair-gate' | 'counters';
 }
