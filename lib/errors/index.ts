@@ -15,3 +15,5 @@ export * from './tenant-not-active.error';
 export * from './port-not-configured.error';
 export * from './tenant-port-unavailable.error';
 export * from './tenant-backlog-full.error';
+export * from './unknown-pool.error';
+export * from './pool-routing-unavailable.error';
