@@ -25,7 +25,8 @@ export type TenantJobRouter = (
   ownIds: ReadonlySet<string>,
 ) => Promise<TenantQueue<any>[]>;
 
-const NO_IDS: ReadonlySet<string> = new Set();
+/** Prepared jobs whose id the caller chose (deterministic ids: cron, schedules, `jobId`). */
+const callerIds = new WeakSet<PreparedJob>();
 
 /**
  * Producer for one queue. Every job gets the `_tenant` envelope of the current context (HTTP
@@ -58,20 +59,14 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
    * its tenant's pool; `queueName` of the result names the pool.
    */
   async add(name: string, data: T, opts?: JobsOptions): Promise<EnqueuedJob> {
-    const [job] = await this.write(
-      [this.prepare(name, data, opts, this.current())],
-      ownIds([opts]),
-    );
+    const [job] = await this.write([this.prepare(name, data, opts, this.current())]);
     return job;
   }
 
   /** Enqueues several jobs; all are validated (and routed to pools) before any is written. */
   async addBulk(jobs: TenantBulkJob<T>[]): Promise<EnqueuedJob[]> {
     const state = this.current();
-    return this.write(
-      jobs.map((job) => this.prepare(job.name, job.data, job.opts, state)),
-      ownIds(jobs.map((job) => job.opts)),
-    );
+    return this.write(jobs.map((job) => this.prepare(job.name, job.data, job.opts, state)));
   }
 
   /**
@@ -91,7 +86,7 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
       correlationId: this.context.state()?.correlationId,
       strategy: 'system',
     };
-    const [job] = await this.write([this.prepare(name, data, opts, state)], ownIds([opts]));
+    const [job] = await this.write([this.prepare(name, data, opts, state)]);
     return job;
   }
 
@@ -120,17 +115,20 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
       payload[ENVELOPE_KEY] = this.codec.create({ ...state, tenantId });
     }
     const jobId = opts?.jobId ?? randomUUID();
-    return {
+    const prepared: PreparedJob = {
       name,
       data: payload,
       opts: { ...this.definition.defaultJobOptions, ...opts, jobId },
       tenantId,
     };
+    if (opts?.jobId !== undefined) callerIds.add(prepared);
+    return prepared;
   }
 
-  private async write(jobs: PreparedJob[], own: ReadonlySet<string>): Promise<EnqueuedJob[]> {
+  private async write(jobs: PreparedJob[]): Promise<EnqueuedJob[]> {
     if (!this.router) return this.writeHere(jobs);
-    const targets = await this.router(jobs, own);
+    const own = jobs.filter((job) => callerIds.has(job)).map((job) => job.opts.jobId);
+    const targets = await this.router(jobs, new Set(own));
     const groups = new Map<TenantQueue<any>, PreparedJob[]>();
     targets.forEach((queue, i) => {
       const group = groups.get(queue) ?? [];
@@ -162,11 +160,6 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
       tenantId: job.tenantId,
     }));
   }
-}
-
-function ownIds(options: (JobsOptions | undefined)[]): ReadonlySet<string> {
-  const ids = options.flatMap((opts) => (opts?.jobId === undefined ? [] : [opts.jobId]));
-  return ids.length === 0 ? NO_IDS : new Set(ids);
 }
 
 function assertPlainPayload(queue: string, name: string, data: unknown): void {
