@@ -247,6 +247,37 @@ describe('dedicated pools: routing at enqueue (real Redis)', () => {
 });
 
 describe('dedicated pools: moving a tenant (real Redis)', () => {
+  it('applies a tier change at TenantTiers.refresh, or after tierCacheMs, without a restart', async () => {
+    const directory = new InMemoryTenantDirectory([
+      { id: 'up', tier: 'free' },
+      { id: 'later', tier: 'free' },
+    ]);
+    const app = await boot({
+      prefix: uniquePrefix('pool'),
+      pools: false,
+      directory,
+      tierCacheMs: 400,
+      tiers: { free: {}, enterprise: { pools: { imports: 'imports-ent' } } },
+      queue: {},
+    });
+    expect((await addFor(app, 'up'))[0].queueName).toBe('imports');
+    expect((await addFor(app, 'later'))[0].queueName).toBe('imports');
+    directory.upsert({ id: 'up', tier: 'enterprise' });
+    directory.upsert({ id: 'later', tier: 'enterprise' });
+    expect((await addFor(app, 'up'))[0].queueName).toBe('imports'); // cached profile
+    await app.get(TenantTiers).refresh('up');
+    expect((await addFor(app, 'up'))[0].queueName).toBe('imports-ent');
+    await waitFor(
+      async () => (await addFor(app, 'later'))[0].queueName === 'imports-ent',
+      'the cached profile of "later" to expire',
+      5_000,
+    );
+    // And back: a downgrade returns the tenant to the shared pool the same way.
+    directory.upsert({ id: 'up', tier: 'free' });
+    await app.get(TenantTiers).refresh('up');
+    expect((await addFor(app, 'up'))[0].queueName).toBe('imports');
+  });
+
   it('keeps queued jobs in the old pool, sends new ones to the new pool, runs each exactly once', async () => {
     const runs: PoolRun[] = [];
     const directory = new InMemoryTenantDirectory([
