@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: every bench of the suite, one after another, each on its own private Redis:
- * context, fairness, scheduler, the noisy-neighbour chart and the scale-out run. Each writes
+ * context, fairness, scheduler, the noisy-neighbour chart, the scale-out run and the tiers
+ * (rate limit and lanes) cost. Each writes
  * bench/results/<name>.json (and its README block); the chart is bench/results/noisy-neighbour.svg.
  * `npm run bench -- context noisy` runs only those. The soak (`npm run bench:soak`) is separate.
  */
@@ -8,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const ALL = ['context', 'fairness', 'scheduler', 'noisy', 'scaleout'];
+const ALL = ['context', 'fairness', 'scheduler', 'noisy', 'scaleout', 'tiers'];
 
 function main(): number {
   const scripts = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')).scripts;

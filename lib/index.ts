@@ -19,7 +19,7 @@ export * from './processor';
 export * from './dead-letters';
 export * from './guards';
 export { TenantQueue, InjectTenantQueue } from './producer';
-export type { TenantBulkJob } from './producer';
+export type { TenantBulkJob, TenantJobOptions } from './producer';
 export {
   InMemoryTenantDirectory,
   InMemoryEntitlementChecker,

@@ -99,6 +99,15 @@ export const Messages = {
   tenantBacklogFull: (queue: string, tenantId: string, backlog: number, limit: number) =>
     `Tenant "${tenantId}" already has ${backlog} jobs waiting on fair queue "${queue}" (maxBacklog ` +
     `${limit}); nothing was enqueued. Retry later, or raise registerQueue({ fairness: { maxBacklog } }).`,
+  noLanes: (queue: string) =>
+    `Queue "${queue}" declares no lanes, so a job cannot ask for one; nothing was enqueued. Drop ` +
+    `the "lane" option, or declare lanes with registerQueue({ name: '${queue}', fairness: { lanes } }).`,
+  unknownLane: (queue: string, lane: string, lanes: string[]) =>
+    `Queue "${queue}" has no lane "${lane}" (its lanes: ${lanes.join(', ')}); nothing was enqueued. ` +
+    `Use one of those lanes, or add "${lane}" to its fairness.lanes.`,
+  invalidRateLimit: (why: string) =>
+    `Invalid rate limit: ${why}. Pass { max, per, burst? } (jobs per "per" ms), false for no ` +
+    `limit, or null to go back to the tier/directory/queue default.`,
   fairnessOff: (queue: string) =>
     `Queue "${queue}" has no fairness. Register it with registerQueue({ name: '${queue}', fairness: {} }) ` +
     `to use TenantFairness on it.`,

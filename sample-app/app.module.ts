@@ -8,6 +8,7 @@ import { GuardsDemoModule, guardsDemoPorts } from './guards/guards-demo.module';
 import { PoolsDemoModule } from './pools';
 import { SchedulesDemoModule } from './schedules/schedules.module';
 import { ThumbnailsModule } from './thumbnails/thumbnails.module';
+import { DEMO_TIERS, TiersDemoModule } from './tiers/tiers-demo.module';
 
 export interface SampleOptions {
   redisUrl: string;
@@ -29,6 +30,7 @@ export class AppModule {
           environment: 'sample',
           resolution: { order: ['header', 'subdomain'] },
           ...guardsDemoPorts(),
+          tiers: DEMO_TIERS,
         }),
         ThumbnailsModule,
         SchedulesDemoModule.register(),
@@ -37,6 +39,7 @@ export class AppModule {
         FairnessDemoModule,
         PoolsDemoModule,
         VisibilityDemoModule.register({ path: 'admin/queues' }),
+        TiersDemoModule,
       ],
     };
   }

@@ -247,6 +247,7 @@ describe('fair gate (one process, real Redis)', () => {
       '{}',
       'lost-1',
       'A',
+      '',
       job,
     );
     expect([status, admitted[0]]).toEqual(['ok', 'lost-1']);

@@ -114,3 +114,40 @@ export async function moduleSide(
     close: () => app.close(),
   };
 }
+
+/** Resolves when `predicate` holds (polled every 2 ms), or rejects after `timeoutMs`. */
+export function until(predicate: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const poll = () => {
+      if (predicate()) return resolve();
+      if (Date.now() > deadline) return reject(new Error('bench timed out'));
+      setTimeout(poll, 2);
+    };
+    poll();
+  });
+}
+
+/** No-op jobs end to end (enqueue while consuming, concurrency 50), spread over `tenants`. */
+export async function throughput(side: Side, tenants: number, jobs: number) {
+  let done = 0;
+  work.handle = () => {
+    done++;
+  };
+  const start = performance.now();
+  const cpu = process.cpuUsage();
+  side.run();
+  for (let t = 0; t < tenants; t++) await side.enqueue(`t${t}`, jobs / tenants);
+  await until(() => done === jobs, 300_000);
+  const seconds = (performance.now() - start) / 1000;
+  const used = process.cpuUsage(cpu);
+  await side.close();
+  const cpuMicrosPerJob = Math.round((used.user + used.system) / jobs);
+  return {
+    side: side.label,
+    tenants,
+    jobs,
+    jobsPerSecond: Math.round(jobs / seconds),
+    cpuMicrosPerJob,
+  };
+}

@@ -7,24 +7,21 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { startRedis } from '../../test/support/redis-server';
-import { BenchJob, Side, busy, moduleSide, plainSide, work } from './fairness-harness';
+import {
+  BenchJob,
+  Side,
+  busy,
+  moduleSide,
+  plainSide,
+  throughput,
+  until,
+  work,
+} from './fairness-harness';
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 };
-
-function until(predicate: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const poll = () => {
-      if (predicate()) return resolve();
-      if (Date.now() > deadline) return reject(new Error('bench timed out'));
-      setTimeout(poll, 2);
-    };
-    poll();
-  });
-}
 
 /**
  * A floods, then B enqueues 10 jobs; B's wait is enqueue -> start. `aStartedWhileBWaited` counts
@@ -54,30 +51,6 @@ async function noisyNeighbour(side: Side, flood: number) {
   };
   await side.close();
   return result;
-}
-
-/** No-op jobs end to end (enqueue while consuming, concurrency 50), spread over `tenants`. */
-async function throughput(side: Side, tenants: number, jobs: number) {
-  let done = 0;
-  work.handle = () => {
-    done++;
-  };
-  const start = performance.now();
-  const cpu = process.cpuUsage();
-  side.run();
-  for (let t = 0; t < tenants; t++) await side.enqueue(`t${t}`, jobs / tenants);
-  await until(() => done === jobs, 300_000);
-  const seconds = (performance.now() - start) / 1000;
-  const used = process.cpuUsage(cpu);
-  await side.close();
-  const cpuMicrosPerJob = Math.round((used.user + used.system) / jobs);
-  return {
-    side: side.label,
-    tenants,
-    jobs,
-    jobsPerSecond: Math.round(jobs / seconds),
-    cpuMicrosPerJob,
-  };
 }
 
 /** 100 equally weighted tenants, 100 jobs each, all backlogged; Jain's index over the first half. */

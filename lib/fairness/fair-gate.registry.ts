@@ -11,19 +11,19 @@ import {
 import type { Worker } from 'bullmq';
 import { InvalidTenantQueueOptionsError, parseCancelReason } from '../errors';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
-import { isTenantDirectoryConfigured } from '../guards/default-ports';
-import { TenantDirectory } from '../interfaces/tenant-directory.interface';
+import { TenantLimits } from '../tiers/tenant-tier-options.interface';
+import { TenantTiers } from '../tiers/tenant-tiers.service';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
 import { TenantJobPipeline } from '../processor/tenant-job-pipeline';
 import { TenantProcessorOptions } from '../processor/tenant-processor.decorator';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRedis } from '../tenant-queue.redis';
 import { TenantQueueRegistry } from '../tenant-queue.registry';
-import { FairGate, FairHints, SYSTEM_TENANT } from './fair-gate';
+import { FairGate, FairHint, FairHints, SYSTEM_TENANT } from './fair-gate';
 import { fairCommands } from './fair-gate.script';
-import { isFairnessOn, resolveFairnessOptions } from './fairness-options';
+import { encodeRate, isFairnessOn, resolveFairnessOptions } from './fairness-options';
 import { SlowLaneEvent } from './slow-lane-event.interface';
 
-const HINT_TTL_MS = 30_000;
 
 /**
  * @internal Owns the fair gate of every queue with fairness on: claims their enqueue path,
@@ -34,16 +34,21 @@ export class FairGateRegistry
   implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown
 {
   private readonly gates = new Map<string, FairGate>();
-  private readonly hintCache = new Map<string, { hint: FairHints[string]; at: number }>();
+  private readonly hintSent = new Map<string, number>();
+  private readonly hintTtl: number;
   private readonly logger = new Logger('TenantFairness');
   readonly events = new EventEmitter();
+  private readonly unsubscribe: () => void;
 
   constructor(
     pipeline: TenantJobPipeline,
     private readonly registry: TenantQueueRegistry,
     private readonly redis: TenantQueueRedis,
-    @Optional() @Inject(TenantDirectory) private readonly directory?: TenantDirectory,
+    private readonly tiers: TenantTiers,
+    @Inject(TENANT_QUEUE_OPTIONS) options: ResolvedTenantQueueOptions,
   ) {
+    this.hintTtl = options.tierCacheMs;
+    this.unsubscribe = tiers.onRefresh((tenantId) => this.refreshHints(tenantId));
     pipeline.useDispatcher((definition) => this.gateFor(definition));
     pipeline.useWorkerPlugin({
       attach: (worker, definition, options) => this.attach(worker, definition, options),
@@ -69,7 +74,7 @@ export class FairGateRegistry
       gate = new FairGate(definition, options, {
         commands: () => fairCommands(this.redis.client),
         bullQueue: () => this.registry.getQueue(definition.name).bullQueue,
-        hints: (tenants) => this.hints(tenants),
+        hints: (tenants) => this.hints(definition, tenants),
         onSlowLane: (event) => this.events.emit('slowLane', event),
         logger: this.logger,
       });
@@ -97,6 +102,7 @@ export class FairGateRegistry
     this.gates.clear();
     await Promise.all(gates.map((gate) => gate.close()));
     this.events.removeAllListeners();
+    this.unsubscribe();
   }
 
   private attach(
@@ -115,36 +121,56 @@ export class FairGateRegistry
     });
   }
 
-  /** Weight and cap from the tenant directory, cached briefly; nothing when there is none. */
-  private async hints(tenants: string[]): Promise<FairHints> {
+  /**
+   * Weight, cap, rate limit and lane weights of each tenant from its tier and directory record,
+   * written to Redis with the enqueue at most once per `tierCacheMs` per tenant (and at once on
+   * `TenantTiers.refresh`). Nothing when no directory is configured.
+   */
+  private async hints(definition: TenantQueueDefinition, tenants: string[]): Promise<FairHints> {
     const out: FairHints = {};
-    if (!isTenantDirectoryConfigured(this.directory)) return out;
+    if (!this.tiers.configured) return out;
     const now = Date.now();
+    const key = (tenantId: string) => `${definition.name}\u0000${tenantId}`;
     const stale = tenants.filter(
-      (t) => t !== SYSTEM_TENANT && (this.hintCache.get(t)?.at ?? 0) + HINT_TTL_MS < now,
+      (t) => t !== SYSTEM_TENANT && (this.hintSent.get(key(t)) ?? -Infinity) + this.hintTtl <= now,
     );
-    await Promise.all(
-      stale.map(async (tenantId) => {
-        try {
-          const record = await this.directory!.getTenant(tenantId);
-          const weight = record?.weight;
-          const cap = record?.maxConcurrency;
-          this.hintCache.set(tenantId, {
-            at: now,
-            hint: [
-              typeof weight === 'number' && weight > 0 ? weight : false,
-              typeof cap === 'number' && cap >= 0 ? Math.floor(cap) : false,
-            ],
-          });
-        } catch {
-          // Unknown right now: keep what Redis has.
-        }
-      }),
-    );
-    for (const tenantId of stale) {
-      const cached = this.hintCache.get(tenantId);
-      if (cached?.at === now) out[tenantId] = cached.hint;
+    if (!stale.length) return out;
+    const limits = await this.tiers.limitsFor(stale, definition.poolOf ?? definition.name);
+    for (const [tenantId, tenantLimits] of limits) {
+      out[tenantId] = toHint(tenantLimits);
+      if (this.hintSent.size >= MAX_HINTS_SENT) this.hintSent.delete(this.hintSent.keys().next().value!);
+      this.hintSent.set(key(tenantId), now);
     }
     return out;
   }
+
+  /**
+   * Writes a tenant's tier/directory limits to one gate if they are older than `tierCacheMs`, so
+   * reading its state (`TenantFairness.getTenant`) shows its tier before its first job.
+   */
+  async ensureHints(gate: FairGate, tenantId: string): Promise<void> {
+    const hints = await this.hints(gate.definition, [tenantId]);
+    if (hints[tenantId]) await gate.admin(tenantId, 'hints', JSON.stringify(hints[tenantId]));
+  }
+
+  /** A tier or directory change, applied now to every fair queue of this app (all processes). */
+  private async refreshHints(tenantId: string): Promise<void> {
+    for (const gate of this.gates.values()) {
+      this.hintSent.delete(`${gate.definition.name}\u0000${tenantId}`);
+      await this.ensureHints(gate, tenantId);
+    }
+  }
+}
+
+const MAX_HINTS_SENT = 100_000;
+
+/** A tenant's limits as the gate stores them (see `FairHint`). */
+function toHint(limits: TenantLimits): FairHint {
+  const { weight, maxConcurrency: cap, rateLimit, lanes } = limits;
+  return [
+    typeof weight === 'number' && weight > 0 ? weight : false,
+    typeof cap === 'number' && cap >= 0 ? Math.floor(cap) : false,
+    rateLimit === undefined ? false : encodeRate(rateLimit),
+    lanes && Object.keys(lanes).length ? JSON.stringify(lanes) : false,
+  ];
 }

@@ -6,11 +6,11 @@ type Arg = string | number;
 
 /** The fair gate's Lua commands, registered once per client with `defineCommand`. */
 export interface FairCommands {
-  tqFairEnqueue(...args: Arg[]): Promise<[string, string[] | string, number?]>;
-  tqFairRelease(...args: Arg[]): Promise<[Arg[], string[]]>;
+  tqFairEnqueue(...args: Arg[]): Promise<[string, string[] | string, number]>;
+  tqFairRelease(...args: Arg[]): Promise<[Arg[], string[], number]>;
   tqFairAck(...args: Arg[]): Promise<number>;
-  tqFairTick(...args: Arg[]): Promise<[Arg[], string[]]>;
-  tqFairAdmin(...args: Arg[]): Promise<unknown[]>;
+  tqFairTick(...args: Arg[]): Promise<[Arg[], string[], number]>;
+  tqFairAdmin(...args: Arg[]): Promise<any[]>;
 }
 
 const read = (file: string) => readFileSync(join(__dirname, 'lua', file), 'utf8');

@@ -1,19 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type { Queue } from 'bullmq';
-import { TenantBacklogFullError } from '../errors';
+import { InvalidLaneError, TenantBacklogFullError } from '../errors';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
 import { JobDispatcher, PreparedJob, directDispatcher } from '../producer/job-dispatcher.interface';
 import { Messages } from '../tenant-queue.messages';
 import { FairCommands } from './fair-gate.script';
-import { ResolvedFairnessOptions } from './fairness-options';
+import { ResolvedFairnessOptions, encodeRate } from './fairness-options';
 import { SlowLaneEvent } from './slow-lane-event.interface';
 
 /** Final outcome of a job: completed, failed for good, or cancelled (not a tenant failure). */
 export type FairOutcome = 'c' | 'f' | 'x';
 
-/** Directory hints per tenant: [weight, cap], `false` where the directory says nothing. */
-export type FairHints = Record<string, [number | false, number | false]>;
+/**
+ * Directory/tier hints per tenant: [weight, cap, rate ("T:tol:..." or "none"), lane weights
+ * (JSON)], `false` where neither says anything.
+ */
+export type FairHint = [number | false, number | false, string | false, string | false];
+export type FairHints = Record<string, FairHint>;
 
 /** Bucket of jobs enqueued without a tenant (system jobs on a fair queue). */
 export const SYSTEM_TENANT = '_system';
@@ -46,6 +50,10 @@ export class FairGate implements JobDispatcher {
   private ticking: Promise<void> | undefined;
   private readonly sends = new Set<Promise<void>>();
   private closed = false;
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private wakeAt = Infinity;
+  private readonly laneIndex = new Map<string, number>();
+  private readonly laneOfJob = new Map<string, string>();
 
   constructor(
     readonly definition: TenantQueueDefinition,
@@ -62,7 +70,15 @@ export class FairGate implements JobDispatcher {
       minWin: options.minWindow,
       lease: options.leaseMs,
       slowShare: options.slowLane.share,
+      ...(options.rateLimit ? { rl: encodeRate(options.rateLimit) } : {}),
+      ...(options.lanes.length
+        ? { lanes: options.lanes.map((l) => l.name), shares: laneShares(options.lanes) }
+        : {}),
     });
+    for (const [index, lane] of options.lanes.entries()) {
+      this.laneIndex.set(lane.name, index);
+      for (const job of lane.jobs) this.laneOfJob.set(job, lane.name);
+    }
     const slow = options.slowLane;
     this.slowConfig = JSON.stringify({
       threshold: slow.failureThreshold,
@@ -84,13 +100,17 @@ export class FairGate implements JobDispatcher {
     // A delayed job would hold a slot while it waits: it goes to BullMQ directly.
     const delayed = jobs.filter((job) => (job.opts.delay ?? 0) > 0);
     const gated = delayed.length ? jobs.filter((job) => !((job.opts.delay ?? 0) > 0)) : jobs;
+    // Lanes are checked before anything is written.
+    const laned = gated.map((job) => this.laneOf(job));
     const tenants = [...new Set(gated.map((job) => job.tenantId ?? SYSTEM_TENANT))];
     const hints = JSON.stringify(await this.deps.hints(tenants));
     for (let start = 0; start < gated.length; start += ENQUEUE_CHUNK) {
       const args: string[] = [];
-      for (const job of gated.slice(start, start + ENQUEUE_CHUNK)) {
-        const json = JSON.stringify({ n: job.name, d: job.data, o: job.opts });
-        args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, json);
+      for (let i = start; i < Math.min(gated.length, start + ENQUEUE_CHUNK); i++) {
+        const job = gated[i];
+        const [lane, opts] = laned[i];
+        const json = JSON.stringify({ n: job.name, d: job.data, o: opts });
+        args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, lane, json);
       }
       const [status, second, third] = await this.redis.tqFairEnqueue(
         this.base,
@@ -111,9 +131,57 @@ export class FairGate implements JobDispatcher {
           Messages.tenantBacklogFull(this.definition.name, tenant, backlog, limit),
         );
       }
+      this.wakeIn(Number(third));
       await this.send(second as string[]);
     }
-    if (delayed.length) await directDispatcher.dispatch(queue, delayed);
+    if (delayed.length) {
+      await directDispatcher.dispatch(
+        queue,
+        delayed.map((job) => {
+          const opts = this.laneOf(job)[1] as PreparedJob['opts'];
+          return { ...job, opts: this.laneIndex.size > 1 ? { ...opts, priority: 2 } : opts };
+        }),
+      );
+    }
+  }
+
+  /**
+   * The job's lane (its `lane` option, else its name's lane, else the default) and its options
+   * for BullMQ without `lane`. The gate gives admitted jobs their BullMQ priority (see dispatch in
+   * fair-common.lua); a delayed job, which skips the gate, runs as work beyond its lane's share.
+   */
+  private laneOf(job: PreparedJob): [string, object] {
+    const { lane: asked, ...opts } = job.opts as PreparedJob['opts'] & { lane?: string };
+    if (!this.laneIndex.size) {
+      if (asked !== undefined) throw new InvalidLaneError(Messages.noLanes(this.definition.name));
+      return ['', opts];
+    }
+    const lane = asked ?? this.laneOfJob.get(job.name) ?? this.options.defaultLane;
+    if (!this.laneIndex.has(lane)) {
+      throw new InvalidLaneError(
+        Messages.unknownLane(this.definition.name, lane, [...this.laneIndex.keys()]),
+      );
+    }
+    return [lane, opts];
+  }
+
+  /**
+   * Wakes this process when the next rate-limited tenant may start, so limited tenants resume
+   * on time without polling Redis in between (the regular tick covers anything later).
+   */
+  private wakeIn(ms: number): void {
+    if (!(ms >= 0) || this.closed || ms >= this.options.tickMs) return;
+    const at = Date.now() + ms;
+    if (this.wakeTimer && at >= this.wakeAt) return;
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.wakeAt = at;
+    this.wakeTimer = setTimeout(() => {
+      this.wakeTimer = undefined;
+      this.wakeAt = Infinity;
+      // A tick already running may have read Redis before the wake time: run one after it.
+      void (this.ticking ?? Promise.resolve()).then(() => this.tick());
+    }, Math.max(1, ms));
+    this.wakeTimer.unref();
   }
 
   /** A job reached its final outcome: free its slot (batched) and admit the next jobs. */
@@ -144,7 +212,7 @@ export class FairGate implements JobDispatcher {
     const run = async () => {
       try {
         const ttl = this.options.tickMs * 3 + 2000;
-        const [events, jobs] = await this.redis.tqFairTick(
+        const [events, jobs, wake] = await this.redis.tqFairTick(
           this.base,
           this.config,
           this.options.dispatchBatch,
@@ -157,6 +225,7 @@ export class FairGate implements JobDispatcher {
           this.options.windowPerSlot,
         );
         this.emit(events);
+        this.wakeIn(Number(wake));
         await this.send(jobs);
       } catch (error) {
         if (!this.closed) this.deps.logger.warn(`fair tick ${this.definition.name}: ${error}`);
@@ -178,13 +247,18 @@ export class FairGate implements JobDispatcher {
       op,
       value,
     );
-    if (op !== 'get') await this.send((reply as [unknown, string[]])[1]);
+    if (op !== 'get') {
+      this.wakeIn(Number(reply[2]));
+      await this.send((reply as [unknown, string[]])[1]);
+    }
     return reply;
   }
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
     this.timer = undefined;
+    this.wakeTimer = undefined;
     await this.flushing;
     await this.ticking;
     if (this.concurrency > 0) await this.tick(true);
@@ -196,7 +270,7 @@ export class FairGate implements JobDispatcher {
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, 1000);
       try {
-        const [events, jobs] = await this.redis.tqFairRelease(
+        const [events, jobs, wake] = await this.redis.tqFairRelease(
           this.base,
           this.config,
           this.options.dispatchBatch,
@@ -204,6 +278,7 @@ export class FairGate implements JobDispatcher {
           ...batch,
         );
         this.emit(events);
+        this.wakeIn(Number(wake));
         void this.send(jobs);
       } catch (error) {
         // The leases of this batch expire and the reaper frees them.
@@ -218,10 +293,12 @@ export class FairGate implements JobDispatcher {
     if (!flat || flat.length === 0) return Promise.resolve();
     const ids: string[] = [];
     const jobs = [];
-    for (let i = 0; i < flat.length; i += 2) {
+    for (let i = 0; i < flat.length; i += 3) {
       const job = JSON.parse(flat[i + 1]) as { n: string; d: object; o: object };
+      const priority = Number(flat[i + 2]);
       ids.push(flat[i]);
-      jobs.push({ name: job.n, data: job.d, opts: { ...job.o, jobId: flat[i] } });
+      const opts = priority > 0 ? { ...job.o, priority, jobId: flat[i] } : { ...job.o, jobId: flat[i] };
+      jobs.push({ name: job.n, data: job.d, opts });
     }
     const sent: Promise<void> = this.deps
       .bullQueue()
@@ -255,4 +332,10 @@ export class FairGate implements JobDispatcher {
       this.deps.onSlowLane(event);
     }
   }
+}
+
+/** Lane shares as the gate uses them: the first lane also gets what no lane reserved. */
+function laneShares(lanes: ResolvedFairnessOptions['lanes']): number[] {
+  const spare = Math.max(0, 1 - lanes.reduce((sum, lane) => sum + lane.share, 0));
+  return lanes.map((lane, index) => (index === 0 ? lane.share + spare : lane.share));
 }

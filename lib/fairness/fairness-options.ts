@@ -1,6 +1,8 @@
 import { InvalidTenantQueueOptionsError } from '../errors';
 import { Messages } from '../tenant-queue.messages';
-import { TenantFairnessOptions } from './tenant-fairness-options.interface';
+import { TenantRateLimit } from '../tiers/tenant-tier-options.interface';
+import { checkRateLimit } from '../tiers/tenant-tiers.options';
+import { TenantFairnessOptions, TenantLaneOptions } from './tenant-fairness-options.interface';
 
 /** Fairness options of one queue with every default filled in. */
 export interface ResolvedFairnessOptions {
@@ -16,6 +18,34 @@ export interface ResolvedFairnessOptions {
   resendAfterMs: number;
   dispatchBatch: number;
   slowLane: { failureThreshold: number; windowMs: number; share: number; recoverAt: number };
+  /** Queue default rate limit, as given. */
+  rateLimit?: TenantRateLimit;
+  /** Lanes in priority order (empty: one unnamed lane). */
+  lanes: { name: string; share: number; jobs: string[] }[];
+  defaultLane: string;
+}
+
+const LANE_NAME = /^[A-Za-z0-9_-]{1,32}$/;
+
+/** GCRA parameters of a rate limit: emission interval T = per / max, tolerance (burst - 1) * T. */
+export function gcraOf(limit: TenantRateLimit): [number, number] {
+  const interval = limit.per / limit.max;
+  return [interval, ((limit.burst ?? 1) - 1) * interval];
+}
+
+/** A rate limit as the gate stores it: "T:tol:max:per:burst", or "none" for an explicit no-limit. */
+export function encodeRate(limit: TenantRateLimit | false): string {
+  if (limit === false) return 'none';
+  const [interval, tolerance] = gcraOf(limit);
+  return `${interval}:${tolerance}:${limit.max}:${limit.per}:${limit.burst ?? 1}`;
+}
+
+/** The stored form back to the limit (`false` = explicitly none, `null` = nothing stored). */
+export function decodeRate(value: unknown): TenantRateLimit | false | null {
+  if (typeof value !== 'string' || value === '') return null;
+  if (value === 'none') return false;
+  const [, , max, per, burst] = value.split(':').map(Number);
+  return max > 0 && per > 0 ? { max, per, burst } : null;
 }
 
 type Rule = [key: string, min: number, integer: boolean, max?: number];
@@ -44,7 +74,7 @@ const SLOW_RULES: Rule[] = [
 function checkNumbers(queue: string, path: string, input: object, rules: Rule[]): void {
   const known = new Set(rules.map((rule) => rule[0]));
   for (const key of Object.keys(input)) {
-    if (!known.has(key) && key !== 'enabled' && key !== 'slowLane') {
+    if (!known.has(key) && !['enabled', 'slowLane', 'rateLimit', 'lanes', 'defaultLane'].includes(key)) {
       throw invalid(queue, `${path}${key}`, 'is not a known option');
     }
   }
@@ -99,7 +129,17 @@ export function resolveFairnessOptions(
   if (failureThreshold > 0 && recoverAt >= failureThreshold) {
     throw invalid(queue, 'slowLane.recoverAt', 'must be below slowLane.failureThreshold');
   }
+  const rateLimit = options.rateLimit;
+  if (rateLimit !== undefined) wrap(queue, () => checkRateLimit('rateLimit', rateLimit));
+  const lanes = resolveLanes(queue, options.lanes);
+  const defaultLane = options.defaultLane ?? lanes[0]?.name ?? '';
+  if (options.defaultLane !== undefined && !lanes.some((lane) => lane.name === defaultLane)) {
+    throw invalid(queue, 'defaultLane', 'must name one of the declared lanes');
+  }
   return {
+    rateLimit,
+    lanes,
+    defaultLane,
     defaultWeight: options.defaultWeight ?? 1,
     maxConsecutive: options.maxConsecutive ?? 5,
     defaultConcurrency: options.defaultConcurrency ?? 0,
@@ -118,4 +158,50 @@ export function resolveFairnessOptions(
       recoverAt,
     },
   };
+}
+
+/** Re-labels a tiers-style validation error with the queue's fairness path. */
+function wrap(queue: string, check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    const field = /option "([^"]+)": (.*)\.$/.exec((error as Error).message);
+    if (!field) throw error;
+    throw invalid(queue, field[1], field[2]);
+  }
+}
+
+function resolveLanes(
+  queue: string,
+  input: Record<string, TenantLaneOptions> | undefined,
+): ResolvedFairnessOptions['lanes'] {
+  if (input === undefined) return [];
+  if (!input || typeof input !== 'object' || Array.isArray(input) || !Object.keys(input).length) {
+    throw invalid(queue, 'lanes', 'must be { [lane]: { share, jobs? } } with at least one lane');
+  }
+  const lanes: ResolvedFairnessOptions['lanes'] = [];
+  let total = 0;
+  const named = new Set<string>();
+  for (const [name, lane] of Object.entries(input)) {
+    if (!LANE_NAME.test(name)) throw invalid(queue, `lanes.${name}`, 'is not a valid lane name');
+    if (!lane || typeof lane !== 'object') throw invalid(queue, `lanes.${name}`, 'must be { share, jobs? }');
+    for (const key of Object.keys(lane)) {
+      if (key !== 'share' && key !== 'jobs') throw invalid(queue, `lanes.${name}.${key}`, 'is not a known option');
+    }
+    if (typeof lane.share !== 'number' || !(lane.share >= 0 && lane.share <= 1)) {
+      throw invalid(queue, `lanes.${name}.share`, 'must be a number from 0 to 1');
+    }
+    const jobs = lane.jobs ?? [];
+    if (!Array.isArray(jobs) || jobs.some((job) => typeof job !== 'string')) {
+      throw invalid(queue, `lanes.${name}.jobs`, 'must be a list of job names');
+    }
+    for (const job of jobs) {
+      if (named.has(job)) throw invalid(queue, `lanes.${name}.jobs`, `names "${job}" twice`);
+      named.add(job);
+    }
+    total += lane.share;
+    lanes.push({ name, share: lane.share, jobs });
+  }
+  if (total > 1 + 1e-9) throw invalid(queue, 'lanes', 'shares must add up to at most 1');
+  return lanes;
 }

@@ -1,3 +1,5 @@
+import type { TenantRateLimit } from '../tiers/tenant-tier-options.interface';
+
 /** Slow lane: a tenant whose jobs keep failing gets a smaller share until it recovers. */
 export interface TenantSlowLaneOptions {
   /**
@@ -21,6 +23,18 @@ export interface TenantSlowLaneOptions {
    * @default Math.floor(failureThreshold / 2)
    */
   recoverAt?: number;
+}
+
+/** One lane of a fair queue (`fairness.lanes`). */
+export interface TenantLaneOptions {
+  /**
+   * Share of the queue's worker slots (all live workers' concurrency) kept for this lane while it
+   * has work, 0-1; the shares of all lanes add up to at most 1. A lane below its share is admitted
+   * at once and runs next; capacity a lane does not use goes to the earlier lanes first.
+   */
+  share: number;
+  /** Job names that go to this lane unless the job's own `lane` option says otherwise. */
+  jobs?: string[];
 }
 
 /**
@@ -91,6 +105,26 @@ export interface TenantFairnessOptions {
    * @default 200
    */
   dispatchBatch?: number;
+  /**
+   * Jobs of one tenant started per interval, with a burst (`{ max: 20, per: 60_000 }`), across
+   * every process. A tenant's tier, its directory record or `TenantFairness.setRateLimit`
+   * override it. A limited tenant's jobs wait in its backlog; other tenants go on.
+   * @default undefined (no limit)
+   */
+  rateLimit?: TenantRateLimit;
+  /**
+   * Lanes in priority order (`{ interactive: { share: 0.7 }, bulk: { share: 0.3, jobs: ['export'] } }`).
+   * Each lane keeps its share of the window while it has work; spare capacity goes to the
+   * earlier lanes first, so interactive jobs do not wait behind bulk work beyond bulk's share.
+   * Fair turns across tenants hold inside each lane. A job picks its lane with the `lane` job
+   * option, or by its name (`jobs`), else `defaultLane`.
+   */
+  lanes?: Record<string, TenantLaneOptions>;
+  /**
+   * Lane of a job that names none. Must be one of `lanes`.
+   * @default the first lane declared
+   */
+  defaultLane?: string;
   /** Slow lane for failing tenants. `false` turns it off. */
   slowLane?: TenantSlowLaneOptions | false;
 }

@@ -1,3 +1,5 @@
+import type { TenantRateLimit } from '../tiers/tenant-tier-options.interface';
+
 /** One tenant's fairness state on one queue, as `TenantFairness.getTenant` reads it from Redis. */
 export interface TenantFairnessState {
   queue: string;
@@ -19,4 +21,10 @@ export interface TenantFairnessState {
   slowLane: boolean;
   /** Final failures within the slow-lane window. */
   recentFailures: number;
+  /** Rate limit in use (`false` = none): run-time override, else tier/directory, else the queue's. */
+  rateLimit: TenantRateLimit | false;
+  /** Rate limit set at run time with `setRateLimit`, if any (`false` = explicitly none). */
+  rateLimitOverride: TenantRateLimit | false | null;
+  /** While the rate limit holds the tenant back: when (Redis clock, ms) its next job may start. */
+  rateLimitedUntil: number | null;
 }

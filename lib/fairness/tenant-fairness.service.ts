@@ -2,7 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
 import { InvalidTenantQueueOptionsError } from '../errors';
 import { Messages } from '../tenant-queue.messages';
+import { TenantRateLimit } from '../tiers/tenant-tier-options.interface';
+import { checkRateLimit } from '../tiers/tenant-tiers.options';
 import { FairGateRegistry } from './fair-gate.registry';
+import { decodeRate, encodeRate } from './fairness-options';
 import { SlowLaneEvent } from './slow-lane-event.interface';
 import { TenantFairnessState } from './tenant-fairness-state.interface';
 
@@ -24,10 +27,11 @@ export class TenantFairness {
   async getTenant(queue: string, tenantId: string): Promise<TenantFairnessState> {
     const gate = this.gates.get(queue);
     this.codec.assertTenantId(tenantId);
-    const [w, dw, cap, dcap, inf, paused, slow, backlog, failures] = await gate.admin(
-      tenantId,
-      'get',
-    );
+    await this.gates.ensureHints(gate, tenantId);
+    const [w, dw, cap, dcap, inf, paused, slow, backlog, failures, rl, drl, limitedUntil] =
+      await gate.admin(tenantId, 'get');
+    const rateLimitOverride = decodeRate(rl);
+    const rateLimit = rateLimitOverride ?? decodeRate(drl) ?? gate.options.rateLimit ?? false;
     const weightOverride = num(w);
     const concurrencyOverride = num(cap);
     return {
@@ -42,6 +46,9 @@ export class TenantFairness {
       paused: paused === '1',
       slowLane: slow === '1',
       recentFailures: Number(failures),
+      rateLimit,
+      rateLimitOverride,
+      rateLimitedUntil: limitedUntil === null || limitedUntil === undefined ? null : Number(limitedUntil),
     };
   }
 
@@ -63,6 +70,28 @@ export class TenantFairness {
       );
     }
     await this.change(queue, tenantId, 'cap', max);
+  }
+
+  /**
+   * Sets a tenant's rate limit on a queue at run time, in every process at once: `{ max, per,
+   * burst? }`, `false` for no limit, `null` to go back to its tier, directory record or the
+   * queue's `fairness.rateLimit`.
+   */
+  async setRateLimit(
+    queue: string,
+    tenantId: string,
+    limit: TenantRateLimit | false | null,
+  ): Promise<void> {
+    if (limit !== null && limit !== false) {
+      try {
+        checkRateLimit('rateLimit', limit);
+      } catch (error) {
+        throw new InvalidTenantQueueOptionsError(Messages.invalidRateLimit((error as Error).message));
+      }
+    }
+    const gate = this.gates.get(queue);
+    this.codec.assertTenantId(tenantId);
+    await gate.admin(tenantId, 'rate', limit === null ? '' : encodeRate(limit));
   }
 
   /** Stops admitting a tenant's jobs on a queue (running ones finish); they wait in its backlog. */

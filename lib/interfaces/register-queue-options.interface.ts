@@ -75,10 +75,10 @@ export interface TenantQueueDefinition {
   bullPrefix: string;
   /** Most dead letters kept per tenant (default 1000). */
   deadLetterCap?: number;
+  /** For a dedicated pool: the queue it serves (tiers and limits are looked up under that name). */
+  poolOf?: string;
   /** Fairness options as registered (validated at bootstrap by the fair gate). */
   fairness?: TenantFairnessOptions | boolean;
   /** Dedicated pools of this queue (its own name, the shared pool, is not listed). */
   pools?: readonly string[];
-  /** Set on a pool: the queue it is a pool of. */
-  poolOf?: string;
 }

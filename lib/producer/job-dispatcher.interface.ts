@@ -1,4 +1,12 @@
 import type { JobsOptions, Queue } from 'bullmq';
+import { InvalidLaneError } from '../errors';
+import { Messages } from '../tenant-queue.messages';
+
+/** BullMQ job options, plus the lane of a fair queue that declares lanes. */
+export type TenantJobOptions = JobsOptions & {
+  /** Lane of the job on a queue with `fairness.lanes` (e.g. `'interactive'`, `'bulk'`). */
+  lane?: string;
+};
 
 /** A job ready for Redis: envelope attached, id assigned, options merged. */
 export interface PreparedJob {
@@ -18,6 +26,9 @@ export interface JobDispatcher {
 
 export const directDispatcher: JobDispatcher = {
   async dispatch(queue, jobs) {
+    if (jobs.some((job) => (job.opts as TenantJobOptions).lane !== undefined)) {
+      throw new InvalidLaneError(Messages.noLanes(queue.name));
+    }
     if (jobs.length === 1) {
       await queue.add(jobs[0].name, jobs[0].data, jobs[0].opts);
     } else if (jobs.length > 1) {

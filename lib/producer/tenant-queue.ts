@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { JobsOptions, Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { TenantContext } from '../context/tenant-context';
 import { TenantState } from '../context/tenant-state';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
@@ -8,12 +8,12 @@ import { TenantQueueDefinition } from '../interfaces/register-queue-options.inte
 import { EnqueuedJob } from '../interfaces/tenant-job.interface';
 import { ENVELOPE_KEY } from '../tenant-queue.constants';
 import { Messages } from '../tenant-queue.messages';
-import { JobDispatcher, PreparedJob } from './job-dispatcher.interface';
+import { JobDispatcher, PreparedJob, TenantJobOptions } from './job-dispatcher.interface';
 
 export interface TenantBulkJob<T extends object = Record<string, unknown>> {
   name: string;
   data: T;
-  opts?: JobsOptions;
+  opts?: TenantJobOptions;
 }
 
 /**
@@ -58,7 +58,7 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
    * Enqueues a job for the tenant of the current context. On a queue with pools, the job goes to
    * its tenant's pool; `queueName` of the result names the pool.
    */
-  async add(name: string, data: T, opts?: JobsOptions): Promise<EnqueuedJob> {
+  async add(name: string, data: T, opts?: TenantJobOptions): Promise<EnqueuedJob> {
     const [job] = await this.write([this.prepare(name, data, opts, this.current())]);
     return job;
   }
@@ -77,7 +77,7 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     tenantId: string,
     name: string,
     data: T,
-    opts?: JobsOptions,
+    opts?: TenantJobOptions,
   ): Promise<EnqueuedJob> {
     this.codec.assertTenantId(tenantId);
     const state: TenantState = {
@@ -99,7 +99,7 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
   private prepare(
     name: string,
     data: T,
-    opts: JobsOptions | undefined,
+    opts: TenantJobOptions | undefined,
     state: TenantState | undefined,
   ): PreparedJob {
     assertPlainPayload(this.name, name, data);

@@ -4,26 +4,39 @@
   ARGV[1]  gate config (JSON, see fair-common.lua)
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  tenant
-  ARGV[4]  operation: get | weight | cap | pause | resume
-  ARGV[5]  value for weight/cap ('' clears the runtime override)
-  get returns {w, dw, cap, dcap, inf, paused, slow, backlog, failures};
-  the others return {{}, {id, json, ...}}.
+  ARGV[4]  operation: get | weight | cap | rate | pause | resume | hints
+  ARGV[5]  value for weight/cap/rate ('' clears the runtime override; rate: "T:tol" or "none"),
+           or the tenant's hints for hints (JSON [weight, cap, rate, lanes])
+  get returns {w, dw, cap, dcap, inf, paused, slow, backlog, failures, rl, drl, limitedUntil};
+  the others return {{}, {id, json, priority, ...}, wake ms}.
 ]]
 local t, op, value = ARGV[3], ARGV[4], ARGV[5]
+local function rateOf()
+  local r = redis.call('HMGET', tKey(t), 'rl', 'drl')
+  return r[1] or r[2] or cfg.rl or 'none'
+end
+local rateBefore = rateOf()
 if op == 'get' then
   local r = redis.call('HMGET', tKey(t), unpack(TFIELDS))
-  return {r[1], r[2], r[3], r[4], r[5], r[6], r[7], redis.call('LLEN', qKey(t)),
-          redis.call('ZCARD', fKey(t))}
+  return {r[1], r[2], r[3], r[4], r[5], r[6], r[7], backlog(t), redis.call('ZCARD', fKey(t)),
+          r[8], r[9], redis.call('ZSCORE', kLimited, t)}
 end
-if op == 'weight' or op == 'cap' then
-  local field = op == 'weight' and 'w' or 'cap'
+if op == 'weight' or op == 'cap' or op == 'rate' then
+  local field = ({weight = 'w', cap = 'cap', rate = 'rl'})[op]
   if value == '' then redis.call('HDEL', tKey(t), field) else redis.call('HSET', tKey(t), field, value) end
 elseif op == 'pause' then
   redis.call('HSET', tKey(t), 'paused', 1)
-  redis.call('ZREM', kReady, t)
 elseif op == 'resume' then
   redis.call('HDEL', tKey(t), 'paused')
+elseif op == 'hints' then
+  applyHints({[t] = cjson.decode(value)})
 end
+-- A new rate limit starts the tenant afresh: a schedule built at the old rate would hold it back.
+if rateOf() ~= rateBefore then redis.call('HDEL', tKey(t), 'tat') end
+-- Re-evaluate the tenant under its new settings: its next pick re-checks cap and rate.
+redis.call('ZREM', kLimited, t)
 local r = loadTenant(t)
-if r.cap > 0 and r.inf >= r.cap then redis.call('ZREM', kReady, t) else activate(t) end
-return {{}, dispatch(tonumber(ARGV[2]), nowMs())}
+if r.paused or (r.cap > 0 and r.inf >= r.cap) then deactivate(t) else activate(t) end
+local now = nowMs()
+local out = dispatch(tonumber(ARGV[2]), now)
+return {{}, out, nextWake(now)}

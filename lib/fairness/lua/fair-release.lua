@@ -6,7 +6,7 @@
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  slow lane config, JSON: threshold (0 = off), window (ms), recoverAt
   ARGV[4..] pairs: job id, outcome (c completed | f failed for good | x cancelled)
-  Returns {{event, tenant, failures, ...}, {id, json, ...}}.
+  Returns {{event, tenant, failures, ...}, {id, json, priority, ...}, ms until a rate-limited tenant wakes (-1 none)}.
 ]]
 local now = nowMs()
 local slowCfg = cjson.decode(ARGV[3])
@@ -18,4 +18,5 @@ for t in pairs(touched) do
   if slowCfg.threshold > 0 then checkRecovery(t, now, slowCfg, events) end
   activate(t)
 end
-return {events, dispatch(tonumber(ARGV[2]), now)}
+local out = dispatch(tonumber(ARGV[2]), now)
+return {events, out, nextWake(now)}

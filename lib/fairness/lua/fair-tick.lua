@@ -11,7 +11,7 @@
   ARGV[7]  this process's worker concurrency (0 = no worker, -1 = leaving)
   ARGV[8]  consumer heartbeat ttl (ms)
   ARGV[9]  window per consumer slot (factor)
-  Returns {{event, tenant, failures, ...}, {id, json, ...}}.
+  Returns {{event, tenant, failures, ...}, {id, json, priority, ...}, ms until a rate-limited tenant wakes (-1 none)}.
 ]]
 local now = nowMs()
 local slowCfg = cjson.decode(ARGV[3])
@@ -34,7 +34,7 @@ end
 local total = 0
 for _, v in ipairs(redis.call('HVALS', kConc)) do total = total + tonumber(v) end
 local win = math.max(cfg.minWin, math.ceil(total * tonumber(ARGV[9])))
-redis.call('HSET', kState, 'window', win)
+redis.call('HSET', kState, 'window', win, 'slots', total)
 
 local touched, events = {}, {}
 local expired = redis.call('ZRANGEBYSCORE', kLeases, '-inf', now, 'LIMIT', 0, 200)
@@ -69,6 +69,7 @@ for _, id in ipairs(stale) do
     redis.call('ZADD', kTransit, now, id)
     out[#out + 1] = id
     out[#out + 1] = payload
+    if #LANES > 1 then out[#out + 1] = 2 else out[#out + 1] = 0 end
   end
 end
 
@@ -77,4 +78,4 @@ if slowCfg.threshold > 0 then
 end
 for t in pairs(touched) do activate(t) end
 for _, v in ipairs(dispatch(tonumber(ARGV[2]), now)) do out[#out + 1] = v end
-return {events, out}
+return {events, out, nextWake(now)}

@@ -1,0 +1,4 @@
+import { TenantQueueError } from './tenant-queue.error';
+
+/** A job names a lane its queue does not declare; nothing was enqueued. */
+export class InvalidLaneError extends TenantQueueError {}
