@@ -121,10 +121,34 @@ describe('dedicated pools: routing at enqueue (real Redis)', () => {
       expect(definition.bullPrefix.endsWith(`:${pool}}`)).toBe(true);
       if (pool !== 'imports') expect(definition.poolOf).toBe('imports');
     }
-    // Each pool has its own fair gate: acme's cap of 2 lives in imports-acme only.
+    // acme's jobs went through imports-acme's own gate, and none through the shared one.
     const fairness = app.get(TenantFairness);
-    expect((await fairness.getTenant('imports-acme', 'acme')).inFlight).toBe(0);
+    await waitFor(
+      async () => (await fairness.getTenant('imports-acme', 'acme')).inFlight === 0,
+      "acme's slots in imports-acme to be released",
+    );
     expect(await heldBy(app, 'imports', 'acme')).toBe(0);
+  });
+
+  it("gives each pool its own fair gate, with the tier's limits of the queue it serves", async () => {
+    const directory = new InMemoryTenantDirectory([{ id: 'g1', tier: 'gold' }]);
+    const app = await boot({
+      prefix: uniquePrefix('pool'),
+      pools: false,
+      directory,
+      tiers: {
+        gold: {
+          maxConcurrency: 1,
+          queues: { imports: { weight: 3 } },
+          pools: { imports: 'imports-gold' },
+        },
+      },
+      queue: { fairness: { maxConsecutive: 10 } },
+    });
+    expect((await addFor(app, 'g1', 5))[0].queueName).toBe('imports-gold');
+    const gold = await app.get(TenantFairness).getTenant('imports-gold', 'g1');
+    expect([gold.backlog + gold.inFlight, gold.concurrency, gold.weight]).toEqual([5, 1, 3]);
+    expect((await app.get(TenantFairness).getTenant('imports', 'g1')).backlog).toBe(0);
   });
 
   it('routes with a function of the tenant (id, tier, record), falling through to shared', async () => {
