@@ -113,6 +113,24 @@ export const Messages = {
     `to use TenantFairness on it.`,
   invalidFairnessValue: (what: string, why: string) =>
     `Invalid ${what}: ${why}. Pass a finite number in range, or null to clear the runtime override.`,
+  unknownPool: (queue: string, tenantId: string, pool: unknown, source: string, pools: string[]) =>
+    `Tenant "${tenantId}" is routed to pool ${JSON.stringify(truncate(pool))} of queue "${queue}" ` +
+    `(by ${source}), but the queue declares no such pool (pools: ${[queue, ...pools].join(', ')}); ` +
+    `nothing was enqueued. Add it to registerQueue({ name: '${queue}', pools }) and start its ` +
+    `workers, or fix the ${source}.`,
+  poolRoutingUnavailable: (queue: string, tenantId: string, why: string) =>
+    `Cannot route tenant "${tenantId}" on queue "${queue}" to its pool: the tenant directory ` +
+    `failed (${why}); nothing was enqueued. Retry shortly, or give the tenant a static ` +
+    `registerQueue({ routing: { '${tenantId}': pool } }) entry, which needs no directory.`,
+  poolDirectoryFallback: (queue: string, tenantId: string, pool: string, why: string) =>
+    `tenant directory failed (${why}); routed tenant "${tenantId}" on queue "${queue}" to ` +
+    `"${pool}", the pool this process last routed it to.`,
+  poolNameTaken: (pool: string, owner: string) =>
+    `"${pool}" is already ${owner}; a pool is its own BullMQ queue, so its name must not be taken ` +
+    `by another queue or another queue's pool. Rename the pool (e.g. "<queue>-<tenant>").`,
+  unknownConsumedPool: (queue: string, pool: unknown, pools: string[]) =>
+    `@TenantProcessor('${queue}', { pools }) names ${JSON.stringify(truncate(pool))}, which is not ` +
+    `a pool of "${queue}". Pick from: ${pools.join(', ')} (the queue's own name is its shared pool).`,
   slowLaneEnter: (queue: string, tenantId: string, failures: number) =>
     `tenant ${tenantId} entered the slow lane of queue "${queue}" after ${failures} failures; ` +
     `it gets a reduced share until its failures drop.`,

@@ -13,14 +13,17 @@ import {
   RegisterTenantQueueOptions,
   TenantQueueDefinition,
 } from './interfaces/register-queue-options.interface';
+import { PoolIdLedger, RedisPoolIdLedger } from './pools/pool-ids.script';
+import { isQueueName, poolsToConsume, resolvePools } from './pools/pool-options';
+import { PoolRouter } from './pools/pool-router';
 import { TenantJobPipeline } from './processor/tenant-job-pipeline';
 import { JobDispatcher, PreparedJob } from './producer/job-dispatcher.interface';
-import { TenantQueue } from './producer/tenant-queue';
+import { TenantJobRouter, TenantQueue } from './producer/tenant-queue';
 import { bullPrefixFor } from './tenant-queue.constants';
 import { Messages } from './tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from './tenant-queue.options';
-
-const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+import { TenantQueueRedis } from './tenant-queue.redis';
+import { TenantTiers } from './tiers/tenant-tiers.service';
 const DEFAULT_ATTEMPTS = 3;
 const DEFAULT_BACKOFF = { type: 'exponential', delay: 1000, jitter: 0.5 } as const;
 const DEFAULT_DEAD_LETTER_CAP = 1000;
@@ -40,12 +43,71 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
     private readonly context: TenantContext,
     private readonly codec: TenantEnvelopeCodec,
     protected readonly pipeline: TenantJobPipeline,
+    private readonly tiers: TenantTiers,
+    private readonly redis: TenantQueueRedis,
   ) {}
 
-  /** @internal Creates the producer for a `registerQueue` declaration. */
+  /**
+   * @internal Creates the producer for a `registerQueue` declaration, and one queue per dedicated
+   * pool (`imports-acme`), registered under the pool's name with the queue's options.
+   */
   createQueue(input: RegisterTenantQueueOptions): TenantQueue<any> {
     const definition = this.define(input);
-    if (this.queues.has(definition.name)) return this.queues.get(definition.name)!;
+    const existing = this.queues.get(definition.name);
+    if (existing?.definition.poolOf !== undefined) {
+      throw new InvalidTenantQueueOptionsError(
+        Messages.poolNameTaken(definition.name, `a pool of "${existing.definition.poolOf}"`),
+      );
+    }
+    if (existing) return existing;
+    const pools = resolvePools(input, this.options.tiers);
+    for (const pool of pools) {
+      if (this.queues.has(pool)) {
+        const owner = this.queues.get(pool)!.definition.poolOf;
+        throw new InvalidTenantQueueOptionsError(
+          Messages.poolNameTaken(pool, owner ? `a pool of "${owner}"` : 'a registered queue'),
+        );
+      }
+    }
+    if (pools.length === 0) return this.createProducer(definition);
+    const pooled: TenantQueueDefinition = { ...definition, pools };
+    for (const pool of pools) {
+      this.createProducer({
+        ...definition,
+        name: pool,
+        bullPrefix: bullPrefixFor(this.options.prefix, pool),
+        poolOf: definition.name,
+      });
+    }
+    const router = new PoolRouter(
+      definition.name,
+      new Set(pools),
+      input.routing,
+      this.tiers,
+      this.poolIds(pooled),
+    );
+    const route: TenantJobRouter = async (jobs, ownIds) =>
+      (await router.route(jobs, ownIds)).map((pool) => this.queues.get(pool)!);
+    return this.createProducer(pooled, route);
+  }
+
+  /**
+   * The pools a `@TenantProcessor` on `queue` consumes here: `requested` (checked), or every
+   * pool of the queue with the shared pool (the queue itself) last.
+   */
+  poolsToConsume(queue: string, requested?: string[]): string[] {
+    return poolsToConsume(this.getQueue(queue).definition, requested);
+  }
+
+  /** Where caller-chosen job ids of a pooled queue went first (the testing module has none). */
+  protected poolIds(definition: TenantQueueDefinition): PoolIdLedger | undefined {
+    return new RedisPoolIdLedger(definition, () => this.redis.client);
+  }
+
+  private createProducer(
+    definition: TenantQueueDefinition,
+    router?: TenantJobRouter,
+  ): TenantQueue<any> {
     const bullQueue = this.createBullQueue(definition);
     const dispatcher = () => this.dispatcherFor(definition);
     const written = (jobs: PreparedJob[]) => this.pipeline.notifyEnqueued(definition, jobs);
@@ -56,6 +118,7 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
       this.codec,
       dispatcher,
       written,
+      router,
     );
     this.queues.set(definition.name, queue);
     return queue;
@@ -77,12 +140,17 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
     this.workers.set(name, worker);
   }
 
+  /**
+   * The producer of a registered queue, or of one of its pools by the pool's name (a pool's
+   * producer writes to that pool only; the queue's own producer routes each job).
+   */
   getQueue<T extends object = Record<string, unknown>>(name: string): TenantQueue<T> {
     const queue = this.queues.get(name);
     if (!queue) throw new UnknownTenantQueueError(Messages.unknownQueue(name));
     return queue;
   }
 
+  /** The worker of a queue, or of one pool by its name, when this process consumes it. */
   getWorker(name: string): Worker | undefined {
     return this.workers.get(name);
   }
@@ -104,7 +172,7 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
   }
 
   private define(input: RegisterTenantQueueOptions): TenantQueueDefinition {
-    if (!input || typeof input.name !== 'string' || !QUEUE_NAME.test(input.name)) {
+    if (!input || !isQueueName(input.name)) {
       throw new InvalidTenantQueueOptionsError(
         Messages.invalidOptions(
           'registerQueue.name',

@@ -5,6 +5,7 @@ import { ContainmentDemoModule } from './containment';
 import { FairnessDemoModule } from './fairness/fairness-demo.module';
 import { VisibilityDemoModule } from './visibility';
 import { GuardsDemoModule, guardsDemoPorts } from './guards/guards-demo.module';
+import { PoolsDemoModule } from './pools';
 import { SchedulesDemoModule } from './schedules/schedules.module';
 import { ThumbnailsModule } from './thumbnails/thumbnails.module';
 import { DEMO_TIERS, TiersDemoModule } from './tiers/tiers-demo.module';
@@ -36,6 +37,7 @@ export class AppModule {
         ContainmentDemoModule,
         GuardsDemoModule,
         FairnessDemoModule,
+        PoolsDemoModule,
         VisibilityDemoModule.register({ path: 'admin/queues' }),
         TiersDemoModule,
       ],

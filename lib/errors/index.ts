@@ -16,3 +16,5 @@ export * from './port-not-configured.error';
 export * from './tenant-port-unavailable.error';
 export * from './tenant-backlog-full.error';
 export * from './invalid-lane.error';
+export * from './unknown-pool.error';
+export * from './pool-routing-unavailable.error';

@@ -1,5 +1,18 @@
 import type { BackoffOptions, JobsOptions } from 'bullmq';
 import type { TenantFairnessOptions } from '../fairness/tenant-fairness-options.interface';
+import type { TenantProfile } from '../tiers/tenant-tiers.service';
+
+/** What a routing function knows about the tenant: its id, tier and directory record. */
+export type TenantRoute = TenantProfile;
+
+/**
+ * Which pool takes a tenant's jobs: a static map `{ [tenantId]: pool }`, or a function of the
+ * tenant (return `undefined` to fall through to the tier's and record's `pools`, then the shared
+ * pool). Returning the queue's own name picks the shared pool.
+ */
+export type TenantPoolRouting =
+  | Record<string, string>
+  | ((tenant: TenantRoute) => string | undefined | Promise<string | undefined>);
 
 export interface RegisterTenantQueueOptions {
   /** Queue name: letters, digits, `_`, `-`, `.`; no `:`. */
@@ -36,6 +49,20 @@ export interface RegisterTenantQueueOptions {
    * @default undefined
    */
   fairness?: TenantFairnessOptions | boolean;
+  /**
+   * Dedicated pools of this queue: each is its own BullMQ queue (named by the pool, same rules
+   * as a queue name) with this queue's options and its own fair gate, so a heavy tenant can run
+   * on its own workers. The queue's own name is the shared pool. Pools named by `routing`'s map
+   * and by the tiers' `pools` are declared too.
+   * @default []
+   */
+  pools?: string[];
+  /**
+   * Routes a tenant's jobs to a pool at enqueue time, before the tier's and the tenant record's
+   * `pools`; a tenant nobody routes uses the shared pool. Producers do not change.
+   * @default undefined
+   */
+  routing?: TenantPoolRouting;
 }
 
 /** A registered queue with its defaults filled in. */
@@ -52,4 +79,6 @@ export interface TenantQueueDefinition {
   poolOf?: string;
   /** Fairness options as registered (validated at bootstrap by the fair gate). */
   fairness?: TenantFairnessOptions | boolean;
+  /** Dedicated pools of this queue (its own name, the shared pool, is not listed). */
+  pools?: readonly string[];
 }

@@ -11,6 +11,13 @@ export type TenantProcessorOptions = Omit<WorkerOptions, 'connection' | 'prefix'
    * @default undefined (no deadline)
    */
   timeoutMs?: number;
+  /**
+   * The pools of the queue this process consumes, one BullMQ worker each (with `concurrency`
+   * each). The queue's own name is its shared pool. Set it per process, e.g.
+   * `pools: process.env.IMPORT_POOLS?.split(',')`, to run a dedicated pool on its own workers.
+   * @default every pool of the queue (the shared one and each dedicated one)
+   */
+  pools?: string[];
 };
 
 export interface TenantProcessorMetadata {

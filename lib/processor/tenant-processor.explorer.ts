@@ -42,7 +42,10 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
         throw new InvalidTenantQueueOptionsError(Messages.duplicateProcessor(metadata.queue));
       }
       seen.add(metadata.queue);
-      this.start(host, metadata.queue, metadata.options);
+      // One worker per pool this process consumes (a queue without pools is its only pool).
+      for (const pool of this.registry.poolsToConsume(metadata.queue, metadata.options.pools)) {
+        this.start(host, pool, metadata.options);
+      }
     }
   }
 

@@ -17,6 +17,18 @@ export interface TenantBulkJob<T extends object = Record<string, unknown>> {
 }
 
 /**
+ * @internal Picks the queue that takes each prepared job: one of this queue's dedicated pools, or
+ * the queue itself (the shared pool). `ownIds` are the job ids the caller chose.
+ */
+export type TenantJobRouter = (
+  jobs: PreparedJob[],
+  ownIds: ReadonlySet<string>,
+) => Promise<TenantQueue<any>[]>;
+
+/** Prepared jobs whose id the caller chose (deterministic ids: cron, schedules, `jobId`). */
+const callerIds = new WeakSet<PreparedJob>();
+
+/**
  * Producer for one queue. Every job gets the `_tenant` envelope of the current context (HTTP
  * request or running job); a tenant-scoped job without a tenant is refused before anything is
  * written. Inject with `@InjectTenantQueue(name)`.
@@ -32,6 +44,8 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     private readonly dispatcherOf: () => JobDispatcher,
     /** Told about every write after dispatch (visibility counters). */
     private readonly onWritten?: (jobs: PreparedJob[]) => void,
+    /** Set on a queue with dedicated pools: sends each job to its tenant's pool. */
+    private readonly router?: TenantJobRouter,
   ) {}
 
   private dispatcher: JobDispatcher | undefined;
@@ -40,13 +54,16 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     return this.definition.name;
   }
 
-  /** Enqueues a job for the tenant of the current context. */
+  /**
+   * Enqueues a job for the tenant of the current context. On a queue with pools, the job goes to
+   * its tenant's pool; `queueName` of the result names the pool.
+   */
   async add(name: string, data: T, opts?: TenantJobOptions): Promise<EnqueuedJob> {
     const [job] = await this.write([this.prepare(name, data, opts, this.current())]);
     return job;
   }
 
-  /** Enqueues several jobs; all are validated before any is written. */
+  /** Enqueues several jobs; all are validated (and routed to pools) before any is written. */
   async addBulk(jobs: TenantBulkJob<T>[]): Promise<EnqueuedJob[]> {
     const state = this.current();
     return this.write(jobs.map((job) => this.prepare(job.name, job.data, job.opts, state)));
@@ -98,15 +115,41 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
       payload[ENVELOPE_KEY] = this.codec.create({ ...state, tenantId });
     }
     const jobId = opts?.jobId ?? randomUUID();
-    return {
+    const prepared: PreparedJob = {
       name,
       data: payload,
       opts: { ...this.definition.defaultJobOptions, ...opts, jobId },
       tenantId,
     };
+    if (opts?.jobId !== undefined) callerIds.add(prepared);
+    return prepared;
   }
 
   private async write(jobs: PreparedJob[]): Promise<EnqueuedJob[]> {
+    if (!this.router) return this.writeHere(jobs);
+    const own = jobs.filter((job) => callerIds.has(job)).map((job) => job.opts.jobId);
+    const targets = await this.router(jobs, new Set(own));
+    const groups = new Map<TenantQueue<any>, PreparedJob[]>();
+    targets.forEach((queue, i) => {
+      const group = groups.get(queue) ?? [];
+      group.push(jobs[i]);
+      groups.set(queue, group);
+    });
+    const written = new Map<PreparedJob, EnqueuedJob>();
+    // Each pool is its own queue (own hash slot), so a call spanning pools is one write per pool;
+    // wait for all of them before reporting, so a failure never hides a write still in flight.
+    const results = await Promise.allSettled(
+      [...groups].map(async ([queue, group]) => {
+        const enqueued = await queue.writeHere(group);
+        group.forEach((job, i) => written.set(job, enqueued[i]));
+      }),
+    );
+    const failed = results.find((result) => result.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    return jobs.map((job) => written.get(job)!);
+  }
+
+  private async writeHere(jobs: PreparedJob[]): Promise<EnqueuedJob[]> {
     this.dispatcher ??= this.dispatcherOf();
     await this.dispatcher.dispatch(this.bullQueue, jobs);
     this.onWritten?.(jobs);

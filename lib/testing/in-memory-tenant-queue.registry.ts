@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
+import { PoolIdLedger } from '../pools/pool-ids.script';
 import { JobDispatcher } from '../producer/job-dispatcher.interface';
 import { TenantQueueRegistry } from '../tenant-queue.registry';
 import { TenantQueueTesting } from './tenant-queue-testing';
@@ -21,6 +22,10 @@ export class InMemoryTenantQueueRegistry extends TenantQueueRegistry {
         );
       },
     });
+  }
+
+  protected override poolIds(): PoolIdLedger | undefined {
+    return undefined;
   }
 
   protected override dispatcherFor(definition: TenantQueueDefinition): JobDispatcher {

@@ -1,0 +1,16 @@
+import { TenantQueueError } from './tenant-queue.error';
+
+/**
+ * The tenant directory failed while a job was being routed to its pool, and this process has
+ * never routed that tenant before; nothing of the call was written. Transient: retry the call.
+ */
+export class PoolRoutingUnavailableError extends TenantQueueError {
+  constructor(
+    readonly queue: string,
+    readonly tenantId: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -1,0 +1,16 @@
+import { TenantQueueError } from './tenant-queue.error';
+
+/**
+ * Routing sent a tenant's job to a pool its queue does not declare; nothing of the call was
+ * written. Declare the pool in `registerQueue({ pools })` or fix the routing, tier or record.
+ */
+export class UnknownPoolError extends TenantQueueError {
+  constructor(
+    readonly queue: string,
+    readonly tenantId: string,
+    readonly pool: unknown,
+    message: string,
+  ) {
+    super(message);
+  }
+}

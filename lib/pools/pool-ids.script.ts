@@ -1,0 +1,44 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
+import { RedisClient } from '../tenant-queue.redis';
+
+const LUA = readFileSync(join(__dirname, 'pool-ids.lua'), 'utf8');
+const CHUNK = 1000;
+const defined = new WeakSet<object>();
+
+/** How long a caller-chosen job id stays on the pool that took it first. */
+export const POOL_ID_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** @internal Where caller-chosen job ids of a pooled queue went first. */
+export interface PoolIdLedger {
+  /** The pool of each id: `pools[i]` when the id is new, else the pool that took it first. */
+  claim(ids: string[], pools: string[]): Promise<string[]>;
+}
+
+/** @internal The ledger in Redis, under the queue's hash tag (one Redis Cluster slot). */
+export class RedisPoolIdLedger implements PoolIdLedger {
+  constructor(
+    private readonly definition: TenantQueueDefinition,
+    private readonly client: () => RedisClient,
+    private readonly ttlMs = POOL_ID_TTL_MS,
+  ) {}
+
+  async claim(ids: string[], pools: string[]): Promise<string[]> {
+    const redis = this.client() as RedisClient & {
+      tqPoolIds(...args: (string | number)[]): Promise<string[]>;
+    };
+    if (!defined.has(redis)) {
+      redis.defineCommand('tqPoolIds', { lua: LUA });
+      defined.add(redis);
+    }
+    const out: string[] = [];
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const keys = ids.slice(i, i + CHUNK).map((id) => `${this.definition.bullPrefix}:~pool:${id}`);
+      out.push(
+        ...(await redis.tqPoolIds(keys.length, ...keys, this.ttlMs, ...pools.slice(i, i + CHUNK))),
+      );
+    }
+    return out;
+  }
+}
