@@ -16,3 +16,4 @@ export * from './port-not-configured.error';
 export * from './tenant-port-unavailable.error';
 export * from './tenant-backlog-full.error';
 export * from './invalid-lane.error';
+export * from './job-scope-unavailable.error';
