@@ -43,6 +43,8 @@ export class TenantJobRunner {
   private readonly globalEnhancers: boolean;
   /** Processors whose dependency tree is request-scoped: resolved per job, not called directly. */
   private readonly scopedHosts = new WeakMap<TenantWorkerHost, InstanceWrapper>();
+  /** The scoped instance that ran a job, for that job's worker events. */
+  private readonly scopedRuns = new WeakMap<Job, TenantWorkerHost>();
 
   constructor(
     private readonly cls: ClsService,
@@ -113,14 +115,16 @@ export class TenantJobRunner {
     const enhanced = this.isEnhanced(host);
     return async (job, token, signal) => {
       const { instance, contextId } = await this.resolveScoped(host, wrapper, job);
+      this.scopedRuns.set(job, instance);
       if (!enhanced) return instance.process(job, token, signal);
       return this.handlerFor(instance, contextId, wrapper.id)(job, token, signal);
     };
   }
 
   /**
-   * The instance of a processor for `job`: the singleton itself, or the one Nest resolves in the
-   * job's context (the app's `ContextIdStrategy` applies; `REQUEST` is a `TenantJobRequest`).
+   * The instance of a processor for `job`: the singleton itself, the scoped instance that ran
+   * the job, or one Nest resolves in the job's context (the app's `ContextIdStrategy` applies;
+   * `REQUEST` is a `TenantJobRequest`).
    */
   hostFor(
     host: TenantWorkerHost,
@@ -128,6 +132,8 @@ export class TenantJobRunner {
   ): TenantWorkerHost | Promise<TenantWorkerHost> {
     const wrapper = this.scopedHosts.get(host);
     if (!wrapper) return host;
+    const ran = job && this.scopedRuns.get(job);
+    if (ran) return ran;
     return this.resolveScoped(host, wrapper, job).then(({ instance }) => instance);
   }
 
