@@ -443,6 +443,20 @@ describe('per-tenant providers in workers', () => {
     });
   });
 
+  it('rebuilds a tenant evicted past maxTenants, and only then', async () => {
+    ContextIdFactory.apply(new TenantContextIdStrategy({ maxTenants: 1 }));
+    try {
+      for (const [i, tenantId] of ['ev-a', 'ev-a', 'ev-b', 'ev-a'].entries()) {
+        await producer.durable.addForTenant(tenantId, 'work', { i });
+        await waitFor(() => log.seen.length === i + 1, `job ${i}`);
+      }
+    } finally {
+      ContextIdFactory.apply(strategy);
+    }
+    expect(log.clients.map((c) => c.tenantId)).toEqual(['ev-a', 'ev-b', 'ev-a']);
+    for (const seen of log.seen) expect(seen.client).toBe(seen.jobTenant);
+  });
+
   it('keeps the strategy bounded: the least recently used tenant is dropped past maxTenants', () => {
     const small = new TenantContextIdStrategy({ maxTenants: 2 });
     const durable = { token: 'x', isTreeDurable: true };

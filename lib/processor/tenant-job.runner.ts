@@ -45,6 +45,8 @@ export class TenantJobRunner {
   private readonly scopedHosts = new WeakMap<TenantWorkerHost, InstanceWrapper>();
   /** The scoped instance that ran a job, for that job's worker events. */
   private readonly scopedRuns = new WeakMap<Job, TenantWorkerHost>();
+  /** Durable processors by the tenant ContextId Nest keeps them under (saves a resolve per job). */
+  private readonly durableHosts = new WeakMap<ContextId, TenantWorkerHost>();
 
   constructor(
     private readonly cls: ClsService,
@@ -142,11 +144,18 @@ export class TenantJobRunner {
     const request = new TenantJobRequest(tenantId, job as TenantJob);
     const contextId = ContextIdFactory.getByRequest(request);
     this.moduleRef.registerRequestByContextId(request, contextId);
+    const tree = wrapper.isDependencyTreeDurable()
+      ? contextId.getParent?.({ token: wrapper.token, isTreeDurable: true })
+      : undefined;
+    const shared = tree !== undefined && tree !== contextId;
+    const cached = shared ? this.durableHosts.get(tree) : undefined;
+    if (cached) return { instance: cached, contextId };
     const instance = await this.moduleRef.resolve<TenantWorkerHost>(
       wrapper.metatype as Type<TenantWorkerHost>,
       contextId,
       { strict: false },
     );
+    if (shared) this.durableHosts.set(tree, instance);
     // The worker was attached to the host the explorer found; share it with this instance.
     const worker = (host as unknown as { tenantWorker?: Worker }).tenantWorker;
     if (worker && instance !== host) instance.attachWorker(worker);
