@@ -8,6 +8,7 @@ import { GuardsDemoModule, guardsDemoPorts } from './guards/guards-demo.module';
 import { SchedulesDemoModule } from './schedules/schedules.module';
 import { ThumbnailsModule } from './thumbnails/thumbnails.module';
 import { DEMO_TIERS, TiersDemoModule } from './tiers/tiers-demo.module';
+import { ProvidersDemoModule } from './providers';
 
 export interface SampleOptions {
   redisUrl: string;
@@ -38,6 +39,7 @@ export class AppModule {
         FairnessDemoModule,
         VisibilityDemoModule.register({ path: 'admin/queues' }),
         TiersDemoModule,
+        ProvidersDemoModule,
       ],
     };
   }
