@@ -49,13 +49,25 @@ export class TenantContextIdStrategy implements ContextIdStrategy {
   }
 
   attach(contextId: ContextId, request: unknown): ContextIdResolver {
-    const tenantId = tenantOf(request);
+    const tenantId = this.tenantOf(request);
     if (tenantId === undefined) return { resolve: () => contextId, payload: NO_TENANT };
     const tree = this.subTree(tenantId);
     return {
       resolve: (info) => (info.isTreeDurable ? tree.contextId : contextId),
       payload: tree.payload,
     };
+  }
+
+  /**
+   * The tenant of `request`: a job's from its validated envelope, an HTTP request's from the
+   * module's context. Override to read a tenant the module resolves only later (e.g. from
+   * `req.params` with `pathParam` resolution); return only a validated tenant id.
+   */
+  protected tenantOf(request: unknown): string | undefined {
+    if (request instanceof TenantJobRequest) return request.tenantId;
+    const cls = ClsServiceManager.getClsService();
+    if (!cls.isActive()) return undefined;
+    return cls.get<TenantState | undefined>(TENANT_STATE)?.tenantId;
   }
 
   /** How many tenants currently hold durable instances (for tests and diagnostics). */
@@ -80,12 +92,4 @@ export class TenantContextIdStrategy implements ContextIdStrategy {
     this.tenants.set(tenantId, tree);
     return tree;
   }
-}
-
-/** A job's tenant from its envelope; an HTTP request's from the module's CLS state. */
-function tenantOf(request: unknown): string | undefined {
-  if (request instanceof TenantJobRequest) return request.tenantId;
-  const cls = ClsServiceManager.getClsService();
-  if (!cls.isActive()) return undefined;
-  return cls.get<TenantState | undefined>(TENANT_STATE)?.tenantId;
 }
