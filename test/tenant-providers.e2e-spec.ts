@@ -179,6 +179,39 @@ class EnhancedProcessor extends TenantWorkerHost {
   }
 }
 
+let flakyBuilds = 0;
+
+/** Fails its first construction: Nest must not keep the failure for the tenant. */
+@Injectable({ scope: Scope.REQUEST, durable: true })
+class FlakyClient {
+  readonly build = ++flakyBuilds;
+
+  constructor(@Inject(REQUEST) readonly payload: TenantRequestPayload) {
+    if (this.build === 1) throw new Error(`client for ${payload.tenantId} unavailable`);
+  }
+}
+
+@TenantProcessor('flaky')
+class FlakyProcessor extends TenantWorkerHost {
+  constructor(private readonly client: FlakyClient) {
+    super();
+  }
+
+  async process() {
+    return this.client.build;
+  }
+
+  @OnTenantWorkerEvent('failed')
+  failed(job: TenantJob) {
+    log.events.push(`failed:${job.attemptsMade}:${job.failedReason}`);
+  }
+
+  @OnTenantWorkerEvent('completed')
+  completed(job: TenantJob, result: unknown) {
+    log.events.push(`completed:${job.attemptsMade}:${result}`);
+  }
+}
+
 type ScopeMode = 'ok' | 'throw' | 'timeout';
 
 /** A singleton processor using JobScope for temp resources. */
@@ -241,6 +274,7 @@ class Producer {
     @InjectTenantQueue('per-job') readonly perJob: TenantQueue,
     @InjectTenantQueue('scoped') readonly scoped: TenantQueue,
     @InjectTenantQueue('enhanced') readonly enhanced: TenantQueue,
+    @InjectTenantQueue('flaky') readonly flaky: TenantQueue,
   ) {}
 }
 
@@ -260,6 +294,7 @@ describe('per-tenant providers in workers', () => {
           { name: 'per-job', attempts: 1 },
           { name: 'scoped', attempts: 1 },
           { name: 'enhanced', attempts: 1 },
+          { name: 'flaky', attempts: 2 },
         ),
       ],
       controllers: [ClientController],
@@ -272,6 +307,8 @@ describe('per-tenant providers in workers', () => {
         EnhancedProcessor,
         WrapResult,
         RequestTenantGuard,
+        FlakyClient,
+        FlakyProcessor,
         Producer,
       ],
     })
@@ -429,6 +466,15 @@ describe('per-tenant providers in workers', () => {
       id: job.id,
       result: { wrapped: `${job.id}:e-a` },
     });
+  });
+
+  it("retries a job whose tenant's durable provider failed to build, and builds it again", async () => {
+    await producer.flaky.addForTenant('f-a', 'work', {});
+    await waitFor(() => log.events.some((e) => e.startsWith('completed:')), 'the retry');
+    expect(log.events.filter((e) => e.startsWith('completed:'))).toEqual(['completed:2:2']);
+    expect(log.events).toContain('failed:1:client for f-a unavailable');
+    // Built again once (for the failed event's listener or the retry, whichever came first).
+    expect(flakyBuilds).toBe(2);
   });
 
   it('refuses JobScope outside a job with a typed error that says what to do', () => {
