@@ -16,6 +16,7 @@ export * from './errors';
 export * from './context';
 
 export * from './processor';
+export * from './scope';
 export * from './dead-letters';
 export * from './guards';
 export { TenantQueue, InjectTenantQueue } from './producer';

@@ -27,6 +27,18 @@ export const Messages = {
     `@TenantProcessor class ${className} must extend TenantWorkerHost and implement process(job).`,
   duplicateProcessor: (queue: string) =>
     `Two @TenantProcessor classes consume queue "${queue}". Use one class per queue and dispatch on job.name.`,
+  jobScopeOutsideJob: (method: string) =>
+    `JobScope.${method}() was called outside a job. JobScope works inside a @TenantProcessor's ` +
+    `process() and the code it awaits; elsewhere (HTTP requests, scripts, worker events) release ` +
+    `resources yourself with try/finally.`,
+  notDisposable: (what: string) =>
+    `JobScope.use() got ${what}, which has no [Symbol.asyncDispose] or [Symbol.dispose] method. ` +
+    `Pass a disposer as the second argument: scope.use(resource, (r) => r.close()).`,
+  jobScopeDisposerFailed: (queue: string, name: string, why: string) =>
+    `a JobScope disposer of job "${name}" on queue "${queue}" threw: ${why}. The job's own outcome ` +
+    `stands; make the disposer idempotent and let it swallow "already closed" errors.`,
+  invalidStrategyOption: (field: string, value: unknown) =>
+    `Invalid TenantContextIdStrategy option "${field}": ${JSON.stringify(value)}. Pass a positive integer.`,
   tenantRequiredHttp: (header: string) =>
     `This route needs a tenant. Send it in the "${header}" header (or the way this app resolves tenants).`,
   invalidCron: (expression: string, why: string) =>

@@ -36,6 +36,7 @@ import { TimeoutStage } from './processor/timeout.stage';
 import { TenantJobRunner } from './processor/tenant-job.runner';
 import { TenantProcessorExplorer } from './processor/tenant-processor.explorer';
 import { TenantProcessorMetadataAccessor } from './processor/tenant-processor.metadata-accessor';
+import { JobScope } from './scope/job-scope';
 import { getTenantQueueToken } from './tenant-queue.constants';
 import {
   ConfigurableTenantQueueModule,
@@ -88,10 +89,12 @@ export const TENANT_QUEUE_CORE_PROVIDERS: Provider[] = [
   RunIdentityStage,
   TimeoutStage,
   TenantTiers,
+  JobScope,
 ];
 
 export const TENANT_QUEUE_CORE_EXPORTS = [
   TENANT_QUEUE_OPTIONS,
+  JobScope,
   TenantTiers,
   TenantContext,
   TenantEnvelopeCodec,

@@ -9,6 +9,7 @@ import { PoolsDemoModule } from './pools';
 import { SchedulesDemoModule } from './schedules/schedules.module';
 import { ThumbnailsModule } from './thumbnails/thumbnails.module';
 import { DEMO_TIERS, TiersDemoModule } from './tiers/tiers-demo.module';
+import { ProvidersDemoModule } from './providers';
 
 export interface SampleOptions {
   redisUrl: string;
@@ -40,6 +41,7 @@ export class AppModule {
         PoolsDemoModule,
         VisibilityDemoModule.register({ path: 'admin/queues' }),
         TiersDemoModule,
+        ProvidersDemoModule,
       ],
     };
   }

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { ContextIdFactory, NestFactory } from '@nestjs/core';
+import { TenantContextIdStrategy } from '../lib';
 import { hasRedisServer, startRedis } from '../test/support/redis-server';
 import { AppModule } from './app.module';
 import { redisAnswers } from './redis-answers';
@@ -25,6 +26,8 @@ async function main(): Promise<void> {
     logger.log(`Started a private redis-server at ${redisUrl} (stopped when the sample exits)`);
   }
 
+  // Durable providers (sample-app/providers) are built once per tenant, for requests and jobs.
+  ContextIdFactory.apply(new TenantContextIdStrategy());
   const app = await NestFactory.create(AppModule.register({ redisUrl }));
   app.enableShutdownHooks();
   const port = Number(process.env.PORT ?? 3000);
@@ -34,6 +37,9 @@ async function main(): Promise<void> {
     `  curl -s -XPOST localhost:${port}/uploads -H 'x-tenant-id: acme' -H 'content-type: application/json' -d '{"file":"cat.png"}'`,
   );
   logger.log(`  curl -s localhost:${port}/uploads/thumbnails -H 'x-tenant-id: acme'`);
+  logger.log(
+    `  curl -s -XPOST localhost:${port}/archives -H 'x-tenant-id: acme' -H 'content-type: application/json' -d '{"files":["a.pdf"]}'`,
+  );
 
   const stop = async () => {
     await app.close();

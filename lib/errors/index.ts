@@ -18,3 +18,4 @@ export * from './tenant-backlog-full.error';
 export * from './invalid-lane.error';
 export * from './unknown-pool.error';
 export * from './pool-routing-unavailable.error';
+export * from './job-scope-unavailable.error';

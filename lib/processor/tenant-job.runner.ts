@@ -1,7 +1,8 @@
-import { ForbiddenException, Injectable, Logger } from '@nestjs/common';
+import { ForbiddenException, Injectable, Logger, Type } from '@nestjs/common';
 import { GUARDS_METADATA, INTERCEPTORS_METADATA, PIPES_METADATA } from '@nestjs/common/constants';
-import { ExternalContextCreator } from '@nestjs/core';
-import { Job, Processor, UnrecoverableError } from 'bullmq';
+import { ContextId, ContextIdFactory, ExternalContextCreator, ModuleRef } from '@nestjs/core';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import { Job, Processor, UnrecoverableError, Worker } from 'bullmq';
 import { ClsService } from 'nestjs-cls';
 import { TENANT_STATE, stateFromEnvelope } from '../context/tenant-state';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
@@ -14,6 +15,7 @@ import {
 } from '../errors';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
 import { TenantEnvelope } from '../interfaces/tenant-envelope.interface';
+import { TenantJob } from '../interfaces/tenant-job.interface';
 import { ENVELOPE_KEY, TENANT_JOB_CONTEXT_TYPE } from '../tenant-queue.constants';
 import { Messages } from '../tenant-queue.messages';
 import { JobRunContext, TenantJobPipeline } from './tenant-job-pipeline';
@@ -23,6 +25,8 @@ import { createLocalContextCreator } from './job-context-creator';
 import { Inject } from '@nestjs/common';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
 import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
+import { JOB_SCOPE, endJobScope, runDisposers } from '../scope/job-scope';
+import { TenantJobRequest } from '../scope/tenant-job-request';
 
 type Handler = (job: Job, token?: string, signal?: AbortSignal) => Promise<unknown>;
 type MutableJob = Job & { tenant?: TenantEnvelope };
@@ -37,6 +41,12 @@ export class TenantJobRunner {
   private readonly logger = new Logger('TenantQueue');
   private readonly contextCreator: ExternalContextCreator;
   private readonly globalEnhancers: boolean;
+  /** Processors whose dependency tree is request-scoped: resolved per job, not called directly. */
+  private readonly scopedHosts = new WeakMap<TenantWorkerHost, InstanceWrapper>();
+  /** The scoped instance that ran a job, for that job's worker events. */
+  private readonly scopedRuns = new WeakMap<Job, TenantWorkerHost>();
+  /** Durable processors by the tenant ContextId Nest keeps them under (saves a resolve per job). */
+  private readonly durableHosts = new WeakMap<ContextId, TenantWorkerHost>();
 
   constructor(
     private readonly cls: ClsService,
@@ -44,6 +54,7 @@ export class TenantJobRunner {
     private readonly pipeline: TenantJobPipeline,
     externalContextCreator: ExternalContextCreator,
     @Inject(TENANT_QUEUE_OPTIONS) options: ResolvedTenantQueueOptions,
+    private readonly moduleRef: ModuleRef,
   ) {
     this.globalEnhancers = options.globalEnhancers;
     this.contextCreator = options.globalEnhancers
@@ -56,7 +67,8 @@ export class TenantJobRunner {
     definition: TenantQueueDefinition,
     processorOptions: TenantProcessorOptions,
   ): Processor {
-    const handler = this.handlerFor(host);
+    const scoped = this.scopedHosts.get(host);
+    const handler = scoped ? this.scopedHandlerFor(host, scoped) : this.handlerFor(host);
     const base = { definition, host, processorOptions };
     return (job, token, signal) =>
       this.cls.run({ ifNested: 'override' }, () =>
@@ -69,26 +81,85 @@ export class TenantJobRunner {
    * the processor (its own, or the app's global ones with `globalEnhancers`); otherwise a direct
    * call, which saves several async frames per job (each costs extra with AsyncLocalStorage on).
    */
-  private handlerFor(host: TenantWorkerHost): Handler {
-    const declares = (key: string) =>
-      [host.constructor, host.process].some(
-        (target) => (Reflect.getMetadata(key, target) as unknown[] | undefined)?.length,
-      );
-    const enhanced =
-      this.globalEnhancers ||
-      [GUARDS_METADATA, INTERCEPTORS_METADATA, PIPES_METADATA].some(declares);
-    if (!enhanced) return (job, token, signal) => host.process(job, token, signal);
+  private handlerFor(host: TenantWorkerHost, contextId?: ContextId, inquirerId?: string): Handler {
+    if (!this.isEnhanced(host)) return (job, token, signal) => host.process(job, token, signal);
     return this.contextCreator.create(
       host,
       host.process as (...args: unknown[]) => unknown,
       'process',
       undefined,
       undefined,
-      undefined,
-      undefined,
+      contextId,
+      inquirerId,
       { guards: true, interceptors: true, filters: false },
       TENANT_JOB_CONTEXT_TYPE,
     ) as Handler;
+  }
+
+  private isEnhanced(host: TenantWorkerHost): boolean {
+    const declares = (key: string) =>
+      [host.constructor, host.process].some(
+        (target) => (Reflect.getMetadata(key, target) as unknown[] | undefined)?.length,
+      );
+    return (
+      this.globalEnhancers ||
+      [GUARDS_METADATA, INTERCEPTORS_METADATA, PIPES_METADATA].some(declares)
+    );
+  }
+
+  /** @internal Called by the explorer for a processor whose dependency tree is request-scoped. */
+  useScopedHost(host: TenantWorkerHost, wrapper: InstanceWrapper): void {
+    this.scopedHosts.set(host, wrapper);
+  }
+
+  /** Per job: resolve the processor in the job's DI context, then call it like a singleton. */
+  private scopedHandlerFor(host: TenantWorkerHost, wrapper: InstanceWrapper): Handler {
+    const enhanced = this.isEnhanced(host);
+    return async (job, token, signal) => {
+      const { instance, contextId } = await this.resolveScoped(host, wrapper, job);
+      this.scopedRuns.set(job, instance);
+      if (!enhanced) return instance.process(job, token, signal);
+      return this.handlerFor(instance, contextId, wrapper.id)(job, token, signal);
+    };
+  }
+
+  /**
+   * The instance of a processor for `job`: the singleton itself, the scoped instance that ran
+   * the job, or one Nest resolves in the job's context (the app's `ContextIdStrategy` applies;
+   * `REQUEST` is a `TenantJobRequest`).
+   */
+  hostFor(
+    host: TenantWorkerHost,
+    job: Job | undefined,
+  ): TenantWorkerHost | Promise<TenantWorkerHost> {
+    const wrapper = this.scopedHosts.get(host);
+    if (!wrapper) return host;
+    const ran = job && this.scopedRuns.get(job);
+    if (ran) return ran;
+    return this.resolveScoped(host, wrapper, job).then(({ instance }) => instance);
+  }
+
+  private async resolveScoped(host: TenantWorkerHost, wrapper: InstanceWrapper, job?: Job) {
+    const tenantId = job ? this.envelopeOf(job as MutableJob)?.tenantId : undefined;
+    const request = new TenantJobRequest(tenantId, job as TenantJob);
+    const contextId = ContextIdFactory.getByRequest(request);
+    this.moduleRef.registerRequestByContextId(request, contextId);
+    const tree = wrapper.isDependencyTreeDurable()
+      ? contextId.getParent?.({ token: wrapper.token, isTreeDurable: true })
+      : undefined;
+    const shared = tree !== undefined && tree !== contextId;
+    const cached = shared ? this.durableHosts.get(tree) : undefined;
+    if (cached) return { instance: cached, contextId };
+    const instance = await this.moduleRef.resolve<TenantWorkerHost>(
+      wrapper.metatype as Type<TenantWorkerHost>,
+      contextId,
+      { strict: false },
+    );
+    if (shared) this.durableHosts.set(tree, instance);
+    // The worker was attached to the host the explorer found; share it with this instance.
+    const worker = (host as unknown as { tenantWorker?: Worker }).tenantWorker;
+    if (worker && instance !== host) instance.attachWorker(worker);
+    return { instance, contextId };
   }
 
   /** Runs `listener` in the tenant context of `job` (for worker events). */
@@ -101,12 +172,19 @@ export class TenantJobRunner {
   }
 
   private async execute(handler: Handler, context: JobRunContext): Promise<unknown> {
+    this.cls.set(JOB_SCOPE, context);
     try {
       const envelope = this.open(context.definition, context.job as MutableJob);
       if (envelope) this.cls.set(TENANT_STATE, stateFromEnvelope(envelope));
       context.envelope = envelope;
-      return await this.runStages(handler, context, 0);
+      const result = await this.runStages(handler, context, 0);
+      const disposers = endJobScope(context);
+      if (disposers) await runDisposers(disposers, context, this.logger);
+      return result;
     } catch (error) {
+      // After a throw or a timeout; the disposers never replace the job's own error.
+      const disposers = endJobScope(context);
+      if (disposers) await runDisposers(disposers, context, this.logger);
       throw this.toBullError(error, context.job);
     } finally {
       this.cls.set(TENANT_STATE, undefined);

@@ -13,7 +13,10 @@ import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
 import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 
-/** Finds every `@TenantProcessor` at bootstrap and starts one BullMQ worker for it. */
+/**
+ * Finds every `@TenantProcessor` at bootstrap and starts one BullMQ worker for it. A processor
+ * that depends on request-scoped providers is resolved per job (see `TenantJobRunner`).
+ */
 @Injectable()
 export class TenantProcessorExplorer implements OnApplicationBootstrap {
   private readonly logger = new Logger('TenantQueue');
@@ -42,6 +45,8 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
         throw new InvalidTenantQueueOptionsError(Messages.duplicateProcessor(metadata.queue));
       }
       seen.add(metadata.queue);
+      // A processor that depends on request-scoped providers is resolved per job by the runner.
+      if (!wrapper.isDependencyTreeStatic()) this.runner.useScopedHost(host, wrapper);
       // One worker per pool this process consumes (a queue without pools is its only pool).
       for (const pool of this.registry.poolsToConsume(metadata.queue, metadata.options.pools)) {
         this.start(host, pool, metadata.options);
@@ -50,7 +55,7 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
   }
 
   private processorMetadata(wrapper: InstanceWrapper) {
-    if (!wrapper.metatype || !wrapper.instance || !wrapper.isDependencyTreeStatic()) return;
+    if (!wrapper.metatype || !wrapper.instance) return;
     return this.accessor.getProcessor(wrapper.metatype as Type);
   }
 
@@ -93,7 +98,11 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
           args[0] && typeof args[0] === 'object' && 'queueName' in args[0] ? args[0] : undefined;
         this.runner.runInJobContext(job as never, () => {
           Promise.resolve()
-            .then(() => (host as any)[method](...args))
+            .then(() => {
+              const target = this.runner.hostFor(host, job as never);
+              if (!(target instanceof Promise)) return (target as any)[method](...args);
+              return target.then((scoped) => (scoped as any)[method](...args));
+            })
             .catch((error: Error) =>
               this.logger.error(
                 `${tenantLogFields(jobLogRef(job as never))} @OnTenantWorkerEvent('${event}') ${method} threw: ${error?.message}`,

@@ -1,0 +1,4 @@
+import { TenantQueueError } from './tenant-queue.error';
+
+/** `JobScope` was used where no job is running (an HTTP request, a script, a worker event). */
+export class JobScopeUnavailableError extends TenantQueueError {}
