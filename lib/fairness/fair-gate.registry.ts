@@ -6,7 +6,6 @@ import {
   Logger,
   OnApplicationBootstrap,
   OnModuleInit,
-  Optional,
 } from '@nestjs/common';
 import type { Worker } from 'bullmq';
 import { InvalidTenantQueueOptionsError, parseCancelReason } from '../errors';
