@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { ClsModule } from 'nestjs-cls';
 import {
+  DeadLetters,
   InMemoryTenantDirectory,
   InvalidTenantQueueOptionsError,
   PoolRoutingUnavailableError,
@@ -452,5 +453,34 @@ describe('dedicated pools: declarations and consumers', () => {
     expect(ran.sort()).toEqual(['acme@imports-acme', 'beta@imports']);
     expect(testing.jobs('imports-acme')).toHaveLength(1);
     await app.close();
+  });
+});
+
+describe('dedicated pools: dead letters', () => {
+  afterAll(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+  });
+
+  it("replays a dead letter to the tenant's current pool after a move", async () => {
+    const runs: PoolRun[] = [];
+    const directory = new InMemoryTenantDirectory([{ id: 'mover' }]);
+    let failing = true;
+    const app = await boot({
+      prefix: uniquePrefix(),
+      queue: { pools: ['imports-ded'] },
+      runs,
+      directory,
+      fail: () => failing,
+    });
+    const [job] = await addFor(app, 'mover');
+    expect(job.queueName).toBe('imports');
+    const letters = app.get(DeadLetters);
+    await waitFor(async () => (await letters.list('mover')).items.length === 1, 'the dead letter');
+    directory.upsert({ id: 'mover', pools: { imports: 'imports-ded' } });
+    await app.get(TenantTiers).refresh('mover');
+    failing = false;
+    const replayed = await letters.replay('mover', job.id);
+    expect(replayed.queueName).toBe('imports-ded');
+    await waitFor(() => runs.some((r) => r.pool === 'imports-ded'), 'the replay on the new pool');
   });
 });

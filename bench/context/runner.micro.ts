@@ -57,6 +57,8 @@ async function main() {
       queueName: 'micro',
       data: { n: i, _tenant: envelope },
       opts: {},
+      timestamp: Date.now(),
+      processedOn: Date.now(),
       attemptsMade: 0,
       updateData: async () => undefined,
     }) as any;

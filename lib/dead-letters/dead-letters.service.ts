@@ -107,7 +107,8 @@ export class DeadLetters {
         locale: envelope.locale,
         strategy: envelope.strategy,
       },
-      () => this.registry.getQueue(definition.name).add(letter.name, data, opts),
+      // Through the queue the pool serves, so a tenant moved since goes to its current pool.
+      () => this.registry.getQueue(definition.poolOf ?? definition.name).add(letter.name, data, opts),
     );
     await this.script.remove(definition, tenantId, letter.jobId);
     return enqueued;

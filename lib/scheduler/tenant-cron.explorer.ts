@@ -154,23 +154,30 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
     );
   }
 
+  /** One worker per pool of the cron queue (a queue without pools is its only pool). */
   private startWorker(name: string, host: TenantWorkerHost, scoped: boolean, concurrency: number) {
-    if (this.registry.getWorker(name)) {
-      throw new InvalidTenantQueueOptionsError(Messages.cronQueueTaken(name));
+    this.registry.createQueue({ name, tenantScoped: scoped });
+    const pools = this.registry.poolsToConsume(name);
+    for (const pool of pools) {
+      if (this.registry.getWorker(pool)) {
+        throw new InvalidTenantQueueOptionsError(Messages.cronQueueTaken(pool));
+      }
     }
-    const queue = this.registry.createQueue({ name, tenantScoped: scoped });
-    const options = { concurrency };
-    const worker = new Worker(name, this.runner.createProcessor(host, queue.definition, options), {
-      ...options,
-      connection: this.options.connection,
-      prefix: queue.definition.bullPrefix,
-    });
-    worker.on('error', (error) =>
-      this.logger.error(`${tenantLogFields()} worker ${name}: ${error.message}`),
-    );
-    for (const plugin of this.pipeline.workerPlugins)
-      plugin.attach(worker, queue.definition, options);
-    host.attachWorker(worker);
-    this.registry.addWorker(name, worker);
+    for (const pool of pools) {
+      const { definition } = this.registry.getQueue(pool);
+      const options = { concurrency };
+      const worker = new Worker(pool, this.runner.createProcessor(host, definition, options), {
+        ...options,
+        connection: this.options.connection,
+        prefix: definition.bullPrefix,
+      });
+      worker.on('error', (error) =>
+        this.logger.error(`${tenantLogFields()} worker ${pool}: ${error.message}`),
+      );
+      for (const plugin of this.pipeline.workerPlugins) plugin.attach(worker, definition, options);
+      // The shared pool comes last, so the host's worker is the shared one.
+      host.attachWorker(worker);
+      this.registry.addWorker(pool, worker);
+    }
   }
 }
