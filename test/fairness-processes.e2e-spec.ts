@@ -1,9 +1,9 @@
-import { ChildProcess, fork } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { TestingModule } from '@nestjs/testing';
 import { TenantContext, TenantFairness, TenantQueueRegistry } from '../lib';
 import { bootFairApp } from './fixtures/fairness-app';
 import { FAIR_TEST_OPTIONS, recordKeys } from './fixtures/fairness-shared';
+import { forkFixture, killAll } from './support/processes';
 import { uniquePrefix } from './support/redis-url';
 import { TestRedisClient, openRedis } from './support/test-redis';
 import { waitFor } from './support/wait';
@@ -15,16 +15,7 @@ let producer: TestingModule;
 let redis: TestRedisClient;
 
 function startWorker(): Promise<ChildProcess> {
-  const child = fork(join(__dirname, 'fixtures', 'fairness-worker.ts'), [], {
-    execArgv: ['-r', 'ts-node/register/transpile-only'],
-    env: { ...process.env, TQ_PREFIX: prefix, TQ_CONCURRENCY: '3' },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  workers.push(child);
-  return new Promise((resolve, reject) => {
-    child.once('message', () => resolve(child));
-    child.once('exit', (code) => reject(new Error(`worker exited early (${code})`)));
-  });
+  return forkFixture('fairness-worker.ts', { TQ_PREFIX: prefix, TQ_CONCURRENCY: '3' }, workers);
 }
 
 async function enqueue(tenantId: string, count: number, ms: number): Promise<string[]> {
@@ -42,9 +33,7 @@ describe('fair gate across three worker processes (real Redis)', () => {
   }, 60_000);
 
   afterAll(async () => {
-    for (const child of workers) {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    }
+    killAll(workers);
     await producer?.close();
     await redis?.quit();
   });

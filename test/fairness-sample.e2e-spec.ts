@@ -1,28 +1,15 @@
-import { INestApplication, Module } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
+import { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { TenantQueueModule } from '../lib';
+
 import { FairnessDemoModule } from '../sample-app/fairness/fairness-demo.module';
-import { uniquePrefix } from './support/redis-url';
-import { testConnection } from './support/test-redis';
+import { bootSampleHttp } from './support/sample-http';
 import { waitFor } from './support/wait';
 
 describe('sample FairnessDemoModule over HTTP', () => {
   let app: INestApplication;
 
   beforeAll(async () => {
-    @Module({
-      imports: [
-        ClsModule.forRoot({ global: true }),
-        TenantQueueModule.forRoot({ connection: testConnection(), prefix: uniquePrefix() }),
-        FairnessDemoModule,
-      ],
-    })
-    class SampleModule {}
-    const moduleRef = await Test.createTestingModule({ imports: [SampleModule] }).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
+    app = await bootSampleHttp(FairnessDemoModule);
   });
 
   afterAll(async () => {

@@ -1,10 +1,10 @@
-import { ChildProcess, fork } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { ClsModule } from 'nestjs-cls';
 import { TenantContext, TenantQueueModule, TenantQueueRegistry } from '../lib';
 import { POOL_QUEUE, PoolJobData, poolRecordKeys } from './fixtures/pool-shared';
+import { forkFixture, killAll } from './support/processes';
 import { uniquePrefix } from './support/redis-url';
 import { TestRedisClient, openRedis, testConnection } from './support/test-redis';
 import { sleep, waitFor } from './support/wait';
@@ -19,16 +19,11 @@ let producer: TestingModule;
 let redis: TestRedisClient;
 
 function startWorker(pools: string): Promise<ChildProcess> {
-  const child = fork(join(__dirname, 'fixtures', 'pool-worker.ts'), [], {
-    execArgv: ['-r', 'ts-node/register/transpile-only'],
-    env: { ...process.env, TQ_PREFIX: prefix, TQ_POOLS: pools, TQ_CONCURRENCY: '10' },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  workers.push(child);
-  return new Promise((resolve, reject) => {
-    child.once('message', () => resolve(child));
-    child.once('exit', (code) => reject(new Error(`worker exited early (${code})`)));
-  });
+  return forkFixture(
+    'pool-worker.ts',
+    { TQ_PREFIX: prefix, TQ_POOLS: pools, TQ_CONCURRENCY: '10' },
+    workers,
+  );
 }
 
 function enqueue(tenantId: string, count: number, ms: number, phase: string) {
@@ -81,9 +76,7 @@ describe('a dedicated pool in its own process (real Redis, two worker processes)
   }, 60_000);
 
   afterAll(async () => {
-    for (const child of workers) {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    }
+    killAll(workers);
     await producer?.close();
     await redis?.quit();
   });

@@ -1,11 +1,8 @@
-import { INestApplication, Module } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
+import { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { TenantQueueModule, TenantQueueRegistry } from '../lib';
+import { TenantQueueRegistry } from '../lib';
 import { PoolsDemoModule } from '../sample-app/pools';
-import { uniquePrefix } from './support/redis-url';
-import { testConnection } from './support/test-redis';
+import { bootSampleHttp } from './support/sample-http';
 import { waitFor } from './support/wait';
 
 /** The README's curl walk of the pools demo: acme's import lands in acme's own pool. */
@@ -13,17 +10,7 @@ describe('sample PoolsDemoModule over HTTP', () => {
   let app: INestApplication;
 
   beforeAll(async () => {
-    @Module({
-      imports: [
-        ClsModule.forRoot({ global: true }),
-        TenantQueueModule.forRoot({ connection: testConnection(), prefix: uniquePrefix() }),
-        PoolsDemoModule,
-      ],
-    })
-    class SampleModule {}
-    const moduleRef = await Test.createTestingModule({ imports: [SampleModule] }).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
+    app = await bootSampleHttp(PoolsDemoModule);
   });
 
   afterAll(async () => {

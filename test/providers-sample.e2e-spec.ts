@@ -1,12 +1,9 @@
-import { INestApplication, Module } from '@nestjs/common';
+import { INestApplication } from '@nestjs/common';
 import { ContextIdFactory } from '@nestjs/core';
-import { Test } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import request from 'supertest';
-import { TenantContextIdStrategy, TenantQueueModule } from '../lib';
+import { TenantContextIdStrategy } from '../lib';
 import { ProvidersDemoModule } from '../sample-app/providers';
-import { uniquePrefix } from './support/redis-url';
-import { testConnection } from './support/test-redis';
+import { bootSampleHttp } from './support/sample-http';
 import { waitFor } from './support/wait';
 
 /** The README's curl tour of sample-app/providers, with the strategy main.ts applies. */
@@ -15,17 +12,7 @@ describe('sample ProvidersDemoModule over HTTP', () => {
 
   beforeAll(async () => {
     ContextIdFactory.apply(new TenantContextIdStrategy());
-    @Module({
-      imports: [
-        ClsModule.forRoot({ global: true, middleware: { mount: true } }),
-        TenantQueueModule.forRoot({ connection: testConnection(), prefix: uniquePrefix() }),
-        ProvidersDemoModule,
-      ],
-    })
-    class SampleModule {}
-    const moduleRef = await Test.createTestingModule({ imports: [SampleModule] }).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
+    app = await bootSampleHttp(ProvidersDemoModule);
   });
 
   afterAll(async () => {

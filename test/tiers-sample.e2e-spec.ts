@@ -1,12 +1,9 @@
-import { INestApplication, Module } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
+import { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { TenantQueueModule } from '../lib';
+
 import { guardsDemoPorts } from '../sample-app/guards/guards-demo.module';
 import { DEMO_TIERS, TiersDemoModule } from '../sample-app/tiers/tiers-demo.module';
-import { uniquePrefix } from './support/redis-url';
-import { testConnection } from './support/test-redis';
+import { bootSampleHttp } from './support/sample-http';
 import { sleep, waitFor } from './support/wait';
 
 describe('sample TiersDemoModule over HTTP', () => {
@@ -19,22 +16,7 @@ describe('sample TiersDemoModule over HTTP', () => {
     }[];
 
   beforeAll(async () => {
-    @Module({
-      imports: [
-        ClsModule.forRoot({ global: true }),
-        TenantQueueModule.forRoot({
-          connection: testConnection(),
-          prefix: uniquePrefix(),
-          ...guardsDemoPorts(),
-          tiers: DEMO_TIERS,
-        }),
-        TiersDemoModule,
-      ],
-    })
-    class SampleModule {}
-    const moduleRef = await Test.createTestingModule({ imports: [SampleModule] }).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
+    app = await bootSampleHttp(TiersDemoModule, { ...guardsDemoPorts(), tiers: DEMO_TIERS });
   });
 
   afterAll(async () => {
@@ -61,12 +43,13 @@ describe('sample TiersDemoModule over HTTP', () => {
     expect(limited.body.backlog + limited.body.inFlight).toBeGreaterThanOrEqual(3);
     expect(limited.body.rateLimitedUntil).not.toBeNull();
 
-    const moved = await http()
-      .put('/admin/tenants/globex/tier')
-      .send({ tier: 'pro' })
-      .expect(200);
+    const moved = await http().put('/admin/tenants/globex/tier').send({ tier: 'pro' }).expect(200);
     expect(moved.body.rateLimit).toEqual({ max: 120, per: 60_000, burst: 10 });
-    await waitFor(async () => (await runs('globex')).length === 5, "globex's reports at pro speed", 5_000);
+    await waitFor(
+      async () => (await runs('globex')).length === 5,
+      "globex's reports at pro speed",
+      5_000,
+    );
   });
 
   it('runs an interactive report ahead of a nightly batch', async () => {

@@ -108,7 +108,8 @@ export class DeadLetters {
         strategy: envelope.strategy,
       },
       // Through the queue the pool serves, so a tenant moved since goes to its current pool.
-      () => this.registry.getQueue(definition.poolOf ?? definition.name).add(letter.name, data, opts),
+      () =>
+        this.registry.getQueue(definition.poolOf ?? definition.name).add(letter.name, data, opts),
     );
     await this.script.remove(definition, tenantId, letter.jobId);
     return enqueued;

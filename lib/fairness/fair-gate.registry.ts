@@ -23,7 +23,6 @@ import { fairCommands } from './fair-gate.script';
 import { encodeRate, isFairnessOn, resolveFairnessOptions } from './fairness-options';
 import { SlowLaneEvent } from './slow-lane-event.interface';
 
-
 /**
  * @internal Owns the fair gate of every queue with fairness on: claims their enqueue path,
  * attaches slot release to their workers, runs the upkeep ticks, and closes it all on shutdown.
@@ -137,7 +136,8 @@ export class FairGateRegistry
     const limits = await this.tiers.limitsFor(stale, definition.poolOf ?? definition.name);
     for (const [tenantId, tenantLimits] of limits) {
       out[tenantId] = toHint(tenantLimits);
-      if (this.hintSent.size >= MAX_HINTS_SENT) this.hintSent.delete(this.hintSent.keys().next().value!);
+      if (this.hintSent.size >= MAX_HINTS_SENT)
+        this.hintSent.delete(this.hintSent.keys().next().value!);
       this.hintSent.set(key(tenantId), now);
     }
     return out;

@@ -175,12 +175,15 @@ export class FairGate implements JobDispatcher {
     if (this.wakeTimer && at >= this.wakeAt) return;
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
     this.wakeAt = at;
-    this.wakeTimer = setTimeout(() => {
-      this.wakeTimer = undefined;
-      this.wakeAt = Infinity;
-      // A tick already running may have read Redis before the wake time: run one after it.
-      void (this.ticking ?? Promise.resolve()).then(() => this.tick());
-    }, Math.max(1, ms));
+    this.wakeTimer = setTimeout(
+      () => {
+        this.wakeTimer = undefined;
+        this.wakeAt = Infinity;
+        // A tick already running may have read Redis before the wake time: run one after it.
+        void (this.ticking ?? Promise.resolve()).then(() => this.tick());
+      },
+      Math.max(1, ms),
+    );
     this.wakeTimer.unref();
   }
 
@@ -297,7 +300,8 @@ export class FairGate implements JobDispatcher {
       const job = JSON.parse(flat[i + 1]) as { n: string; d: object; o: object };
       const priority = Number(flat[i + 2]);
       ids.push(flat[i]);
-      const opts = priority > 0 ? { ...job.o, priority, jobId: flat[i] } : { ...job.o, jobId: flat[i] };
+      const opts =
+        priority > 0 ? { ...job.o, priority, jobId: flat[i] } : { ...job.o, jobId: flat[i] };
       jobs.push({ name: job.n, data: job.d, opts });
     }
     const sent: Promise<void> = this.deps

@@ -74,7 +74,10 @@ const SLOW_RULES: Rule[] = [
 function checkNumbers(queue: string, path: string, input: object, rules: Rule[]): void {
   const known = new Set(rules.map((rule) => rule[0]));
   for (const key of Object.keys(input)) {
-    if (!known.has(key) && !['enabled', 'slowLane', 'rateLimit', 'lanes', 'defaultLane'].includes(key)) {
+    if (
+      !known.has(key) &&
+      !['enabled', 'slowLane', 'rateLimit', 'lanes', 'defaultLane'].includes(key)
+    ) {
       throw invalid(queue, `${path}${key}`, 'is not a known option');
     }
   }
@@ -184,9 +187,11 @@ function resolveLanes(
   const named = new Set<string>();
   for (const [name, lane] of Object.entries(input)) {
     if (!LANE_NAME.test(name)) throw invalid(queue, `lanes.${name}`, 'is not a valid lane name');
-    if (!lane || typeof lane !== 'object') throw invalid(queue, `lanes.${name}`, 'must be { share, jobs? }');
+    if (!lane || typeof lane !== 'object')
+      throw invalid(queue, `lanes.${name}`, 'must be { share, jobs? }');
     for (const key of Object.keys(lane)) {
-      if (key !== 'share' && key !== 'jobs') throw invalid(queue, `lanes.${name}.${key}`, 'is not a known option');
+      if (key !== 'share' && key !== 'jobs')
+        throw invalid(queue, `lanes.${name}.${key}`, 'is not a known option');
     }
     if (typeof lane.share !== 'number' || !(lane.share >= 0 && lane.share <= 1)) {
       throw invalid(queue, `lanes.${name}.share`, 'must be a number from 0 to 1');

@@ -48,7 +48,8 @@ export class TenantFairness {
       recentFailures: Number(failures),
       rateLimit,
       rateLimitOverride,
-      rateLimitedUntil: limitedUntil === null || limitedUntil === undefined ? null : Number(limitedUntil),
+      rateLimitedUntil:
+        limitedUntil === null || limitedUntil === undefined ? null : Number(limitedUntil),
     };
   }
 
@@ -86,7 +87,9 @@ export class TenantFairness {
       try {
         checkRateLimit('rateLimit', limit);
       } catch (error) {
-        throw new InvalidTenantQueueOptionsError(Messages.invalidRateLimit((error as Error).message));
+        throw new InvalidTenantQueueOptionsError(
+          Messages.invalidRateLimit((error as Error).message),
+        );
       }
     }
     const gate = this.gates.get(queue);

@@ -66,7 +66,8 @@ export function checkLimits(field: string, input: unknown, keys = LIMIT_KEYS): v
 /** Validates `tiers` (module option) and returns it frozen. */
 export function resolveTiers(input: unknown): Readonly<Record<string, TenantTierOptions>> {
   if (input === undefined) return Object.freeze({});
-  if (!isObject(input)) throw invalid('tiers', 'must be { [tier]: { weight, maxConcurrency, ... } }');
+  if (!isObject(input))
+    throw invalid('tiers', 'must be { [tier]: { weight, maxConcurrency, ... } }');
   for (const [name, tier] of Object.entries(input)) {
     if (!TIER_NAME.test(name)) throw invalid(`tiers.${name}`, 'is not a valid tier name');
     checkLimits(`tiers.${name}`, tier, TIER_KEYS);

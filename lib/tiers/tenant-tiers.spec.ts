@@ -3,7 +3,11 @@ import { InMemoryTenantDirectory } from '../testing';
 import { resolveTenantQueueOptions } from '../tenant-queue.options';
 import { TenantTiers } from './tenant-tiers.service';
 
-const tiersFor = (tiers: object, directory = new InMemoryTenantDirectory([]), tierCacheMs = 30_000) =>
+const tiersFor = (
+  tiers: object,
+  directory = new InMemoryTenantDirectory([]),
+  tierCacheMs = 30_000,
+) =>
   new TenantTiers(
     resolveTenantQueueOptions({ connection: {}, tiers, tierCacheMs } as never),
     directory,

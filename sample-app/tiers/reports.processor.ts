@@ -52,7 +52,9 @@ export class ReportsProcessor extends TenantWorkerHost {
       waitedMs,
       ranAt: new Date().toISOString(),
     });
-    this.logger.log(`tenant ${this.tenant.tenantId}: ${job.name} ${job.data.report} after ${waitedMs} ms`);
+    this.logger.log(
+      `tenant ${this.tenant.tenantId}: ${job.name} ${job.data.report} after ${waitedMs} ms`,
+    );
     return { report: job.data.report };
   }
 }

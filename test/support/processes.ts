@@ -1,0 +1,49 @@
+import { ChildProcess, fork } from 'node:child_process';
+import { join } from 'node:path';
+import type { INestApplicationContext } from '@nestjs/common';
+
+/**
+ * Forks `test/fixtures/<fixture>` under ts-node with `env` added to this process's environment,
+ * and resolves once it sends 'ready' (see `serveUntilSigterm`). The child joins `into`, so a test
+ * can kill what it started with `killAll`.
+ */
+export function forkFixture(
+  fixture: string,
+  env: Record<string, string>,
+  into: ChildProcess[],
+): Promise<ChildProcess> {
+  const child = fork(join(__dirname, '..', 'fixtures', fixture), [], {
+    execArgv: ['-r', 'ts-node/register/transpile-only'],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  into.push(child);
+  return new Promise((resolve, reject) => {
+    child.once('message', () => resolve(child));
+    child.once('exit', (code) => reject(new Error(`${fixture} exited early (${code})`)));
+  });
+}
+
+/** SIGKILLs every child still running. */
+export function killAll(children: ChildProcess[]): void {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+}
+
+/**
+ * For a fixture process: tells the parent it is ready, and on SIGTERM closes the app, then
+ * `cleanup`, then exits.
+ */
+export function serveUntilSigterm(
+  app: INestApplicationContext,
+  cleanup: () => Promise<unknown> = async () => undefined,
+): void {
+  process.once('SIGTERM', () => {
+    void app
+      .close()
+      .then(cleanup)
+      .then(() => process.exit(0));
+  });
+  process.send?.('ready');
+}
