@@ -32,7 +32,8 @@ describe('fair gate at scale (real Redis)', () => {
       expect(await redis.zcard(`{${prefix}:fair}:~fair:ready`)).toBeGreaterThan(9_900);
       const started: Started[] = [];
       moduleRef = await bootFairApp({ prefix, fairness: {}, concurrency: 20, started });
-      await waitFor(() => started.length === 20_000, '20,000 jobs', 45_000);
+      // A behaviour test, not a speed test: ~25 s alone, slower late in a loaded full run.
+      await waitFor(() => started.length === 20_000, '20,000 jobs', 110_000);
       expect(new Set(started.map((s) => s.tenantId)).size).toBe(10_000);
       expect(new Set(started.map((s) => s.jobId)).size).toBe(20_000);
       // Turns: every tenant ran its first job before any tenant ran its second.
@@ -41,5 +42,5 @@ describe('fair gate at scale (real Redis)', () => {
     } finally {
       await producer.close();
     }
-  }, 60_000);
+  }, 150_000);
 });
