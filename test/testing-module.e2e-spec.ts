@@ -4,6 +4,7 @@ import { ClsModule } from 'nestjs-cls';
 import request from 'supertest';
 import {
   InjectTenantQueue,
+  InvalidLaneError,
   MissingTenantError,
   OnTenantWorkerEvent,
   TenantContext,
@@ -62,7 +63,13 @@ describe('TenantQueueTestingModule', () => {
       imports: [
         ClsModule.forRoot({ global: true, middleware: { mount: true } }),
         TenantQueueTestingModule.forRoot(),
-        TenantQueueModule.registerQueue({ name: 'reports' }, { name: 'emails' }),
+        TenantQueueModule.registerQueue(
+          { name: 'reports' },
+          {
+            name: 'emails',
+            fairness: { lanes: { interactive: { share: 0.5 }, bulk: { share: 0.5 } } },
+          },
+        ),
       ],
       controllers: [ReportsController],
       providers: [ReportProcessor],
@@ -99,6 +106,20 @@ describe('TenantQueueTestingModule', () => {
     const reports = app.get<TenantQueue>('TenantQueue:reports');
     await expect(reports.add('monthly', { month: 'x' })).rejects.toBeInstanceOf(MissingTenantError);
     await request(app.getHttpServer()).post('/reports').expect(400);
+  });
+
+  it("checks a job's lane against the queue, as in production", async () => {
+    const context = app.get(TenantContext);
+    const emails = app.get<TenantQueue>('TenantQueue:emails');
+    await context.run('acme', () => emails.add('digest', {}, { lane: 'bulk' }));
+    await expect(
+      context.run('acme', () => emails.add('digest', {}, { lane: 'nope' })),
+    ).rejects.toThrow(InvalidLaneError);
+    await expect(
+      context.run('acme', () =>
+        app.get<TenantQueue>('TenantQueue:reports').add('monthly', {}, { lane: 'bulk' }),
+      ),
+    ).rejects.toThrow(/declares no lanes/);
   });
 
   it('reports failures and runs failed events in the job tenant', async () => {

@@ -6,6 +6,7 @@ import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
 import { InvalidPayloadError, MissingTenantError } from '../errors';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
 import { EnqueuedJob } from '../interfaces/tenant-job.interface';
+import { assertLane } from '../fairness/lanes';
 import { ENVELOPE_KEY } from '../tenant-queue.constants';
 import { Messages } from '../tenant-queue.messages';
 import { JobDispatcher, PreparedJob, TenantJobOptions } from './job-dispatcher.interface';
@@ -103,6 +104,7 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     state: TenantState | undefined,
   ): PreparedJob {
     assertPlainPayload(this.name, name, data);
+    if (opts?.lane !== undefined) assertLane(this.definition, opts.lane);
     const tenantId = state?.tenantId;
     const scoped = this.definition.tenantScoped && !this.definition.systemJobs.has(name);
     if (tenantId === undefined && scoped) {
