@@ -137,6 +137,26 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
     await waitFor(() => of(started, 'mover').length === 60, 'the rest at pro speed', 5_000);
   });
 
+  it("reaches a tenant's queued jobs after a directory change, with no refresh call", async () => {
+    const started: Started[] = [];
+    const directory = new InMemoryTenantDirectory([{ id: 'quiet', tier: 'free' }]);
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: {},
+      concurrency: 4,
+      started,
+      directory,
+      tiers: { free: { rateLimit: { max: 4, per: 1000 } }, pro: {} },
+      tierCacheMs: 500,
+    });
+    await enqueue(moduleRef, 'quiet', 60, { ms: 1 });
+    await sleep(1000);
+    expect(of(started, 'quiet').length).toBeLessThanOrEqual(1 + 4 + 1);
+    // The tenant enqueues nothing more; the gate's sweep re-reads waiting tenants' limits.
+    directory.upsert({ id: 'quiet', tier: 'pro' });
+    await waitFor(() => of(started, 'quiet').length === 60, 'the rest at pro speed', 6_000);
+  });
+
   it('serves interactive jobs ahead of a bulk flood, with fair turns inside the bulk lane', async () => {
     const started: Started[] = [];
     moduleRef = await bootFairApp({

@@ -37,6 +37,8 @@ export class FairGateRegistry
   private readonly logger = new Logger('TenantFairness');
   readonly events = new EventEmitter();
   private readonly unsubscribe: () => void;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweeping = false;
 
   constructor(
     pipeline: TenantJobPipeline,
@@ -62,6 +64,33 @@ export class FairGateRegistry
 
   onApplicationBootstrap(): void {
     for (const gate of this.gates.values()) gate.start();
+    if (this.tiers.configured && this.gates.size > 0) {
+      this.sweepTimer = setInterval(() => void this.sweepHints(), Math.max(1000, this.hintTtl));
+      this.sweepTimer.unref();
+    }
+  }
+
+  /**
+   * Re-reads the limits of up to 100 waiting tenants per gate once per `tierCacheMs`, so a tier
+   * or directory change reaches a tenant whose jobs are already queued even if it enqueues
+   * nothing new and nobody calls `TenantTiers.refresh`.
+   */
+  private async sweepHints(): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
+    try {
+      for (const gate of [...this.gates.values()]) {
+        const tenants = await gate.waitingTenants(HINT_SWEEP);
+        const hints = await this.hints(gate.definition, tenants);
+        for (const [tenantId, hint] of Object.entries(hints)) {
+          await gate.admin(tenantId, 'hints', JSON.stringify(hint));
+        }
+      }
+    } catch (error) {
+      this.logger.warn(`tier sweep: ${error}`);
+    } finally {
+      this.sweeping = false;
+    }
   }
 
   gateFor(definition: TenantQueueDefinition): FairGate | undefined {
@@ -94,6 +123,7 @@ export class FairGateRegistry
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
     // Workers first, so their last completions still free slots before the gates close.
     await Promise.all([...this.gates.keys()].map((name) => this.registry.getWorker(name)?.close()));
     const gates = [...this.gates.values()];
@@ -162,6 +192,7 @@ export class FairGateRegistry
 }
 
 const MAX_HINTS_SENT = 100_000;
+const HINT_SWEEP = 100;
 
 /** A tenant's limits as the gate stores them (see `FairHint`). */
 function toHint(limits: TenantLimits): FairHint {

@@ -5,6 +5,7 @@ import { InvalidLaneError, TenantBacklogFullError } from '../errors';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
 import { JobDispatcher, PreparedJob, directDispatcher } from '../producer/job-dispatcher.interface';
 import { Messages } from '../tenant-queue.messages';
+import type { RedisClient } from '../tenant-queue.redis';
 import { FairCommands } from './fair-gate.script';
 import { ResolvedFairnessOptions, encodeRate } from './fairness-options';
 import { SlowLaneEvent } from './slow-lane-event.interface';
@@ -185,6 +186,18 @@ export class FairGate implements JobDispatcher {
       Math.max(1, ms),
     );
     this.wakeTimer.unref();
+  }
+
+  /** Up to `count` tenants waiting in this gate (in turn, or held by their rate limit), sampled. */
+  async waitingTenants(count: number): Promise<string[]> {
+    const client = this.redis as unknown as RedisClient;
+    const ready = this.options.lanes.length
+      ? this.options.lanes.map((lane) => `${this.base}:ready:${lane.name}`)
+      : [`${this.base}:ready`];
+    const found = await Promise.all(
+      [...ready, `${this.base}:limited`].map((key) => client.zrandmember(key, count)),
+    );
+    return [...new Set(found.flat())].slice(0, count);
   }
 
   /** A job reached its final outcome: free its slot (batched) and admit the next jobs. */
