@@ -318,11 +318,12 @@ describe('dedicated pools: moving a tenant (real Redis)', () => {
       tiers: { standard: {}, dedicated: { pools: { imports: 'imports-mover' } } },
       queue: { fairness: { defaultConcurrency: 2 } },
     });
-    const registry = app.get(TenantQueueRegistry);
     const tiers = app.get(TenantTiers);
     const inspector = app.get(TenantQueueInspector);
-    const shared = registry.getWorker('imports')!;
-    await shared.pause(true);
+    // Hold mover's jobs on the shared pool (its gate admits none), as if its workers were gone;
+    // pausing the BullMQ worker instead races with a fetch already under way.
+    const fairness = app.get(TenantFairness);
+    await fairness.pause('imports', 'mover');
 
     const N = 40;
     const M = 30;
@@ -342,7 +343,7 @@ describe('dedicated pools: moving a tenant (real Redis)', () => {
     const repeat = await addFor(app, 'mover', N, (i) => `mv-${i}`);
     expect(new Set(repeat.map((job) => job.queueName))).toEqual(new Set(['imports']));
 
-    // The dedicated pool drains while the shared pool is stopped; the old backlog waits there.
+    // The dedicated pool drains while the shared pool holds mover's old backlog.
     await waitFor(
       () => runs.filter((run) => run.pool === 'imports-mover').length === M,
       'the moved jobs',
@@ -352,9 +353,9 @@ describe('dedicated pools: moving a tenant (real Redis)', () => {
       async () => (await inspector.getTenant('imports', 'mover')).backlog === N + 1,
       "the inspector to show mover's old backlog",
     );
-    expect(runs.filter((run) => run.pool === 'imports')).toEqual([]);
+    expect(runs.filter((run) => run.pool === 'imports' && run.tenantId === 'mover')).toEqual([]);
 
-    shared.resume();
+    await fairness.resume('imports', 'mover');
     await waitFor(() => runs.length === N + 1 + M + 1, 'every job', 30_000);
     await waitFor(
       async () => (await inspector.getTenant('imports', 'mover')).backlog === 0,
