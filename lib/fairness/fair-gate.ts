@@ -1,13 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type { Queue } from 'bullmq';
-import { InvalidLaneError, TenantBacklogFullError } from '../errors';
+import { TenantBacklogFullError } from '../errors';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
-import { JobDispatcher, PreparedJob, directDispatcher } from '../producer/job-dispatcher.interface';
+import {
+  JobDispatcher,
+  PreparedJob,
+  TenantJobOptions,
+  directDispatcher,
+} from '../producer/job-dispatcher.interface';
 import { Messages } from '../tenant-queue.messages';
 import type { RedisClient } from '../tenant-queue.redis';
 import { FairCommands } from './fair-gate.script';
 import { ResolvedFairnessOptions, encodeRate } from './fairness-options';
+import { assertLane } from './lanes';
 import { SlowLaneEvent } from './slow-lane-event.interface';
 
 /** Final outcome of a job: completed, failed for good, or cancelled (not a tenant failure). */
@@ -101,7 +107,6 @@ export class FairGate implements JobDispatcher {
     // A delayed job would hold a slot while it waits: it goes to BullMQ directly.
     const delayed = jobs.filter((job) => (job.opts.delay ?? 0) > 0);
     const gated = delayed.length ? jobs.filter((job) => !((job.opts.delay ?? 0) > 0)) : jobs;
-    // Lanes are checked before anything is written.
     const laned = gated.map((job) => this.laneOf(job));
     const tenants = [...new Set(gated.map((job) => job.tenantId ?? SYSTEM_TENANT))];
     const hints = JSON.stringify(await this.deps.hints(tenants));
@@ -152,18 +157,13 @@ export class FairGate implements JobDispatcher {
    * fair-common.lua); a delayed job, which skips the gate, runs as work beyond its lane's share.
    */
   private laneOf(job: PreparedJob): [string, object] {
-    const { lane: asked, ...opts } = job.opts as PreparedJob['opts'] & { lane?: string };
-    if (!this.laneIndex.size) {
-      if (asked !== undefined) throw new InvalidLaneError(Messages.noLanes(this.definition.name));
-      return ['', opts];
-    }
-    const lane = asked ?? this.laneOfJob.get(job.name) ?? this.options.defaultLane;
-    if (!this.laneIndex.has(lane)) {
-      throw new InvalidLaneError(
-        Messages.unknownLane(this.definition.name, lane, [...this.laneIndex.keys()]),
-      );
-    }
-    return [lane, opts];
+    const asked = (job.opts as TenantJobOptions).lane;
+    // TenantQueue checked the lane already; this guard keeps any other caller from parking a job
+    // in a lane no dispatch serves.
+    if (asked !== undefined && !this.laneIndex.has(asked)) assertLane(this.definition, asked);
+    if (!this.laneIndex.size) return ['', job.opts];
+    const { lane: _lane, ...opts } = job.opts as TenantJobOptions;
+    return [asked ?? this.laneOfJob.get(job.name) ?? this.options.defaultLane, opts];
   }
 
   /**

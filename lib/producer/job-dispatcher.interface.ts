@@ -1,6 +1,4 @@
 import type { JobsOptions, Queue } from 'bullmq';
-import { InvalidLaneError } from '../errors';
-import { Messages } from '../tenant-queue.messages';
 
 /** BullMQ job options, plus the lane of a fair queue that declares lanes. */
 export type TenantJobOptions = JobsOptions & {
@@ -26,9 +24,6 @@ export interface JobDispatcher {
 
 export const directDispatcher: JobDispatcher = {
   async dispatch(queue, jobs) {
-    if (jobs.some((job) => (job.opts as TenantJobOptions).lane !== undefined)) {
-      throw new InvalidLaneError(Messages.noLanes(queue.name));
-    }
     if (jobs.length === 1) {
       await queue.add(jobs[0].name, jobs[0].data, jobs[0].opts);
     } else if (jobs.length > 1) {

@@ -266,7 +266,8 @@ local function releaseOne(id, outcome, now, slowCfg, touched, events)
   redis.call('HDEL', kData, id)
   redis.call('ZREM', kLeases, id)
   redis.call('ZREM', kTransit, id)
-  local lane = redis.call('HGET', kLaneOf, id)
+  local lane = false
+  if #LANES > 1 then lane = redis.call('HGET', kLaneOf, id) end
   if lane then
     redis.call('HDEL', kLaneOf, id)
     if redis.call('HINCRBY', kState, 'p1:' .. lane, -1) < 0 then
