@@ -39,6 +39,15 @@ function mostIn(times: number[], span: number): number {
   return most;
 }
 
+/** A fair queue with an interactive lane (default) and a bulk lane for `export` jobs. */
+const bootLanesApp = (started: Started[]) =>
+  bootFairApp({
+    prefix: uniquePrefix(),
+    fairness: { lanes: { interactive: { share: 0.5 }, bulk: { share: 0.25, jobs: ['export'] } } },
+    concurrency: 4,
+    started,
+  });
+
 describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redis)', () => {
   let moduleRef: TestingModule | undefined;
   afterEach(async () => {
@@ -159,14 +168,7 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
 
   it('serves interactive jobs ahead of a bulk flood, with fair turns inside the bulk lane', async () => {
     const started: Started[] = [];
-    moduleRef = await bootFairApp({
-      prefix: uniquePrefix(),
-      fairness: {
-        lanes: { interactive: { share: 0.5 }, bulk: { share: 0.25, jobs: ['export'] } },
-      },
-      concurrency: 4,
-      started,
-    });
+    moduleRef = await bootLanesApp(started);
     await enqueue(moduleRef, 'bulkA', 600, { ms: 10 }, 'export');
     await enqueue(moduleRef, 'bulkB', 600, { ms: 10 }, 'export');
     await waitFor(() => started.length >= 40, 'the flood to run');
@@ -205,14 +207,7 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
 
   it('keeps a busy lane its share of the workers while an earlier lane is saturated', async () => {
     const started: Started[] = [];
-    moduleRef = await bootFairApp({
-      prefix: uniquePrefix(),
-      fairness: {
-        lanes: { interactive: { share: 0.5 }, bulk: { share: 0.25, jobs: ['export'] } },
-      },
-      concurrency: 4,
-      started,
-    });
+    moduleRef = await bootLanesApp(started);
     await enqueue(moduleRef, 'busyUi', 300, { ms: 20 }, 'click');
     await enqueue(moduleRef, 'nightly', 300, { ms: 20 }, 'export');
     await waitFor(() => started.length >= 300, '300 starts');
