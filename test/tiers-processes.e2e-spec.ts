@@ -1,24 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
-import {
-  InMemoryTenantDirectory,
-  TenantContext,
-  TenantFairness,
-  TenantQueueModule,
-  TenantQueueRegistry,
-} from '../lib';
-import {
-  StartRecord,
-  TIERED_FAIRNESS,
-  TIERED_TENANTS,
-  TIERS,
-  startsKey,
-} from './fixtures/tiers-shared';
+import { TenantContext, TenantFairness, TenantQueueRegistry } from '../lib';
+import { StartRecord, startsKey, tieredImports } from './fixtures/tiers-shared';
 import { forkFixture, killAll } from './support/processes';
 import { uniquePrefix } from './support/redis-url';
-import { TestRedisClient, openRedis, testConnection } from './support/test-redis';
+import { TestRedisClient, openRedis } from './support/test-redis';
 import { sleep, waitFor } from './support/wait';
 
 const prefix = uniquePrefix('tiers');
@@ -49,20 +36,7 @@ describe('tiers across two worker processes (real Redis)', () => {
   beforeAll(async () => {
     redis = openRedis();
     @Module({
-      imports: [
-        ClsModule.forRoot({ global: true }),
-        TenantQueueModule.forRoot({
-          connection: testConnection(),
-          prefix,
-          directory: { useValue: new InMemoryTenantDirectory(TIERED_TENANTS) },
-          tiers: TIERS,
-        }),
-        TenantQueueModule.registerQueue({
-          name: 'tiered',
-          fairness: TIERED_FAIRNESS,
-          defaultJobOptions: { removeOnComplete: true },
-        }),
-      ],
+      imports: tieredImports(prefix),
     })
     class ProducerModule {}
     producer = await Test.createTestingModule({ imports: [ProducerModule] }).compile();

@@ -39,6 +39,22 @@ function mostIn(times: number[], span: number): number {
   return most;
 }
 
+/** Tiers `free` (4 jobs a second) and `pro` (no limit) on a plain fair queue. */
+const bootFreeProApp = (
+  started: Started[],
+  directory: InMemoryTenantDirectory,
+  tierCacheMs?: number,
+) =>
+  bootFairApp({
+    prefix: uniquePrefix(),
+    fairness: {},
+    concurrency: 4,
+    started,
+    directory,
+    tiers: { free: { rateLimit: { max: 4, per: 1000 } }, pro: {} },
+    tierCacheMs,
+  });
+
 /** A fair queue with an interactive lane (default) and a bulk lane for `export` jobs. */
 const bootLanesApp = (started: Started[]) =>
   bootFairApp({
@@ -127,14 +143,7 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
   it('applies a tier change without a restart (TenantTiers.refresh)', async () => {
     const started: Started[] = [];
     const directory = new InMemoryTenantDirectory([{ id: 'mover', tier: 'free' }]);
-    moduleRef = await bootFairApp({
-      prefix: uniquePrefix(),
-      fairness: {},
-      concurrency: 4,
-      started,
-      directory,
-      tiers: { free: { rateLimit: { max: 4, per: 1000 } }, pro: {} },
-    });
+    moduleRef = await bootFreeProApp(started, directory);
     await enqueue(moduleRef, 'mover', 60, { ms: 1 });
     await sleep(1000);
     const before = of(started, 'mover').length;
@@ -149,15 +158,7 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
   it("reaches a tenant's queued jobs after a directory change, with no refresh call", async () => {
     const started: Started[] = [];
     const directory = new InMemoryTenantDirectory([{ id: 'quiet', tier: 'free' }]);
-    moduleRef = await bootFairApp({
-      prefix: uniquePrefix(),
-      fairness: {},
-      concurrency: 4,
-      started,
-      directory,
-      tiers: { free: { rateLimit: { max: 4, per: 1000 } }, pro: {} },
-      tierCacheMs: 500,
-    });
+    moduleRef = await bootFreeProApp(started, directory, 500);
     await enqueue(moduleRef, 'quiet', 60, { ms: 1 });
     await sleep(1000);
     expect(of(started, 'quiet').length).toBeLessThanOrEqual(1 + 4 + 1);
