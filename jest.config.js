@@ -5,6 +5,11 @@ const transform = {
 
 module.exports = {
   testTimeout: 60000,
+  // The scripts run one test file at a time (--maxWorkers=1, real Redis and worker processes
+  // share two cores) in a worker that is replaced once it holds this much after a file: in one
+  // long-lived process each file's module graph piles up (1.3 GB by the end), and the late,
+  // heavy suites slowed 4x in garbage collection.
+  workerIdleMemoryLimit: '512MB',
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

@@ -2,7 +2,7 @@ import { TestingModule } from '@nestjs/testing';
 import { TenantContext, TenantQueueRedis, TenantQueueRegistry } from '../lib';
 import { FairJobData, Started, bootFairApp } from './fixtures/fairness-app';
 import { uniquePrefix } from './support/redis-url';
-import { waitFor } from './support/wait';
+import { waitForProgress } from './support/wait';
 
 async function enqueue(moduleRef: TestingModule, tenantId: string, jobs: FairJobData[]) {
   const queue = moduleRef.get(TenantQueueRegistry).getQueue<FairJobData>('fair');
@@ -32,8 +32,9 @@ describe('fair gate at scale (real Redis)', () => {
       expect(await redis.zcard(`{${prefix}:fair}:~fair:ready`)).toBeGreaterThan(9_900);
       const started: Started[] = [];
       moduleRef = await bootFairApp({ prefix, fairness: {}, concurrency: 20, started });
-      // A behaviour test, not a speed test: ~25 s alone, slower late in a loaded full run.
-      await waitFor(() => started.length === 20_000, '20,000 jobs', 110_000);
+      // A behaviour test, not a speed test (7-9 s alone here, 30 s late in a full run, slower on a
+      // loaded machine): it fails when the jobs stop moving, not when they are slow.
+      await waitForProgress(() => started.length, 20_000, 'jobs started');
       expect(new Set(started.map((s) => s.tenantId)).size).toBe(10_000);
       expect(new Set(started.map((s) => s.jobId)).size).toBe(20_000);
       // Turns: every tenant ran its first job before any tenant ran its second.
@@ -42,5 +43,5 @@ describe('fair gate at scale (real Redis)', () => {
     } finally {
       await producer.close();
     }
-  }, 150_000);
+  }, 300_000);
 });

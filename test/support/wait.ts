@@ -13,3 +13,27 @@ export async function waitFor(
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
+
+/**
+ * Waits until `count()` reaches `target`, failing only when it stops moving for `stallMs`: for
+ * volume tests whose speed depends on the machine, where a stall (not slowness) is the bug.
+ */
+export async function waitForProgress(
+  count: () => number,
+  target: number,
+  what: string,
+  stallMs = 30_000,
+): Promise<void> {
+  let last = count();
+  let movedAt = Date.now();
+  while (last < target) {
+    await sleep(50);
+    const now = count();
+    if (now !== last) {
+      last = now;
+      movedAt = Date.now();
+    } else if (Date.now() - movedAt > stallMs) {
+      throw new Error(`${what}: stuck at ${now} of ${target} for ${stallMs} ms`);
+    }
+  }
+}
