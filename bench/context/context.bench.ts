@@ -290,8 +290,9 @@ async function main() {
       '',
       `${JOBS} jobs, concurrency ${CONCURRENCY}, median of ${ROUNDS} alternating rounds, one private Redis; ` +
         `${m.cpus} cores (${m.cpuModel}), Node ${m.node}, load average ` +
-        `${m.loadAverage.map((l: number) => l.toFixed(1)).join('/')} at the end (other work was running: ` +
-        `compare ratios within this table, not across runs). Goal: processing >= 0.90 of plain BullMQ.`,
+        `${m.loadAverage.map((l: number) => l.toFixed(1)).join('/')} at the end (the bench's own ` +
+        `Redis and Node share the cores, and other work may: compare ratios within this table, not ` +
+        `across runs). Goal: processing >= 0.90 of plain BullMQ.`,
     ].join('\n'),
   );
 }
