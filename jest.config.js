@@ -3,6 +3,9 @@ const transform = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
 };
 
+// test/nest12 has its own install and config (`npm run test:nest12`).
+const modulePathIgnorePatterns = ['<rootDir>/test/nest12/'];
+
 module.exports = {
   testTimeout: 60000,
   // The scripts run one test file at a time (--maxWorkers=1, real Redis and worker processes
@@ -19,6 +22,7 @@ module.exports = {
       testEnvironment: 'node',
       rootDir: __dirname,
       testMatch: ['<rootDir>/lib/**/*.spec.ts'],
+      modulePathIgnorePatterns,
       transform,
     },
     {
@@ -26,6 +30,7 @@ module.exports = {
       testEnvironment: 'node',
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      modulePathIgnorePatterns,
       transform,
     },
   ],

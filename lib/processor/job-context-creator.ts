@@ -1,9 +1,13 @@
 import { ExternalContextCreator } from '@nestjs/core';
 import { ExternalExceptionFilterContext } from '@nestjs/core/exceptions/external-exception-filter-context';
-import { GuardsConsumer, GuardsContextCreator } from '@nestjs/core/guards';
+// File paths, not folder indexes: Nest 12's exports map resolves `@nestjs/core/<x>` to `<x>.js`.
+import { GuardsConsumer } from '@nestjs/core/guards/guards-consumer';
+import { GuardsContextCreator } from '@nestjs/core/guards/guards-context-creator';
 import type { NestContainer } from '@nestjs/core/injector/container';
-import { InterceptorsConsumer, InterceptorsContextCreator } from '@nestjs/core/interceptors';
-import { PipesConsumer, PipesContextCreator } from '@nestjs/core/pipes';
+import { InterceptorsConsumer } from '@nestjs/core/interceptors/interceptors-consumer';
+import { InterceptorsContextCreator } from '@nestjs/core/interceptors/interceptors-context-creator';
+import { PipesConsumer } from '@nestjs/core/pipes/pipes-consumer';
+import { PipesContextCreator } from '@nestjs/core/pipes/pipes-context-creator';
 
 /**
  * An `ExternalContextCreator` that applies only the guards, interceptors and pipes declared on the

@@ -1,0 +1,45 @@
+// `npm run test:nest12`: the library's tests against NestJS 12 (this folder's package.json),
+// everything else from the repository's install. Nest 12 ships ES modules only; the library is
+// CommonJS, so a Nest 12 app loads Nest through Node's require(esm). Jest has no require(esm):
+// the transform below turns Nest 12's modules into CommonJS, and every `@nestjs/*` import (the
+// library's, the tests', nestjs-cls's) resolves to this folder's Nest 12.
+const { join, resolve } = require('node:path');
+
+const root = resolve(__dirname, '../..');
+const nest12 = join(__dirname, 'node_modules/@nestjs');
+
+/** Suites that fork worker processes run Nest 11 in the children (Node's resolution): left out. */
+const forking = [
+  'containment-crash',
+  'fairness-processes',
+  'pools-processes',
+  'scaleout',
+  'scheduler-instances',
+  'tiers-processes',
+];
+
+module.exports = {
+  rootDir: root,
+  testEnvironment: 'node',
+  testTimeout: 60000,
+  workerIdleMemoryLimit: '512MB',
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  testMatch: [
+    '<rootDir>/lib/**/*.spec.ts',
+    '<rootDir>/test/**/*.e2e-spec.ts',
+    '<rootDir>/test/nest12/*.nest12-spec.ts',
+  ],
+  testPathIgnorePatterns: [
+    '/node_modules/',
+    ...forking.map((name) => `/test/${name}\\.e2e-spec\\.ts$`),
+  ],
+  setupFiles: [join(__dirname, 'assert-nest12.js')],
+  transform: { '^.+\\.(ts|js)$': join(__dirname, 'transform.js') },
+  transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
+  moduleNameMapper: {
+    '^@nestjs/(common|core|platform-express|terminus|testing)$': `${nest12}/$1`,
+    '^@nestjs/(common|core|platform-express|terminus|testing)/(.*)$': `${nest12}/$1/$2`,
+  },
+};
