@@ -50,6 +50,7 @@ export class TenantMetricsRecorder
   private readonly workers = new Set<Worker>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  private flushAgain: Promise<void> | undefined;
 
   constructor(
     pipeline: TenantJobPipeline,
@@ -78,10 +79,21 @@ export class TenantMetricsRecorder
     await this.flush();
   }
 
-  /** Writes the batches of every queue to Redis now (joined when a flush is running). */
+  /**
+   * Writes the batches of every queue to Redis now: when it resolves, everything recorded before
+   * the call is in Redis. A flush already running took its batches before this call, so the call
+   * runs one more after it (callers that arrive meanwhile share that one).
+   */
   flush(): Promise<void> {
-    this.flushing ??= this.writeAll().finally(() => (this.flushing = undefined));
-    return this.flushing;
+    if (!this.flushing) {
+      this.flushing = this.writeAll().finally(() => (this.flushing = undefined));
+      return this.flushing;
+    }
+    this.flushAgain ??= this.flushing.then(() => {
+      this.flushAgain = undefined;
+      return this.flush();
+    });
+    return this.flushAgain;
   }
 
   run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
