@@ -8,15 +8,13 @@ const { join, resolve } = require('node:path');
 const root = resolve(__dirname, '../..');
 const nest12 = join(__dirname, 'node_modules/@nestjs');
 
-/** Suites that fork worker processes run Nest 11 in the children (Node's resolution): left out. */
-const forking = [
-  'containment-crash',
-  'fairness-processes',
-  'pools-processes',
-  'scaleout',
-  'scheduler-instances',
-  'tiers-processes',
-];
+// Worker processes the suites fork are plain Node: the hook points their `@nestjs/*` at Nest 12.
+process.env.NODE_OPTIONS = [
+  process.env.NODE_OPTIONS,
+  `--require=${JSON.stringify(join(__dirname, 'resolve-nest12.js'))}`,
+]
+  .filter(Boolean)
+  .join(' ');
 
 module.exports = {
   rootDir: root,
@@ -30,10 +28,6 @@ module.exports = {
     '<rootDir>/lib/**/*.spec.ts',
     '<rootDir>/test/**/*.e2e-spec.ts',
     '<rootDir>/test/nest12/*.nest12-spec.ts',
-  ],
-  testPathIgnorePatterns: [
-    '/node_modules/',
-    ...forking.map((name) => `/test/${name}\\.e2e-spec\\.ts$`),
   ],
   setupFiles: [join(__dirname, 'assert-nest12.js')],
   transform: { '^.+\\.(ts|js)$': join(__dirname, 'transform.js') },

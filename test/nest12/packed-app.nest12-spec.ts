@@ -6,6 +6,8 @@ import { uniquePrefix } from '../support/redis-url';
 import { waitFor } from '../support/wait';
 
 const root = resolve(__dirname, '../..');
+/** The user's app and tools run as in their project: without the run's NODE_OPTIONS hook. */
+const userEnv = { ...process.env, NODE_OPTIONS: undefined };
 const versionOf = (dir: string, name: string): string =>
   (
     JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')) as {
@@ -29,7 +31,7 @@ describe('the packed library in a NestJS 12 app (npm install, tsc, node)', () =>
     dir = mkdtempSync(join(tmpdir(), 'tq-nest12-app-'));
     const run = (command: string, args: string[], cwd: string) => {
       try {
-        return execFileSync(command, args, { cwd, stdio: 'pipe', encoding: 'utf8' });
+        return execFileSync(command, args, { cwd, env: userEnv, stdio: 'pipe', encoding: 'utf8' });
       } catch (error) {
         const { stdout, stderr } = error as { stdout?: string; stderr?: string };
         throw new Error(`${command} ${args.join(' ')} failed:\n${stdout ?? ''}${stderr ?? ''}`);
@@ -72,7 +74,7 @@ describe('the packed library in a NestJS 12 app (npm install, tsc, node)', () =>
   beforeAll(async () => {
     app = spawn(process.execPath, ['dist/main.js'], {
       cwd: dir,
-      env: { ...process.env, PREFIX: uniquePrefix('n12'), PORT: '0' },
+      env: { ...userEnv, PREFIX: uniquePrefix('n12'), PORT: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     app.stdout!.on('data', (chunk: Buffer) => logs.push(chunk.toString()));
