@@ -1,5 +1,7 @@
 // Fails every suite of the NestJS 12 run that would silently load another Nest.
-for (const name of ['common', 'core', 'testing', 'platform-express']) {
+const { names } = require('./packages');
+
+for (const name of names) {
   const { version } = require(`@nestjs/${name}/package.json`);
   if (!version.startsWith('12.')) {
     throw new Error(

@@ -6,7 +6,10 @@
 const { join, resolve } = require('node:path');
 
 const root = resolve(__dirname, '../..');
-const nest12 = join(__dirname, 'node_modules/@nestjs');
+const { names, modules } = require('./packages');
+
+const nest12 = join(modules, '@nestjs');
+const nestNames = names.join('|');
 
 // Worker processes the suites fork are plain Node: the hook points their `@nestjs/*` at Nest 12.
 process.env.NODE_OPTIONS = [
@@ -33,7 +36,7 @@ module.exports = {
   transform: { '^.+\\.(ts|js)$': join(__dirname, 'transform.js') },
   transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
   moduleNameMapper: {
-    '^@nestjs/(common|core|platform-express|terminus|testing)$': `${nest12}/$1`,
-    '^@nestjs/(common|core|platform-express|terminus|testing)/(.*)$': `${nest12}/$1/$2`,
+    [`^@nestjs/(${nestNames})$`]: `${nest12}/$1`,
+    [`^@nestjs/(${nestNames})/(.*)$`]: `${nest12}/$1/$2`,
   },
 };

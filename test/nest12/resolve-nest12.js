@@ -3,10 +3,9 @@
 // a child is plain Node: our CommonJS code `require`s Nest 12's ES modules through require(esm),
 // exactly as in a Nest 12 app. Jest's own module loader does not use this (see moduleNameMapper).
 const Module = require('node:module');
-const { join } = require('node:path');
+const { modules, request: NEST } = require('./packages');
 
-const nest12 = [join(__dirname, 'node_modules')];
-const NEST = /^@nestjs\/(common|core|platform-express|terminus|testing)(\/|$)/;
+const nest12 = [modules];
 const resolve = Module._resolveFilename;
 
 Module._resolveFilename = function (request, parent, isMain, options) {
