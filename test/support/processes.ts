@@ -1,6 +1,7 @@
 import { ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
-import type { INestApplicationContext } from '@nestjs/common';
+import type { INestApplicationContext, Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 
 /**
  * Forks `test/fixtures/<fixture>` under ts-node with `env` added to this process's environment,
@@ -46,4 +47,13 @@ export function serveUntilSigterm(
       .then(() => process.exit(0));
   });
   process.send?.('ready');
+}
+
+/** For a worker fixture: boots `module` (logging errors only) and serves it until SIGTERM. */
+export async function serveWorkerModule(
+  module: Type,
+  cleanup?: () => Promise<unknown>,
+): Promise<void> {
+  const app = await NestFactory.createApplicationContext(module, { logger: ['error'] });
+  serveUntilSigterm(app, cleanup);
 }

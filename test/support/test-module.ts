@@ -1,0 +1,32 @@
+import { ClsModule } from 'nestjs-cls';
+import {
+  TENANT_QUEUE_OPTIONS_TYPE,
+  TenantDirectory,
+  TenantQueueModule,
+  TenantTierOptions,
+} from '../../lib';
+import { testConnection } from './test-redis';
+
+/** What `forRoot` takes, less what the harness sets. */
+type RootOptions = Omit<typeof TENANT_QUEUE_OPTIONS_TYPE, 'connection' | 'prefix'>;
+
+/** nestjs-cls and the module's root on the test Redis (a Cluster in `npm run test:cluster`). */
+export function testRootImports(prefix: string, options: RootOptions = {}) {
+  return [
+    ClsModule.forRoot({ global: true }),
+    TenantQueueModule.forRoot({ connection: testConnection(), prefix, ...options }),
+  ];
+}
+
+/** Root options of the fixtures that take a directory, tiers and a tier cache time, each optional. */
+export function tieredRootOptions(input: {
+  directory?: TenantDirectory;
+  tiers?: Record<string, TenantTierOptions>;
+  tierCacheMs?: number;
+}): RootOptions {
+  return {
+    ...(input.directory ? { directory: { useValue: input.directory } } : {}),
+    ...(input.tiers ? { tiers: input.tiers } : {}),
+    ...(input.tierCacheMs !== undefined ? { tierCacheMs: input.tierCacheMs } : {}),
+  };
+}
