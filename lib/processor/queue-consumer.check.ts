@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { tenantLogFields } from '../context/tenant-log-fields';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRegistry } from '../tenant-queue.registry';
 
@@ -44,7 +45,9 @@ export class QueueConsumerCheck implements OnApplicationBootstrap, OnApplication
       for (const pool of this.registry.poolsToConsume(name)) {
         if (this.registry.getWorker(pool) || (await this.hasRemoteWorker(pool))) continue;
         idle.push(pool);
-        this.logger.warn(Messages.noWorkerForQueue(pool, CONSUMER_CHECK_DELAY_MS / 1000));
+        this.logger.warn(
+          `${tenantLogFields()} ${Messages.noWorkerForQueue(pool, CONSUMER_CHECK_DELAY_MS / 1000)}`,
+        );
       }
     }
     return idle;
