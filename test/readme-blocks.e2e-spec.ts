@@ -42,7 +42,6 @@ function typeCheck(files: ReadmeFile[]): string[] {
   const options: ts.CompilerOptions = {
     ...config.options,
     noEmit: true,
-    types: ['node'],
     baseUrl: REPO_ROOT,
     paths: {
       'nestjs-tenant-queue': ['lib/index.ts'],
@@ -128,12 +127,20 @@ describe('README.md code', () => {
 
   it('marks its complete files, the Quick start among them', () => {
     expect(quickStart.map((file) => file.name)).toEqual(['app.module.ts', 'main.ts']);
-    expect(files.length).toBeGreaterThanOrEqual(3);
+    expect(files.length).toBeGreaterThanOrEqual(4);
   });
 
   it('every complete file compiles against the library (strict tsc)', () => {
     expect(typeCheck(projects(files))).toEqual([]);
   }, 120_000);
+
+  describe('the "Testing your app" spec, run as written (no Redis)', () => {
+    // Its describe/it register here, at collection time; `./app.module` is the Quick start's.
+    loadSection(
+      projects(files).filter((file) => file.section === 'Testing your app'),
+      'uploads.spec.ts',
+    );
+  });
 
   describe('the Quick start, run against Redis', () => {
     let app: INestApplication;
