@@ -5,6 +5,7 @@ import {
   TenantJob,
   TenantProcessor,
   TenantQueueModule,
+  TenantQueueRegistry,
   TenantQueueRootMissingError,
   TenantWorkerHost,
 } from '../lib';
@@ -74,7 +75,7 @@ describe('wiring mistakes get a message naming the fix', () => {
     expect(warns[0]).toContain("Add its @TenantProcessor('media') class to a module's providers");
   });
 
-  it('no warning when this process, or another one on the same Redis, runs the worker', async () => {
+  it('no warning when another app on the same Redis and prefix runs the worker, and it runs the jobs', async () => {
     const prefix = uniquePrefix();
     const workerLog = new WarnLog();
     const producerLog = new WarnLog();
@@ -89,5 +90,14 @@ describe('wiring mistakes get a message naming the fix', () => {
     await sleep(4000); // past the check at boot
     expect(producerLog.warns.filter((w) => w.includes('"media"'))).toEqual([]);
     expect(workerLog.warns.filter((w) => w.includes('"media"'))).toEqual([]);
+
+    // Same Redis, same prefix, same queue name: one queue, so the worker app runs the job.
+    const media = producer.get(TenantQueueRegistry).getQueue<{ file: string }>('media');
+    const job = await media.addForTenant('acme', 'thumbnail', { file: 'cat.png' });
+    await waitFor(
+      async () => (await media.bullQueue.getJobState(job.id)) === 'completed',
+      "the worker app to run the producer app's job",
+    );
+    expect((await media.bullQueue.getJob(job.id))!.returnvalue).toBe('cat.png');
   });
 });
