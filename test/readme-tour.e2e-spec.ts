@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { REPO_ROOT } from './support/readme-blocks';
 import { TourRequest, readmeTour, shownPattern } from './support/readme-tour';
+import { openRedis } from './support/test-redis';
 import { sleep, waitFor } from './support/wait';
 
 const PASSWORD = 'tour-password';
@@ -36,13 +37,14 @@ describe('README "Run the sample": the tour replayed against the sample', () => 
     base = url;
   }, 120_000);
 
-  afterAll(async () => {
-    if (sample && sample.exitCode === null) {
+  const stopSample = async () => {
+    if (sample && sample.exitCode === null && sample.signalCode === null) {
       const exited = new Promise((done) => sample.once('exit', done));
       sample.kill('SIGTERM');
       await exited;
     }
-  });
+  };
+  afterAll(stopSample);
 
   it('prints its URLs, the dashboard credentials and first commands', () => {
     expect(bannerText).toContain(`${base}/admin/queues   user admin, password ${PASSWORD}`);
@@ -104,4 +106,27 @@ describe('README "Run the sample": the tour replayed against the sample', () => 
       if (id && !/<jobId>/.test(step.path) && step.method !== 'GET') lastId = id;
     }
   }, 300_000);
+
+  it("removes its run's keys when stopped (the Redis is not its own)", async () => {
+    const prefix = /keys under "\{([^:]+):"/.exec(bannerText)![1];
+    const redis = openRedis();
+    const keys = async () => {
+      const found: string[] = [];
+      let cursor = '0';
+      do {
+        const [next, page] = await redis.scan(cursor, 'MATCH', `{${prefix}:*`, 'COUNT', 1000);
+        found.push(...page);
+        cursor = next;
+      } while (cursor !== '0');
+      return found;
+    };
+    try {
+      expect((await keys()).length).toBeGreaterThan(0);
+      await stopSample();
+      expect(sample.exitCode).toBe(0);
+      expect(await keys()).toEqual([]);
+    } finally {
+      redis.disconnect();
+    }
+  }, 60_000);
 });
