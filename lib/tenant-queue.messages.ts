@@ -148,6 +148,16 @@ export const Messages = {
     `it gets a reduced share until its failures drop.`,
   slowLaneLeave: (queue: string, tenantId: string, failures: number) =>
     `tenant ${tenantId} left the slow lane of queue "${queue}" (${failures} recent failures).`,
+  // docs
+  rootModuleMissing: (queues: string[]) =>
+    `TenantQueueModule.registerQueue(${queues.map((q) => `{ name: '${q}' }`).join(', ')}) needs ` +
+    `TenantQueueModule.forRoot({ connection }) (or forRootAsync) imported once in the application, ` +
+    `usually in AppModule, and none is. Add it to AppModule's imports (in a test: ` +
+    `TenantQueueTestingModule.forRoot()).`,
+  noWorkerForQueue: (queue: string, seconds: number) =>
+    `queue "${queue}" has producers here but no worker for it is running, in this process or any ` +
+    `other on this Redis (checked ${seconds} s after start), so its jobs wait. Add its ` +
+    `@TenantProcessor('${queue}') class to a module's providers, or start the process that runs it.`,
 };
 
 function truncate(value: unknown): unknown {

@@ -37,6 +37,9 @@ import { TenantJobRunner } from './processor/tenant-job.runner';
 import { TenantProcessorExplorer } from './processor/tenant-processor.explorer';
 import { TenantProcessorMetadataAccessor } from './processor/tenant-processor.metadata-accessor';
 import { JobScope } from './scope/job-scope';
+import { QueueConsumerCheck } from './processor/queue-consumer.check';
+import { TenantQueueRootMissingError } from './errors/tenant-queue-root-missing.error';
+import { Messages } from './tenant-queue.messages';
 import { getTenantQueueToken } from './tenant-queue.constants';
 import {
   ConfigurableTenantQueueModule,
@@ -147,6 +150,7 @@ const TENANT_QUEUE_REDIS_FEATURE_PROVIDERS: Provider[] = [
   TenantMetricsRecorder,
   TenantMetricsGauges,
   TenantQueueInspector,
+  QueueConsumerCheck,
 ];
 
 @Module({})
@@ -169,6 +173,7 @@ class TenantQueueFeatureModule {}
     MetricsSink,
     TenantQueueStateSource,
     TenantQueueControls,
+    QueueConsumerCheck,
   ],
 })
 export class TenantQueueModule extends ConfigurableTenantQueueModule implements NestModule {
@@ -181,10 +186,24 @@ export class TenantQueueModule extends ConfigurableTenantQueueModule implements 
 
   /** Declares queues; each becomes injectable with `@InjectTenantQueue(name)`. */
   static registerQueue(...queues: RegisterTenantQueueOptions[]): DynamicModule {
+    // Both optional: without forRoot, a typed error naming the fix instead of Nest's DI error;
+    // without Redis features (the testing module), no consumer check.
     const providers: Provider[] = queues.map((queue) => ({
       provide: getTenantQueueToken(queue.name),
-      useFactory: (registry: TenantQueueRegistry) => registry.createQueue(queue),
-      inject: [TenantQueueRegistry],
+      useFactory: (registry?: TenantQueueRegistry, consumers?: QueueConsumerCheck) => {
+        if (!registry) {
+          throw new TenantQueueRootMissingError(
+            Messages.rootModuleMissing(queues.map((q) => q?.name)),
+          );
+        }
+        const created = registry.createQueue(queue);
+        consumers?.expect(created.name);
+        return created;
+      },
+      inject: [
+        { token: TenantQueueRegistry, optional: true },
+        { token: QueueConsumerCheck, optional: true },
+      ],
     }));
     return {
       module: TenantQueueFeatureModule,

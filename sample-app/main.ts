@@ -5,6 +5,7 @@ import { TenantContextIdStrategy } from '../lib';
 import { hasRedisServer, startRedis } from '../test/support/redis-server';
 import { AppModule } from './app.module';
 import { redisAnswers } from './redis-answers';
+import { banner, removeRunKeys, sampleRun } from './sample-run';
 
 const logger = new Logger('sample');
 
@@ -26,24 +27,22 @@ async function main(): Promise<void> {
     logger.log(`Started a private redis-server at ${redisUrl} (stopped when the sample exits)`);
   }
 
+  const run = sampleRun();
+  // The dashboard's guard (sample-app/visibility/basic-auth.guard.ts) reads it per request.
+  process.env.DASHBOARD_PASSWORD = run.password;
+
   // Durable providers (sample-app/providers) are built once per tenant, for requests and jobs.
   ContextIdFactory.apply(new TenantContextIdStrategy());
-  const app = await NestFactory.create(AppModule.register({ redisUrl }));
-  app.enableShutdownHooks();
-  const port = Number(process.env.PORT ?? 3000);
-  await app.listen(port, '127.0.0.1');
-  logger.log(`Sample app on http://127.0.0.1:${port} (Redis ${redisUrl}). Try:`);
-  logger.log(
-    `  curl -s -XPOST localhost:${port}/uploads -H 'x-tenant-id: acme' -H 'content-type: application/json' -d '{"file":"cat.png"}'`,
-  );
-  logger.log(`  curl -s localhost:${port}/uploads/thumbnails -H 'x-tenant-id: acme'`);
-  logger.log(
-    `  curl -s -XPOST localhost:${port}/archives -H 'x-tenant-id: acme' -H 'content-type: application/json' -d '{"files":["a.pdf"]}'`,
-  );
+  const app = await NestFactory.create(AppModule.register({ redisUrl, prefix: run.prefix }));
+  // Signals are handled below (close, then remove this run's keys), not by enableShutdownHooks.
+  await app.listen(Number(process.env.PORT ?? 3000), '127.0.0.1');
+  const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  process.stdout.write(`${banner(url, redisUrl, run)}\n`);
 
   const stop = async () => {
     await app.close();
-    await stopRedis?.();
+    if (stopRedis) await stopRedis();
+    else if (run.fresh) await removeRunKeys(redisUrl, run.prefix).catch(() => 0);
     process.exit(0);
   };
   process.once('SIGINT', stop);

@@ -56,4 +56,38 @@ describe('sample: containment demo over HTTP', () => {
     expect(replayed.status).toBe(201);
     expect(replayed.body).toMatchObject({ id: `${job.jobId}.r1`, tenantId: 'acme' });
   });
+
+  it('a replay after the fix completes, for the fixed tenant only', async () => {
+    const deadLettered = async (tenant: string) => {
+      const { body: job } = await as(tenant).post('/containment/jobs', { failures: 5 }).expect(201);
+      await waitFor(async () => {
+        const page = (await as(tenant).get('/containment/dead-letters')).body;
+        return page.items.some((item: { jobId: string }) => item.jobId === job.jobId);
+      }, `${tenant}'s dead letter`);
+      return job.jobId as string;
+    };
+    const fixedJob = await deadLettered('initech');
+    const unfixedJob = await deadLettered('umbrella');
+    await request(app.getHttpServer())
+      .put('/containment/fixed')
+      .set('x-tenant-id', 'initech')
+      .expect(200, { tenantId: 'initech', fixed: true });
+
+    await as('initech').post(`/containment/dead-letters/${fixedJob}/replay`).expect(201);
+    await as('umbrella').post(`/containment/dead-letters/${unfixedJob}/replay`).expect(201);
+    const finished = async (tenant: string, id: string) => {
+      let body: any;
+      await waitFor(async () => {
+        body = (await as(tenant).get(`/containment/jobs/${id}.r1`)).body;
+        return body.state === 'completed' || body.state === 'failed';
+      }, `${tenant}'s replay`);
+      return body;
+    };
+    expect(await finished('initech', fixedJob)).toMatchObject({
+      state: 'completed',
+      result: { done: `initech/${fixedJob}` },
+    });
+    expect(await finished('umbrella', unfixedJob)).toMatchObject({ state: 'failed' });
+    await as('globex').get(`/containment/jobs/${fixedJob}.r1`).expect(404);
+  });
 });

@@ -1,7 +1,7 @@
 import { Logger, Module, OnModuleInit } from '@nestjs/common';
 import { DeadLetters, TenantQueueModule } from '../../lib';
 import { DeadLettersController } from './dead-letters.controller';
-import { FlakyJobProcessor } from './flaky-job.processor';
+import { FlakyFixes, FlakyJobProcessor } from './flaky-job.processor';
 
 /**
  * Failure containment demo: a flaky job (retries, timeout, non-retryable errors) and a
@@ -18,7 +18,7 @@ import { FlakyJobProcessor } from './flaky-job.processor';
     }),
   ],
   controllers: [DeadLettersController],
-  providers: [FlakyJobProcessor],
+  providers: [FlakyJobProcessor, FlakyFixes],
 })
 export class ContainmentDemoModule implements OnModuleInit {
   private readonly logger = new Logger('ContainmentDemo');

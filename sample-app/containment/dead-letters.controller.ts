@@ -7,6 +7,7 @@ import {
   NotFoundException,
   Param,
   Post,
+  Put,
   Query,
   UseGuards,
 } from '@nestjs/common';
@@ -16,9 +17,10 @@ import {
   InjectTenantQueue,
   TenantContext,
   TenantQueue,
+  TenantQueueRegistry,
   TenantRequiredGuard,
 } from '../../lib';
-import { FlakyJob } from './flaky-job.processor';
+import { FlakyFixes, FlakyJob } from './flaky-job.processor';
 
 /** Every route works on the request's own tenant (`x-tenant-id`), never on one from the URL. */
 @Controller('containment')
@@ -28,6 +30,8 @@ export class DeadLettersController {
     @InjectTenantQueue('containment-demo') private readonly queue: TenantQueue<FlakyJob>,
     private readonly deadLetters: DeadLetters,
     private readonly tenant: TenantContext,
+    private readonly fixes: FlakyFixes,
+    private readonly registry: TenantQueueRegistry,
   ) {}
 
   /** Enqueue a flaky job: `{ "failures": 5 }` exhausts its 3 attempts and is dead-lettered. */
@@ -39,6 +43,30 @@ export class DeadLettersController {
       reject: body?.reject === true,
     });
     return { jobId: job.id, tenantId: job.tenantId };
+  }
+
+  /** One of this tenant's jobs (a replay's id ends in `.r1`); another tenant's is "not found". */
+  @Get('jobs/:jobId')
+  async job(@Param('jobId') jobId: string) {
+    const job = await this.registry.getQueue('containment-demo').bullQueue.getJob(jobId);
+    if (!job || job.data?._tenant?.tenantId !== this.tenant.getTenantIdOrThrow()) {
+      throw new NotFoundException(`No job ${jobId} for this tenant`);
+    }
+    const state = await job.getState();
+    return {
+      jobId,
+      state,
+      result: job.returnvalue ?? null,
+      failedReason: job.failedReason ?? null,
+    };
+  }
+
+  /** "Ship the fix": from now on this tenant's flaky jobs succeed, so a replay completes. */
+  @Put('fixed')
+  fixed() {
+    const tenantId = this.tenant.getTenantIdOrThrow();
+    this.fixes.fix(tenantId);
+    return { tenantId, fixed: true };
   }
 
   @Get('dead-letters')

@@ -1,0 +1,7 @@
+import { TenantQueueError } from './tenant-queue.error';
+
+/**
+ * `TenantQueueModule.registerQueue(...)` was imported but no `TenantQueueModule.forRoot(...)`
+ * (or `forRootAsync`, or `TenantQueueTestingModule.forRoot()`) is. Thrown while the app is built.
+ */
+export class TenantQueueRootMissingError extends TenantQueueError {}

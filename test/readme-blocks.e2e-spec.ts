@@ -1,0 +1,192 @@
+import { INestApplication, Type } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { dirname, join } from 'node:path';
+import request from 'supertest';
+import * as ts from 'typescript';
+import * as library from '../lib';
+import { TenantQueueRegistry } from '../lib';
+import { TENANT_QUEUE_MODULE_OPTIONS } from '../lib/tenant-queue.module-definition';
+import { REPO_ROOT, ReadmeFile, readmeFiles, sectionSlug } from './support/readme-blocks';
+import { uniquePrefix } from './support/redis-url';
+import { testConnection } from './support/test-redis';
+import { waitFor } from './support/wait';
+
+/** Where a README file lives for the compiler: a folder per section, beside this test. */
+const QUICK_START = 'Quick start';
+const virtualPath = (file: ReadmeFile) =>
+  join(REPO_ROOT, 'test', 'readme', sectionSlug(file.section), file.name);
+
+/**
+ * Each section's files with the Quick start's beside them (a later section may import
+ * `./app.module`), unless the section has a file of that name itself.
+ */
+function projects(files: ReadmeFile[]): ReadmeFile[] {
+  const quickStart = files.filter((file) => file.section === QUICK_START);
+  const sections = [...new Set(files.map((file) => file.section))];
+  return sections.flatMap((section) => {
+    const own = files.filter((file) => file.section === section);
+    const borrowed = quickStart
+      .filter((qs) => !own.some((file) => file.name === qs.name))
+      .map((qs) => ({ ...qs, section }));
+    return [...own, ...borrowed];
+  });
+}
+
+/** Type-checks the README's complete files as a user's project would, against lib/ itself. */
+function typeCheck(files: ReadmeFile[]): string[] {
+  const config = ts.getParsedCommandLineOfConfigFile(
+    join(REPO_ROOT, 'tsconfig.json'),
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
+  )!;
+  const options: ts.CompilerOptions = {
+    ...config.options,
+    noEmit: true,
+    baseUrl: REPO_ROOT,
+    paths: {
+      'nestjs-tenant-queue': ['lib/index.ts'],
+      'nestjs-tenant-queue/dist/*': ['lib/*'],
+    },
+  };
+  const sources = new Map(files.map((file) => [virtualPath(file), file.source]));
+  const folders = new Set([...sources.keys()].map((path) => dirname(path)));
+  const host = ts.createCompilerHost(options);
+  const { fileExists, readFile, getSourceFile, directoryExists } = host;
+  host.fileExists = (path) => sources.has(path) || fileExists.call(host, path);
+  host.directoryExists = (path) =>
+    [...folders].some((folder) => folder === path || folder.startsWith(`${path}/`)) ||
+    (directoryExists?.call(host, path) ?? ts.sys.directoryExists(path));
+  host.readFile = (path) => sources.get(path) ?? readFile.call(host, path);
+  host.getSourceFile = (path, language, onError) => {
+    const text = sources.get(path);
+    if (text === undefined) return getSourceFile.call(host, path, language, onError);
+    return ts.createSourceFile(path, text, language);
+  };
+  const program = ts.createProgram([...sources.keys()], options, host);
+  const byPath = new Map(files.map((file) => [virtualPath(file), file]));
+  return [...program.getGlobalDiagnostics(), ...program.getOptionsDiagnostics()]
+    .concat(
+      [...sources.keys()].flatMap((path) => {
+        const sourceFile = program.getSourceFile(path)!;
+        return [
+          ...program.getSyntacticDiagnostics(sourceFile),
+          ...program.getSemanticDiagnostics(sourceFile),
+        ];
+      }),
+    )
+    .map((d) => {
+      const message = ts.flattenDiagnosticMessageText(d.messageText, '\n');
+      if (!d.file) return message;
+      const file = byPath.get(d.file.fileName);
+      const { line } = d.file.getLineAndCharacterOfPosition(d.start ?? 0);
+      return file
+        ? `README.md:${file.line + line} (${file.section} / ${file.name}): TS${d.code} ${message}`
+        : `${d.file.fileName}:${line + 1}: TS${d.code} ${message}`;
+    });
+}
+
+/**
+ * Loads one section's files as CommonJS, `nestjs-tenant-queue` being lib/ and `./x` the
+ * section's file `x.ts`; packages resolve from this repository.
+ */
+function loadSection(files: ReadmeFile[], entry: string): Record<string, unknown> {
+  const loaded = new Map<string, Record<string, unknown>>();
+  const load = (name: string): Record<string, unknown> => {
+    const known = loaded.get(name);
+    if (known) return known;
+    const file = files.find((f) => f.name === name);
+    if (!file) throw new Error(`README section has no file ${name}`);
+    const { outputText } = ts.transpileModule(file.source, {
+      compilerOptions: {
+        module: ts.ModuleKind.CommonJS,
+        target: ts.ScriptTarget.ES2022,
+        experimentalDecorators: true,
+        emitDecoratorMetadata: true,
+        esModuleInterop: true,
+        useDefineForClassFields: false,
+      },
+    });
+    const module = { exports: {} as Record<string, unknown> };
+    loaded.set(name, module.exports);
+    const requireFrom = (id: string): unknown => {
+      if (id === 'nestjs-tenant-queue') return library;
+      if (id.startsWith('./')) return load(`${id.slice(2)}.ts`);
+      // jest's own require, so the README's code shares this test's copy of every package.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      return require(id);
+    };
+    new Function('require', 'module', 'exports', outputText)(requireFrom, module, module.exports);
+    return module.exports;
+  };
+  return load(entry);
+}
+
+describe('README.md code', () => {
+  const files = readmeFiles();
+  const quickStart = files.filter((file) => file.section === QUICK_START);
+
+  it('marks its complete files, the Quick start among them', () => {
+    expect(quickStart.map((file) => file.name)).toEqual(['app.module.ts', 'main.ts']);
+    expect(files.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('every complete file compiles against the library (strict tsc)', () => {
+    expect(typeCheck(projects(files))).toEqual([]);
+  }, 120_000);
+
+  describe('the "Testing your app" spec, run as written (no Redis)', () => {
+    // Its describe/it register here, at collection time; `./app.module` is the Quick start's.
+    loadSection(
+      projects(files).filter((file) => file.section === 'Testing your app'),
+      'uploads.spec.ts',
+    );
+  });
+
+  describe('the Quick start, run against Redis', () => {
+    let app: INestApplication;
+
+    beforeAll(async () => {
+      const { AppModule } = loadSection(quickStart, 'app.module.ts') as { AppModule: Type };
+      // The README's own module, on the test Redis under a fresh prefix.
+      const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+        .overrideProvider(TENANT_QUEUE_MODULE_OPTIONS)
+        .useValue({ connection: testConnection(), prefix: uniquePrefix('readme') })
+        .compile();
+      app = moduleRef.createNestApplication({ logger: false });
+      await app.init();
+    });
+
+    afterAll(async () => {
+      await app?.close();
+    });
+
+    it('a request with a tenant header enqueues a job whose handler sees that tenant', async () => {
+      const res = await request(app.getHttpServer())
+        .post('/uploads')
+        .set('x-tenant-id', 'acme')
+        .send({ file: 'cat.png' })
+        .expect(201);
+      expect(res.body).toMatchObject({ queueName: 'media', tenantId: 'acme' });
+
+      const queue = app.get(TenantQueueRegistry).getQueue('media').bullQueue;
+      let state = '';
+      await waitFor(async () => {
+        state = await queue.getJobState(res.body.id);
+        return state === 'completed' || state === 'failed';
+      }, 'the job to finish');
+      const job = (await queue.getJob(res.body.id))!;
+      expect(state).toBe('completed');
+      expect(job.returnvalue).toEqual({ tenantId: 'acme', thumbnail: 'cat.thumb.png' });
+    });
+
+    it('a request without a tenant is refused with 400 and enqueues nothing', async () => {
+      const res = await request(app.getHttpServer())
+        .post('/uploads')
+        .send({ file: 'x.png' })
+        .expect(400);
+      expect(res.body.message).toContain('x-tenant-id');
+      const queue = app.get(TenantQueueRegistry).getQueue('media').bullQueue;
+      expect(await queue.getJobCountByTypes('waiting', 'active', 'completed', 'failed')).toBe(1);
+    });
+  });
+});
