@@ -24,13 +24,14 @@ export class FairnessStateSource implements TenantQueueStateSource, TenantQueueC
   }
 
   /**
-   * Paused, slow-lane and rate-limited state only: the inspector's own counters already measure backlog and
-   * in-flight from enqueue to start to finish, which on a fair queue spans the gate and BullMQ's
-   * window (the gate's own figures split those two differently).
+   * Paused, slow-lane and rate-limited state, and the jobs waiting in the gate (`gated`): the
+   * inspector adds the jobs waiting in BullMQ and counts in-flight from BullMQ's lists (the
+   * gate's own in-flight also counts admitted jobs that have not started).
    */
   async getTenant(queue: string, tenantId: string): Promise<Partial<TenantQueueLiveState>> {
     const state = await this.fairness.getTenant(queue, tenantId);
     return {
+      gated: state.backlog,
       paused: state.paused,
       slowLane: state.slowLane,
       rateLimited: state.rateLimitedUntil !== null,

@@ -41,7 +41,8 @@ export class TenantQueueHealthIndicator {
   ) {
     const session = this.health.check(key);
     const redis = await this.ping(options.timeoutMs ?? 1000);
-    const workers: Record<string, 'running' | 'paused' | 'stopped'> = {};
+    // Keyed by queue name: no inherited members for a name like `constructor`.
+    const workers = Object.create(null) as Record<string, 'running' | 'paused' | 'stopped'>;
     for (const name of this.registry.getQueueNames()) {
       const worker = this.registry.getWorker(name);
       if (!worker) continue;

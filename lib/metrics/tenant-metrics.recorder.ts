@@ -20,24 +20,30 @@ import {
 import { PreparedJob } from '../producer/job-dispatcher.interface';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
 import { TenantQueueRedis } from '../tenant-queue.redis';
-import { LAG_BUCKETS_MS, bucketOf } from './lag-buckets';
-
-import { JobResult, MetricsSink } from './metrics-sink.interface';
+import { seriesOf } from './metric-series';
+import { MetricsSink } from './metrics-sink.interface';
 import {
   ResolvedMetricsOptions,
   TENANT_QUEUE_METRICS_OPTIONS,
   TenantLabeler,
 } from './metrics.options';
 import { readyAtOf } from './ready-at';
-import { VisibilityBatch } from './visibility-batch';
+import { RESULT_FIELDS } from './tenant-record';
+import { QueueVisibility } from './visibility-batch';
 import { NO_TENANT, VisibilityKeys } from './visibility-keys';
 
-const BUCKET_FIELDS = Array.from({ length: LAG_BUCKETS_MS.length + 1 }, (_, i) => `b${i}`);
+// Indexes into RESULT_FIELDS; the first three are also the sink's PLAIN_RESULTS indexes.
+const COMPLETED_FIELD = 0;
+const FAILED_FIELD = 1;
+const TIMED_OUT_FIELD = 2;
+const CANCELLED_FIELD = 3;
+const DEAD_LETTERED_FIELD = 4;
 
 /**
- * @internal Records every job's lag, run time and result: into the metrics sink at once, and
- * into an in-process batch that is flushed to Redis every `flushIntervalMs` (pipelined, one
- * round trip per active queue), so the job path itself never waits on Redis.
+ * @internal Records every job's lag, run time and result in one per-(queue, tenant) record:
+ * local counts the metrics sink folds when scraped, and counters flushed to Redis every
+ * `flushIntervalMs` (pipelined, one round trip per active queue), so the job path itself
+ * never waits on Redis and writes no job id there.
  */
 @Injectable()
 export class TenantMetricsRecorder
@@ -46,7 +52,8 @@ export class TenantMetricsRecorder
   readonly order = 5;
   private readonly logger = new Logger('TenantQueue');
   private readonly labeler: TenantLabeler;
-  private readonly batches = new Map<string, VisibilityBatch>();
+  /** Per queue definition (by identity: no string key per job). */
+  private readonly queues = new Map<TenantQueueDefinition, QueueVisibility>();
   private readonly workers = new Set<Worker>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
@@ -96,91 +103,90 @@ export class TenantMetricsRecorder
     return this.flushAgain;
   }
 
+  /**
+   * Per job: one record lookup, and on the first start its lag (from enqueue, gate waiting
+   * included) counted in local arrays. Run time and results come from the worker's events.
+   */
   run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
-    const { job, definition, envelope } = context;
-    const startedAt = Date.now();
-    const tenantId = envelope?.tenantId;
-    const tenant = tenantId ?? NO_TENANT;
-    const label = this.labeler.label(tenantId);
+    const job = context.job;
     this.cls.set(TENANT_JOB_ID, job.id);
-    if (job.attemptsMade === 0 && (job.attemptsStarted ?? 1) <= 1 && job.id !== undefined) {
-      const lagMs = Math.max(0, startedAt - readyAtOf(job, envelope));
-      const batch = this.batchOf(definition);
-      batch.started(job.id, tenant, startedAt);
-      batch.count(tenant, startedAt, BUCKET_FIELDS[bucketOf(lagMs)]);
-      this.sink.observeLag(definition.name, label, lagMs / 1000);
+    if (job.attemptsMade === 0 && (job.attemptsStarted ?? 1) <= 1) {
+      const now = Date.now();
+      const record = this.queueOf(context.definition).record(
+        context.envelope?.tenantId ?? NO_TENANT,
+      );
+      record.firstStart(now, Math.max(0, now - readyAtOf(job, context.envelope)));
     }
-    const ran = () =>
-      this.sink.observeRunTime(definition.name, label, (Date.now() - startedAt) / 1000);
-    let running: Promise<unknown>;
-    try {
-      running = next();
-    } catch (error) {
-      ran();
-      throw error;
-    }
-    running.then(ran, ran);
-    return running;
+    return next();
   }
 
   attach(worker: Worker, definition: TenantQueueDefinition): void {
     this.workers.add(worker);
+    const queue = this.queueOf(definition);
     worker.on('closed', () => this.workers.delete(worker));
-    worker.on('completed', (job) => this.outcome(definition, job, 'completed', ''));
+    worker.on('completed', (job) => this.outcome(queue, job, COMPLETED_FIELD, ''));
     worker.on('failed', (job) => {
       if (!job) return;
       const cancel = parseCancelReason(job.failedReason);
       const final = job.finishedOn !== undefined;
-      if (cancel) this.outcome(definition, job, 'cancelled', cancel);
-      else if (final) this.outcome(definition, job, 'dead_lettered', finalReason(job));
+      if (cancel) this.outcome(queue, job, CANCELLED_FIELD, cancel);
+      else if (final) this.outcome(queue, job, DEAD_LETTERED_FIELD, finalReason(job));
       else if (job.failedReason?.startsWith(TIMEOUT_REASON_PREFIX.trim())) {
-        this.outcome(definition, job, 'timed_out', '');
-      } else this.outcome(definition, job, 'failed', '');
+        this.outcome(queue, job, TIMED_OUT_FIELD, '');
+      } else this.outcome(queue, job, FAILED_FIELD, '');
     });
   }
 
-  private outcome(definition: TenantQueueDefinition, job: Job, result: JobResult, reason: string) {
-    const tenantId = this.tenantOf(job);
+  /** One attempt ended: its run time (BullMQ's `processedOn` to `finishedOn`) and its result. */
+  private outcome(queue: QueueVisibility, job: Job, field: number, reason: string): void {
     const now = Date.now();
-    const batch = this.batchOf(definition);
-    const tenant = tenantId ?? NO_TENANT;
-    batch.count(tenant, now, result);
-    if (result !== 'failed' && result !== 'timed_out') batch.finished(tenant, now);
-    this.sink.countResult(definition.name, this.labeler.label(tenantId), result, reason);
+    const record = queue.record(this.tenantOf(job) ?? NO_TENANT);
+    record.result(now, field);
+    if (job.processedOn)
+      record.series.runTime(Math.max(0, (job.finishedOn ?? now) - job.processedOn));
+    if (field <= TIMED_OUT_FIELD) record.series.plain(field);
+    else record.series.reasoned(RESULT_FIELDS[field], reason);
   }
 
   private enqueued(definition: TenantQueueDefinition, jobs: PreparedJob[]): void {
-    const batch = this.batchOf(definition);
+    const queue = this.queueOf(definition);
     const now = Date.now();
-    for (const job of jobs) {
-      batch.enqueued(job.opts.jobId, job.tenantId ?? NO_TENANT, now + (job.opts.delay ?? 0), now);
-    }
+    for (const job of jobs)
+      queue.record(job.tenantId ?? NO_TENANT).enqueue(now, (job.opts.delay ?? 0) > 0);
   }
 
   private tenantOf(job: Job): string | undefined {
-    const tenantId = (job as TenantJob).tenant?.tenantId ?? jobLogRef(job).tenantId;
+    // Opened (and validated) by the runner in this process; else read back and checked.
+    const opened = (job as TenantJob).tenant?.tenantId;
+    if (opened !== undefined) return opened;
+    const tenantId = jobLogRef(job).tenantId;
     return tenantId && this.rootOptions.tenantIdPattern.test(tenantId) ? tenantId : undefined;
   }
 
-  private batchOf(definition: TenantQueueDefinition): VisibilityBatch {
-    let batch = this.batches.get(definition.name);
-    if (!batch)
-      this.batches.set(
-        definition.name,
-        (batch = new VisibilityBatch(new VisibilityKeys(definition))),
+  private queueOf(definition: TenantQueueDefinition): QueueVisibility {
+    let queue = this.queues.get(definition);
+    if (!queue) {
+      const name = definition.name;
+      queue = new QueueVisibility(new VisibilityKeys(definition), (tenantId) =>
+        seriesOf(
+          this.sink,
+          name,
+          this.labeler.label(tenantId === NO_TENANT ? undefined : tenantId),
+        ),
       );
-    return batch;
+      this.queues.set(definition, queue);
+    }
+    return queue;
   }
 
   private async writeAll(): Promise<void> {
     const ttl = this.options.windowMinutes * 60 + 120;
-    for (const batch of this.batches.values()) {
-      if (batch.empty) continue;
+    for (const queue of this.queues.values()) {
       try {
-        await batch.flush(this.redis.client, Date.now(), ttl);
+        await queue.flush(this.redis.client, Date.now(), ttl);
       } catch (error) {
         this.logger.error(
-          `${tenantLogFields()} visibility flush of ${batch.keys.definition.name}: ${(error as Error).message}`,
+          `${tenantLogFields()} visibility flush of ${queue.keys.definition.name}: ${(error as Error).message}`,
         );
       }
     }

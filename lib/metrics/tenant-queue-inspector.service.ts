@@ -7,15 +7,16 @@ import { LAG_BUCKETS_MS, quantileOf } from './lag-buckets';
 import { ResolvedMetricsOptions, TENANT_QUEUE_METRICS_OPTIONS } from './metrics.options';
 import { TenantQueueStateSource } from './tenant-queue-state-source.interface';
 import { TenantListQuery, TenantQueueStats } from './tenant-queue-stats.interface';
-import { VisibilityKeys } from './visibility-keys';
-
-const HEAD = 5;
-const RESULT_FIELDS = ['completed', 'failed', 'timed_out', 'cancelled', 'dead_lettered'] as const;
+import { RESULT_FIELDS } from './tenant-record';
+import { BullCounts, countBullJobs, reconcileBacklog } from './visibility-count.script';
+import { NO_TENANT, VisibilityKeys } from './visibility-keys';
 
 /**
  * Per-tenant figures of each queue: backlog, in-flight, oldest waiting age, lag percentiles,
  * failures, dead letters, paused and slow-lane state. Everything is read from Redis, so any
- * process answers for the whole cluster (figures lag by at most one flush interval).
+ * process answers for the whole cluster: backlog and in-flight from BullMQ's and the fair
+ * gate's own state at the time of the call; lag and results from counters each process writes
+ * every flush interval.
  */
 @Injectable()
 export class TenantQueueInspector {
@@ -33,7 +34,11 @@ export class TenantQueueInspector {
   async getTenant(queue: string, tenantId: string): Promise<TenantQueueStats> {
     this.codec.assertTenantId(tenantId);
     const keys = new VisibilityKeys(this.registry.getQueue(queue).definition);
-    return this.read(keys, tenantId, await this.redisTime());
+    const [now, bull] = await Promise.all([
+      this.redisTime(),
+      countBullJobs(this.redis.client, keys),
+    ]);
+    return this.read(keys, tenantId, now, bull);
   }
 
   /** The tenants active lately (per queue, up to `limit`), latest first by `currentLagMs`. */
@@ -44,9 +49,12 @@ export class TenantQueueInspector {
     const all: TenantQueueStats[] = [];
     for (const name of names) {
       const keys = new VisibilityKeys(this.registry.getQueue(name).definition);
-      const tenants = await this.redis.client.zrevrange(keys.tenants, 0, limit - 1);
+      const [tenants, bull] = await Promise.all([
+        this.redis.client.zrevrange(keys.tenants, 0, limit - 1),
+        countBullJobs(this.redis.client, keys),
+      ]);
       const stats = await Promise.all(
-        tenants.filter((t) => t !== '-').map((t) => this.read(keys, t, now)),
+        tenants.filter((t) => t !== NO_TENANT).map((t) => this.read(keys, t, now, bull)),
       );
       all.push(...stats);
     }
@@ -60,51 +68,68 @@ export class TenantQueueInspector {
     return this.registry.getQueueNames();
   }
 
+  /**
+   * Backlog and in-flight from the truth, on demand: BullMQ's own lists (counted per tenant)
+   * and, on a fair queue, the gate's backlog. Only a plain queue too long to count falls back
+   * to the counters, which the reconcile keeps honest.
+   */
   private async read(
     keys: VisibilityKeys,
     tenantId: string,
     now: number,
+    bull: BullCounts,
   ): Promise<TenantQueueStats> {
     const queue = keys.definition.name;
     const window = this.options.windowMinutes;
     const current = Math.floor(now / 60_000);
     const minuteKeys = Array.from({ length: window }, (_, i) => keys.minute(tenantId, current - i));
     const pipe = this.redis.client.pipeline();
-    pipe.zcard(keys.pending(tenantId));
-    pipe.hmget(keys.totals, `${tenantId}|started`, `${tenantId}|done`);
+    pipe.hmget(keys.totals, `${tenantId}|enq`, `${tenantId}|started`);
     pipe.zcard(DeadLettersScript.tenantKeys(keys.definition, tenantId)[0]);
     for (const key of minuteKeys) pipe.hgetall(key);
     const replies = ((await pipe.exec()) ?? []).map(([error, value]) => {
       if (error) throw error;
       return value;
     });
-    const [pendingCount, totals, deadLetters, ...minutes] = replies as [
-      number,
+    const [totals, deadLetters, ...minutes] = replies as [
       (string | null)[],
       number,
       ...Record<string, string>[],
     ];
     const buckets = new Array<number>(LAG_BUCKETS_MS.length + 1).fill(0);
-    const results = Object.fromEntries(RESULT_FIELDS.map((f) => [f, 0])) as Record<
-      (typeof RESULT_FIELDS)[number],
-      number
-    >;
+    const results = new Map<string, number>(RESULT_FIELDS.map((f) => [f, 0]));
     for (const minute of minutes) {
       for (const [field, value] of Object.entries(minute)) {
         if (field[0] === 'b') buckets[Number(field.slice(1))] += Number(value);
-        else if (field in results) results[field as keyof typeof results] += Number(value);
+        else if (results.has(field)) results.set(field, results.get(field)! + Number(value));
       }
     }
     const fair = this.stateSource?.handles(queue) ?? false;
-    const head = await this.oldestWaiting(keys, tenantId, now, !fair);
     const live = fair ? await this.stateSource!.getTenant(queue, tenantId) : undefined;
+    const jobs = bull.of(tenantId);
+    const gated = live?.gated ?? 0;
+    const inBull = jobs.waiting + jobs.delayed;
+    let counted = inBull;
+    if (!fair && bull.complete) {
+      await this.reconcile(keys, tenantId, inBull, now, totals);
+    } else if (!fair) {
+      counted = Math.max(inBull, Number(totals[0] ?? 0) - Number(totals[1] ?? 0));
+    }
+    const backlog = live?.backlog ?? gated + counted;
+    const inFlight = live?.inFlight ?? jobs.running + jobs.retrying;
+    let oldest = jobs.oldestDueAt === jobs.oldestDueAt ? Math.max(0, now - jobs.oldestDueAt) : 0;
+    // Waiting jobs BullMQ does not hold (in the gate) or that were not read: under per-tenant
+    // FIFO the oldest is the backlog-th latest enqueue, found in the per-second counts.
+    const unseen = gated + counted - inBull;
+    if (unseen > 0)
+      oldest = Math.max(oldest, nthLatestAge(minutes, current, jobs.waiting + unseen, now));
     const p95 = quantileOf(buckets, 0.95);
     return {
       queue,
       tenantId,
-      backlog: live?.backlog ?? Math.max(0, pendingCount - head.ghosts),
-      inFlight: live?.inFlight ?? Math.max(0, Number(totals[0] ?? 0) - Number(totals[1] ?? 0)),
-      oldestWaitingMs: head.ageMs,
+      backlog,
+      inFlight,
+      oldestWaitingMs: oldest,
       lag: {
         p50: quantileOf(buckets, 0.5),
         p95,
@@ -112,13 +137,13 @@ export class TenantQueueInspector {
         samples: buckets.reduce((sum, n) => sum + n, 0),
         windowMinutes: window,
       },
-      currentLagMs: Math.max(head.ageMs, p95 ?? 0),
+      currentLagMs: Math.max(oldest, p95 ?? 0),
       results: {
-        completed: results.completed,
-        failed: results.failed,
-        timedOut: results.timed_out,
-        cancelled: results.cancelled,
-        deadLettered: results.dead_lettered,
+        completed: results.get('completed')!,
+        failed: results.get('failed')!,
+        timedOut: results.get('timed_out')!,
+        cancelled: results.get('cancelled')!,
+        deadLettered: results.get('dead_lettered')!,
       },
       deadLetters,
       paused: live?.paused ?? false,
@@ -128,37 +153,47 @@ export class TenantQueueInspector {
     };
   }
 
-  /**
-   * Age of the oldest due waiting job. Entries whose job already started (or is gone) are
-   * dropped on the way: a start recorded before its enqueue by another process leaves one.
-   */
-  private async oldestWaiting(keys: VisibilityKeys, tenantId: string, now: number, clean: boolean) {
-    const redis = this.redis.client;
-    let ghosts = 0;
-    for (let round = 0; round < 3; round++) {
-      const flat = await redis.zrange(keys.pending(tenantId), 0, HEAD - 1, 'WITHSCORES');
-      if (flat.length === 0) return { ageMs: 0, ghosts };
-      const ids = flat.filter((_, i) => i % 2 === 0);
-      if (!clean) return { ageMs: Math.max(0, now - Number(flat[1])), ghosts };
-      const pipe = redis.pipeline();
-      for (const id of ids) {
-        const jobKey = DeadLettersScript.jobKey(keys.definition, id);
-        pipe.exists(jobKey).hget(jobKey, 'processedOn');
-      }
-      const replies = ((await pipe.exec()) ?? []).map(([, value]) => value);
-      const isStale = (i: number) => replies[i * 2] === 0 || replies[i * 2 + 1] !== null;
-      const stale = ids.filter((_, i) => isStale(i));
-      if (!isStale(0)) {
-        if (stale.length > 0) ghosts += await redis.zrem(keys.pending(tenantId), ...stale);
-        return { ageMs: Math.max(0, now - Number(flat[1])), ghosts };
-      }
-      ghosts += await redis.zrem(keys.pending(tenantId), ...stale);
+  /** Corrects counters a killed process left wrong, once BullMQ's count shows it for sure. */
+  private async reconcile(
+    keys: VisibilityKeys,
+    tenantId: string,
+    truth: number,
+    now: number,
+    totals: (string | null)[],
+  ): Promise<void> {
+    if (Number(totals[0] ?? 0) - Number(totals[1] ?? 0) === truth) return;
+    const settleMs = this.options.flushIntervalMs * 3 + 2000;
+    try {
+      await reconcileBacklog(this.redis.client, keys, tenantId, truth, now, settleMs);
+    } catch {
+      // A read never fails for its upkeep; the next read tries again.
     }
-    return { ageMs: 0, ghosts };
   }
 
   private async redisTime(): Promise<number> {
     const [seconds, micros] = await this.redis.client.time();
     return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
+}
+
+/**
+ * Age of the `n`-th latest job enqueued without a delay, from the per-second enqueue counts of
+ * the window's minutes (latest first); the window's start when fewer were enqueued in it.
+ */
+function nthLatestAge(
+  minutes: Record<string, string>[],
+  current: number,
+  n: number,
+  now: number,
+): number {
+  let seen = 0;
+  for (let i = 0; i < minutes.length; i++) {
+    for (let second = 59; second >= 0; second--) {
+      const count = Number(minutes[i][`e${second}`] ?? 0);
+      if (count === 0) continue;
+      seen += count;
+      if (seen >= n) return Math.max(0, now - ((current - i) * 60_000 + second * 1000));
+    }
+  }
+  return Math.max(0, now - (current - minutes.length + 1) * 60_000);
 }

@@ -1,8 +1,10 @@
 /** Live per-tenant state of a queue, as a fair gate knows it. */
 export interface TenantQueueLiveState {
-  /** Jobs waiting (in the gate and in BullMQ). */
+  /** Jobs waiting (in the gate and in BullMQ); when left out, `gated` plus BullMQ's count. */
   backlog: number;
-  /** Jobs started (or admitted) and not finished. */
+  /** Jobs waiting in the gate itself, not yet handed to BullMQ (the inspector adds BullMQ's). */
+  gated: number;
+  /** Jobs started and not finished; when left out, counted in BullMQ's active and retry lists. */
   inFlight: number;
   paused: boolean;
   slowLane: boolean;

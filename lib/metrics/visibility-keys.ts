@@ -1,3 +1,4 @@
+import { tenantKeyPart } from '../context/tenant-key';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
 
 /** A tenant slot for jobs without a tenant (system work). */
@@ -5,7 +6,8 @@ export const NO_TENANT = '-';
 
 /**
  * Redis keys of the visibility figures of one queue, all under the queue's hash tag
- * (`{<prefix>:<queue>}:vis:...`), so they live in the queue's Redis Cluster slot.
+ * (`{<prefix>:<queue>}:vis:...`), so they live in the queue's Redis Cluster slot. Tenant ids
+ * in key names go through `tenantKeyPart`. No key holds job ids: only counters.
  */
 export class VisibilityKeys {
   private readonly base: string;
@@ -19,23 +21,29 @@ export class VisibilityKeys {
     return `${this.base}:tenants`;
   }
 
-  /** Sorted set: job id -> first start (ms), so a late "enqueued" write skips started jobs. */
-  get started(): string {
-    return `${this.base}:started`;
-  }
-
-  /** Hash: `<tenant>|started` and `<tenant>|done` since the queue existed (in-flight counter). */
+  /**
+   * Hash: `<tenant>|enq` and `<tenant>|started` since the queue existed (jobs enqueued, first
+   * starts): the backlog of a queue too long to count on demand; corrected by the reconcile.
+   */
   get totals(): string {
     return `${this.base}:totals`;
   }
 
-  /** Sorted set of a tenant's jobs waiting to start: job id -> ready time (ms). */
-  pending(tenantId: string): string {
-    return `${this.base}:pending:${tenantId}`;
+  /** Hash: `<tenant>` -> the totals the reconcile saw last (`enq:started:at:truth`). */
+  get reconcile(): string {
+    return `${this.base}:recon`;
   }
 
-  /** Hash of one tenant-minute: lag bucket counts (`b<i>`) and results; expires. */
+  /**
+   * Hash of one tenant-minute: lag bucket counts (`b<i>`), results, and jobs enqueued per
+   * second of the minute (`e<s>`, jobs not delayed); expires after the inspector's window.
+   */
   minute(tenantId: string, minute: number): string {
-    return `${this.base}:m:${tenantId}:${minute}`;
+    return `${this.base}:m:${tenantKeyPart(tenantId)}:${minute}`;
+  }
+
+  /** Prefix of BullMQ's keys of this queue (`<prefix>:<queue>:`), for the on-demand count. */
+  get bull(): string {
+    return `${this.definition.bullPrefix}:${this.definition.name}:`;
   }
 }

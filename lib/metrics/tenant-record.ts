@@ -1,0 +1,110 @@
+import { LAG_BUCKETS_MS, bucketOf } from './lag-buckets';
+import { MetricSeries } from './metric-series';
+
+/** Result counts kept per tenant-minute in Redis, by index (the inspector reads them back). */
+export const RESULT_FIELDS = [
+  'completed',
+  'failed',
+  'timed_out',
+  'cancelled',
+  'dead_lettered',
+] as const;
+export type ResultField = (typeof RESULT_FIELDS)[number];
+
+/** One minute's counts of one tenant, left behind when a record moves to the next minute. */
+export class MinuteTally {
+  constructor(
+    readonly minute: number,
+    readonly lag: number[],
+    readonly results: number[],
+    readonly enqueuedBySecond: number[] | null,
+  ) {}
+}
+
+const zeros = (n: number) => new Array<number>(n).fill(0);
+
+/**
+ * @internal Everything one process counts for one tenant on one queue: resolved once per job
+ * (one Map lookup), every field declared, so the job path allocates nothing. The Redis part
+ * is written and zeroed by each flush; `series` feeds the metrics sink.
+ */
+export class TenantRecord {
+  /** Jobs enqueued and first starts since the last flush. */
+  enqueued = 0;
+  started = 0;
+  /** The minute (ms / 60,000) the counts below belong to. */
+  minute = -1;
+  readonly lag: number[] = zeros(LAG_BUCKETS_MS.length + 1);
+  readonly results: number[] = zeros(RESULT_FIELDS.length);
+  /** Jobs enqueued (not delayed) per second of `minute`; only on processes that enqueue. */
+  enqueuedBySecond: number[] | null = null;
+  /** Whole minutes passed since the last flush (rare: one per minute at most). */
+  closed: MinuteTally[] = [];
+  /** Something to write since the last flush (the record is in its queue's dirty list). */
+  dirty = false;
+  /** Nothing counted in `minute` yet. */
+  blank = true;
+  lastSeen = 0;
+
+  constructor(
+    readonly tenantId: string,
+    readonly series: MetricSeries,
+  ) {}
+
+  /** Moves to the minute of `now` (earlier instants count in the current minute). */
+  at(now: number): void {
+    const minute = Math.floor(now / 60_000);
+    this.lastSeen = now;
+    if (minute <= this.minute) return;
+    this.closeMinute();
+    this.minute = minute;
+  }
+
+  firstStart(now: number, lagMs: number): void {
+    this.at(now);
+    this.started++;
+    this.lag[bucketOf(lagMs)]++;
+    this.blank = false;
+    this.series.lag(lagMs);
+  }
+
+  enqueue(now: number, delayed: boolean): void {
+    this.at(now);
+    this.enqueued++;
+    if (!delayed) {
+      this.enqueuedBySecond ??= zeros(60);
+      this.enqueuedBySecond[Math.floor(now / 1000) % 60]++;
+      this.blank = false;
+    }
+  }
+
+  result(now: number, index: number): void {
+    this.at(now);
+    this.results[index]++;
+    this.blank = false;
+  }
+
+  /** The minutes to write (closed ones, then the current one), then zeroes the record. */
+  take(): MinuteTally[] {
+    this.closeMinute();
+    const tallies = this.closed;
+    this.closed = [];
+    this.enqueued = 0;
+    this.started = 0;
+    this.dirty = false;
+    return tallies;
+  }
+
+  /** Moves the current minute's counts, if any, to `closed`. */
+  private closeMinute(): void {
+    if (this.blank) return;
+    const bySecond = this.enqueuedBySecond?.slice() ?? null;
+    this.closed.push(
+      new MinuteTally(this.minute, this.lag.slice(), this.results.slice(), bySecond),
+    );
+    this.lag.fill(0);
+    this.results.fill(0);
+    this.enqueuedBySecond?.fill(0);
+    this.blank = true;
+  }
+}
