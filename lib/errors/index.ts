@@ -19,3 +19,6 @@ export * from './invalid-lane.error';
 export * from './unknown-pool.error';
 export * from './pool-routing-unavailable.error';
 export * from './job-scope-unavailable.error';
+export * from './invalid-job-options.error';
+export * from './job-id-taken.error';
+export * from './enqueue-unavailable.error';
