@@ -14,16 +14,21 @@ function until<T>(value: Promise<T>, deadline: number): Promise<T | typeof TIMEO
   return Promise.race([value, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** One wait for `ready` per client and connection attempt, shared by every waiting call. */
+const readyOf = new WeakMap<RedisClient, Promise<void>>();
+
 /** Resolves once the client is connected, or to `TIMEOUT` at `deadline`. */
 function connected(client: RedisClient, deadline: number): Promise<unknown> {
   if (client.status === 'ready') return Promise.resolve();
   if (client.status === 'wait') client.connect().catch(() => undefined);
-  let onReady: () => void = () => undefined;
-  const ready = new Promise<void>((resolve) => {
-    onReady = resolve;
-    client.once('ready', onReady);
-  });
-  return until(ready, deadline).finally(() => client.off('ready', onReady));
+  let ready = readyOf.get(client);
+  if (!ready) {
+    ready = new Promise<void>((resolve) => client.once('ready', resolve)).finally(() =>
+      readyOf.delete(client),
+    );
+    readyOf.set(client, ready);
+  }
+  return until(ready, deadline);
 }
 
 /**

@@ -30,23 +30,15 @@ export interface JobDispatcher {
    * refuse the whole call. Optional: the producer has checked payloads, options, tenants and
    * lanes already.
    */
-  validate?(queue: Queue, jobs: PreparedJob[]): void | Promise<void>;
+  validate?(jobs: PreparedJob[]): void | Promise<void>;
   /** Writes the jobs. Called only after every `validate` of the call passed. */
   dispatch(queue: Queue, jobs: PreparedJob[]): Promise<void>;
 }
 
 export const directDispatcher: JobDispatcher = {
-  // BullMQ's own checks ran at prepare (see job-options.check); a missing parent is refused by
-  // BullMQ's script, atomically for `add`, and checked first for `addBulk` (a pipeline).
-  async validate(queue, jobs) {
-    if (jobs.length < 2) return;
-    const parents = [...new Set(jobs.flatMap((job) => parentKeyOf(job)))];
-    if (parents.length === 0) return;
-    const client = await queue.getBackend().client;
-    const found = await Promise.all(parents.map((key) => client.hexists(key, 'name')));
-    const missing = parents.find((_key, i) => !found[i]);
-    if (missing !== undefined) throw missingParent(queue, jobs[0].name, missing);
-  },
+  // Nothing of its own: BullMQ's checks ran at prepare (see job-options.check), and the producer
+  // looks up the parents of a bulk first (see assertParentsExist).
+  validate() {},
   async dispatch(queue, jobs) {
     try {
       if (jobs.length === 1) {
@@ -60,6 +52,21 @@ export const directDispatcher: JobDispatcher = {
     }
   },
 };
+
+/**
+ * Refuses a bulk naming a parent job that does not exist, before any of it is written: BullMQ's
+ * `addBulk` is a pipeline, so its own check (in the add script) would come after the jobs before.
+ */
+export async function assertParentsExist(queue: Queue, jobs: PreparedJob[]): Promise<void> {
+  if (jobs.length < 2) return;
+  const parents = [...new Set(jobs.flatMap((job) => parentKeyOf(job)))];
+  if (parents.length === 0) return;
+  const client = await queue.getBackend().client;
+  const found = await Promise.all(parents.map((key) => client.hexists(key, 'name')));
+  const missing = parents.find((_key, i) => !found[i]);
+  const job = jobs.find((j) => parentKeyOf(j)[0] === missing);
+  if (missing !== undefined) throw missingParent(queue, job!.name, missing);
+}
 
 function parentKeyOf(job: PreparedJob): string[] {
   const parent = job.opts.parent;

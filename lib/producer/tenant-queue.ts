@@ -11,7 +11,12 @@ import { isFairnessOn } from '../fairness/fairness-options';
 import { ENVELOPE_KEY } from '../tenant-queue.constants';
 import { Messages } from '../tenant-queue.messages';
 import { EnqueueBound, EnqueueCall } from './enqueue-bound';
-import { JobDispatcher, PreparedJob, TenantJobOptions } from './job-dispatcher.interface';
+import {
+  JobDispatcher,
+  PreparedJob,
+  TenantJobOptions,
+  assertParentsExist,
+} from './job-dispatcher.interface';
 import { JobIdOwners } from './job-id-owners.script';
 import { jobOptionsProblem } from './job-options.check';
 import { assertPlainPayload, payloadJson } from './payload.check';
@@ -225,7 +230,8 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
 
   private async validateHere(jobs: PreparedJob[]): Promise<void> {
     this.dispatcher ??= this.dispatcherOf();
-    await this.dispatcher.validate?.(this.bullQueue, jobs);
+    if (!this.fair) await assertParentsExist(this.bullQueue, jobs);
+    await this.dispatcher.validate?.(jobs);
   }
 
   private async writeHere(
