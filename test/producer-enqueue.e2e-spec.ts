@@ -6,6 +6,7 @@ import {
   InvalidPayloadError,
   InvalidTenantIdError,
   JobIdTakenError,
+  TenantFairness,
   TenantQueue,
   TenantQueueModule,
   withRunOptions,
@@ -308,6 +309,21 @@ describe('caller-chosen job ids: one tenant per id', () => {
     await expect(
       as('globex', () => queue.add('x', {}, { jobId: 'legacy-1' })),
     ).rejects.toBeInstanceOf(JobIdTakenError);
+  });
+  it('fair: a job waiting in the gate (no owner key) still keeps its id', async () => {
+    const fairness = p.app.get(TenantFairness);
+    await fairness.pause('fair', 'waiting-co');
+    await as('waiting-co', () => p.queue('fair').add('x', {}, { jobId: 'gated-1' }));
+    expect(await redis.hexists(`{${prefix}:fair}:~fair:jobs`, 'gated-1')).toBe(1);
+    await redis.del(`{${prefix}:fair}:~id:gated-1`);
+    await expect(
+      as('globex', () => p.queue('fair').add('x', {}, { jobId: 'gated-1' })),
+    ).rejects.toBeInstanceOf(JobIdTakenError);
+    await fairness.resume('fair', 'waiting-co');
+    await waitFor(() => p.runs.some((run) => run.jobId === 'gated-1'), 'gated job to run');
+    expect(p.runs.filter((run) => run.jobId === 'gated-1').map((r) => r.tenantId)).toEqual([
+      'waiting-co',
+    ]);
   });
 });
 
