@@ -158,6 +158,28 @@ export const Messages = {
     `queue "${queue}" has producers here but no worker for it is running, in this process or any ` +
     `other on this Redis (checked ${seconds} s after start), so its jobs wait. Add its ` +
     `@TenantProcessor('${queue}') class to a module's providers, or start the process that runs it.`,
+  // producer
+  invalidJobOption: (queue: string, name: string, option: string, why: string) =>
+    `Job "${name}" on queue "${queue}": option "${option}" ${why}; nothing was enqueued. Fix or ` +
+    `drop the option (see BullMQ's JobsOptions).`,
+  tenantIdTooLong: (value: string, max: number) =>
+    `Invalid tenant id ${JSON.stringify(truncate(value))}: it is ${value.length} characters long, ` +
+    `above the limit of ${max} (the envelope's). Use a shorter id (a key or hash of the long one).`,
+  jobIdTaken: (queue: string, jobId: string) =>
+    `Job id ${JSON.stringify(truncate(jobId))} is already used on queue "${queue}" by another ` +
+    `tenant's job; nothing was enqueued. Job ids are shared by all tenants of a queue: derive ` +
+    `yours from something of this tenant (e.g. prefix it with the tenant id) or omit jobId.`,
+  enqueueUnavailable: (queue: string, ms: number, written: false | 'unknown', why: string) =>
+    `Enqueue on queue "${queue}" failed: Redis is unreachable (${why}) and did not take the write ` +
+    `within ${ms} ms. ` +
+    (written === false
+      ? `The job was NOT written and this call will never write it; retry once Redis is back.`
+      : `The write was sent before the connection dropped, so Redis may have run it: retry with ` +
+        `the same jobId so a repeat is harmless.`),
+  redisDown: (client: string, why: string) =>
+    `Redis connection "${client}" lost (${why}); retrying in the background. Enqueues fail ` +
+    `with EnqueueUnavailableError until it is back (logged once per outage).`,
+  redisBack: (client: string, ms: number) => `Redis connection "${client}" is back after ${ms} ms.`,
 };
 
 function truncate(value: unknown): unknown {

@@ -6,10 +6,13 @@ import {
   IsDefined,
   IsIn,
   IsInstance,
+  IsInt,
   IsOptional,
   IsString,
   Matches,
+  Max,
   MaxLength,
+  Min,
   ValidateBy,
   ValidationError,
   validateSync,
@@ -69,7 +72,10 @@ export interface ResolvedTenantQueueOptions {
   guards: ResolvedGuardOptions;
   tiers: Readonly<Record<string, TenantTierOptions>>;
   tierCacheMs: number;
+  enqueueTimeoutMs: number;
 }
+
+const DEFAULT_ENQUEUE_TIMEOUT_MS = 5000;
 
 const IsCallable = () =>
   ValidateBy({
@@ -115,6 +121,7 @@ class OptionsSchema {
   @IsOptional() metrics?: unknown;
   @IsOptional() tiers?: unknown;
   @IsOptional() tierCacheMs?: unknown;
+  @IsOptional() @IsInt() @Min(100) @Max(600_000) enqueueTimeoutMs?: number;
 }
 
 function check(schema: object, input: object, path: string): void {
@@ -188,6 +195,7 @@ export function resolveTenantQueueOptions(
     guards: resolveGuardOptions(options.guards),
     tiers: resolveTiers(options.tiers),
     tierCacheMs: resolveTierCacheMs(options.tierCacheMs),
+    enqueueTimeoutMs: options.enqueueTimeoutMs ?? DEFAULT_ENQUEUE_TIMEOUT_MS,
   };
 }
 

@@ -17,7 +17,10 @@ import { PoolIdLedger, RedisPoolIdLedger } from './pools/pool-ids.script';
 import { isQueueName, poolsToConsume, resolvePools } from './pools/pool-options';
 import { PoolRouter } from './pools/pool-router';
 import { TenantJobPipeline } from './processor/tenant-job-pipeline';
+import { EnqueueBound } from './producer/enqueue-bound';
 import { JobDispatcher, PreparedJob } from './producer/job-dispatcher.interface';
+import { JobIdOwners, RedisJobIdOwners } from './producer/job-id-owners.script';
+import { jobOptionsProblem } from './producer/job-options.check';
 import { TenantJobRouter, TenantQueue } from './producer/tenant-queue';
 import { bullPrefixFor } from './tenant-queue.constants';
 import { Messages } from './tenant-queue.messages';
@@ -36,6 +39,7 @@ const DEFAULT_DEAD_LETTER_CAP = 1000;
 export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly queues = new Map<string, TenantQueue<any>>();
   private readonly workers = new Map<string, Worker>();
+  private bound: EnqueueBound | undefined;
 
   constructor(
     @Inject(TENANT_QUEUE_OPTIONS)
@@ -99,6 +103,17 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
     return poolsToConsume(this.getQueue(queue).definition, requested);
   }
 
+  /** Which tenant uses each caller-chosen job id of a queue (the testing module has none). */
+  protected jobIdOwners(definition: TenantQueueDefinition): JobIdOwners | undefined {
+    return new RedisJobIdOwners(definition, () => this.redis.producer);
+  }
+
+  /** The bound of every enqueue (`enqueueTimeoutMs`); the testing module has no Redis to wait for. */
+  protected enqueueBound(): EnqueueBound | undefined {
+    this.bound ??= new EnqueueBound(this.options.enqueueTimeoutMs, () => this.redis.producer);
+    return this.bound;
+  }
+
   /** Where caller-chosen job ids of a pooled queue went first (the testing module has none). */
   protected poolIds(definition: TenantQueueDefinition): PoolIdLedger | undefined {
     return new RedisPoolIdLedger(definition, () => this.redis.client);
@@ -119,16 +134,22 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
       dispatcher,
       written,
       router,
+      // A pool's producer is reached through its queue's, which claims the ids for all pools.
+      definition.poolOf === undefined ? this.jobIdOwners(definition) : undefined,
+      this.enqueueBound(),
     );
     this.queues.set(definition.name, queue);
     return queue;
   }
 
+  /** On the producer's connection (no offline queue); its outages are logged there, once. */
   protected createBullQueue(definition: TenantQueueDefinition): Queue {
-    return new Queue(definition.name, {
-      connection: this.options.connection,
+    const queue = new Queue(definition.name, {
+      connection: this.redis.producer,
       prefix: definition.bullPrefix,
     });
+    queue.on('error', () => undefined);
+    return queue;
   }
 
   protected dispatcherFor(definition: TenantQueueDefinition): JobDispatcher {
@@ -181,6 +202,12 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
       );
     }
     if (isFairnessOn(input.fairness)) resolveFairnessOptions(input.name, input.fairness!);
+    const problem = input.defaultJobOptions && jobOptionsProblem(input.defaultJobOptions, '{}');
+    if (problem) {
+      throw new InvalidTenantQueueOptionsError(
+        Messages.invalidOptions(`registerQueue.defaultJobOptions.${problem.option}`, problem.why),
+      );
+    }
     return {
       name: input.name,
       tenantScoped: input.tenantScoped ?? true,

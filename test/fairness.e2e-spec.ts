@@ -230,7 +230,7 @@ describe('fair gate (one process, real Redis)', () => {
       concurrency: 2,
       started,
     });
-    const redis = moduleRef.get(TenantQueueRedis).client as any;
+    const redis = moduleRef.get(TenantQueueRedis).producer as any; // the gate runs on the producer connection
     await waitFor(() => typeof redis.tqFairEnqueue === 'function', 'scripts loaded');
     const envelope = moduleRef.get(TenantEnvelopeCodec).create({
       tenantId: 'A',

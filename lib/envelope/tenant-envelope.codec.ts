@@ -11,6 +11,9 @@ import { ENVELOPE_FIELDS, TenantEnvelopeDto } from './tenant-envelope.dto';
 import { compileQuickCheck } from './quick-check';
 
 const hasOwn = Object.prototype.hasOwnProperty;
+
+/** Longest tenant id an envelope carries (UTF-16 code units), whatever the pattern admits. */
+export const MAX_TENANT_ID_LENGTH = 64;
 /** The DTO's decorators as one quick yes/no; `validateSync` runs only when it says no. */
 const quickCheck = compileQuickCheck(TenantEnvelopeDto);
 
@@ -22,12 +25,18 @@ export class TenantEnvelopeCodec {
     private readonly options: ResolvedTenantQueueOptions,
   ) {}
 
-  /** Throws `InvalidTenantIdError` when the id does not match the configured pattern. */
+  /**
+   * Throws `InvalidTenantIdError` when the id does not match the configured pattern or is longer
+   * than `MAX_TENANT_ID_LENGTH` (the envelope's limit, whatever the pattern admits).
+   */
   assertTenantId(tenantId: unknown): asserts tenantId is string {
     if (typeof tenantId !== 'string' || !this.options.tenantIdPattern.test(tenantId)) {
       throw new InvalidTenantIdError(
         Messages.invalidTenantId(tenantId, this.options.tenantIdPattern),
       );
+    }
+    if (tenantId.length > MAX_TENANT_ID_LENGTH) {
+      throw new InvalidTenantIdError(Messages.tenantIdTooLong(tenantId, MAX_TENANT_ID_LENGTH));
     }
   }
 

@@ -20,3 +20,6 @@ export * from './unknown-pool.error';
 export * from './pool-routing-unavailable.error';
 export * from './job-scope-unavailable.error';
 export * from './tenant-queue-root-missing.error';
+export * from './invalid-job-options.error';
+export * from './job-id-taken.error';
+export * from './enqueue-unavailable.error';

@@ -99,7 +99,8 @@ export class FairGateRegistry
     if (!gate) {
       const options = resolveFairnessOptions(definition.name, definition.fairness!);
       gate = new FairGate(definition, options, {
-        commands: () => fairCommands(this.redis.client),
+        // The producer's connection (no offline queue): a failed enqueue is never written later.
+        commands: () => fairCommands(this.redis.producer),
         bullQueue: () => this.registry.getQueue(definition.name).bullQueue,
         hints: (tenants) => this.hints(definition, tenants),
         onSlowLane: (event) => this.events.emit('slowLane', event),

@@ -125,4 +125,11 @@ export interface TenantQueueModuleOptions {
    * @default 30000
    */
   tierCacheMs?: number;
+  /**
+   * Longest wait of `add`/`addBulk`/`addForTenant` for Redis, in ms (100-600000). Past it the call
+   * fails with `EnqueueUnavailableError`; a call that fails this way is never written later (the
+   * producer's connection keeps no offline queue and resends nothing).
+   * @default 5000
+   */
+  enqueueTimeoutMs?: number;
 }

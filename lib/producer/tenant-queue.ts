@@ -3,13 +3,23 @@ import type { Queue } from 'bullmq';
 import { TenantContext } from '../context/tenant-context';
 import { TenantState } from '../context/tenant-state';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
-import { InvalidPayloadError, MissingTenantError } from '../errors';
+import { InvalidJobOptionsError, JobIdTakenError, MissingTenantError } from '../errors';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
 import { EnqueuedJob } from '../interfaces/tenant-job.interface';
 import { assertLane } from '../fairness/lanes';
+import { isFairnessOn } from '../fairness/fairness-options';
 import { ENVELOPE_KEY } from '../tenant-queue.constants';
 import { Messages } from '../tenant-queue.messages';
-import { JobDispatcher, PreparedJob, TenantJobOptions } from './job-dispatcher.interface';
+import { EnqueueBound, EnqueueCall } from './enqueue-bound';
+import {
+  JobDispatcher,
+  PreparedJob,
+  TenantJobOptions,
+  assertParentsExist,
+} from './job-dispatcher.interface';
+import { JobIdOwners } from './job-id-owners.script';
+import { jobOptionsProblem } from './job-options.check';
+import { assertPlainPayload, payloadJson } from './payload.check';
 
 export interface TenantBulkJob<T extends object = Record<string, unknown>> {
   name: string;
@@ -47,9 +57,16 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     private readonly onWritten?: (jobs: PreparedJob[]) => void,
     /** Set on a queue with dedicated pools: sends each job to its tenant's pool. */
     private readonly router?: TenantJobRouter,
-  ) {}
+    /** Who uses each caller-chosen job id (one tenant per id); none under the testing module. */
+    private readonly owners?: JobIdOwners,
+    /** How long an enqueue may wait for Redis; unbounded when absent. */
+    private readonly bound?: EnqueueBound,
+  ) {
+    this.fair = isFairnessOn(definition.fairness);
+  }
 
   private dispatcher: JobDispatcher | undefined;
+  private readonly fair: boolean;
 
   get name(): string {
     return this.definition.name;
@@ -64,7 +81,10 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     return job;
   }
 
-  /** Enqueues several jobs; all are validated (and routed to pools) before any is written. */
+  /**
+   * Enqueues several jobs, all or none: every check (payload, options, tenant, lane, job ids,
+   * routing to pools, the dispatcher's own) runs for every job before the first is written.
+   */
   async addBulk(jobs: TenantBulkJob<T>[]): Promise<EnqueuedJob[]> {
     const state = this.current();
     return this.write(jobs.map((job) => this.prepare(job.name, job.data, job.opts, state)));
@@ -93,6 +113,7 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
 
   private current(): TenantState | undefined {
     const state = this.context.state();
+    if (state?.tenantId !== undefined) this.codec.assertTenantId(state.tenantId);
     if (state?.envelope && state.tenantId) return { ...state, strategy: 'inherited' };
     return state;
   }
@@ -116,6 +137,7 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     if (tenantId !== undefined) {
       payload[ENVELOPE_KEY] = this.codec.create({ ...state, tenantId });
     }
+    const json = payloadJson(this.name, name, payload);
     const jobId = opts?.jobId ?? randomUUID();
     const prepared: PreparedJob = {
       name,
@@ -123,12 +145,49 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
       opts: { ...this.definition.defaultJobOptions, ...opts, jobId },
       tenantId,
     };
-    if (opts?.jobId !== undefined) callerIds.add(prepared);
+    if (opts !== undefined) this.assertOptions(name, prepared.opts, json);
+    if (opts?.jobId != null) callerIds.add(prepared);
     return prepared;
   }
 
-  private async write(jobs: PreparedJob[]): Promise<EnqueuedJob[]> {
-    if (!this.router) return this.writeHere(jobs);
+  /** Refuses what BullMQ would refuse now or later, and what this queue kind cannot honour. */
+  private assertOptions(name: string, opts: PreparedJob['opts'], json: string): void {
+    const problem = jobOptionsProblem(opts, json);
+    if (problem) {
+      throw new InvalidJobOptionsError(
+        problem.option,
+        Messages.invalidJobOption(this.name, name, problem.option, problem.why),
+      );
+    }
+    if (opts.parent !== undefined && this.fair) {
+      throw new InvalidJobOptionsError(
+        'parent',
+        Messages.invalidJobOption(
+          this.name,
+          name,
+          'parent',
+          'is not supported on a fair queue (the job waits in the gate, where BullMQ cannot ' +
+            'link it to its parent); put flows on a queue without fairness',
+        ),
+      );
+    }
+  }
+
+  private write(jobs: PreparedJob[]): Promise<EnqueuedJob[]> {
+    if (!this.bound) return this.writeChecked(jobs, undefined);
+    return this.bound.run(this.name, (call) => this.writeChecked(jobs, call));
+  }
+
+  private async writeChecked(
+    jobs: PreparedJob[],
+    call: EnqueueCall | undefined,
+  ): Promise<EnqueuedJob[]> {
+    await this.claimIds(jobs);
+    if (!this.router) {
+      await call?.ready([this.bullQueue]);
+      await this.validateHere(jobs);
+      return this.writeHere(jobs, call);
+    }
     const own = jobs.filter((job) => callerIds.has(job)).map((job) => job.opts.jobId);
     const targets = await this.router(jobs, new Set(own));
     const groups = new Map<TenantQueue<any>, PreparedJob[]>();
@@ -137,12 +196,15 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
       group.push(jobs[i]);
       groups.set(queue, group);
     });
+    // Every pool's checks before any pool's write.
+    await call?.ready([...groups.keys()].map((queue) => queue.bullQueue));
+    for (const [queue, group] of groups) await queue.validateHere(group);
     const written = new Map<PreparedJob, EnqueuedJob>();
     // Each pool is its own queue (own hash slot), so a call spanning pools is one write per pool;
     // wait for all of them before reporting, so a failure never hides a write still in flight.
     const results = await Promise.allSettled(
       [...groups].map(async ([queue, group]) => {
-        const enqueued = await queue.writeHere(group);
+        const enqueued = await queue.writeHere(group, call);
         group.forEach((job, i) => written.set(job, enqueued[i]));
       }),
     );
@@ -151,8 +213,33 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     return jobs.map((job) => written.get(job)!);
   }
 
-  private async writeHere(jobs: PreparedJob[]): Promise<EnqueuedJob[]> {
+  /** Claims the caller-chosen ids for their tenants; refuses one another tenant already uses. */
+  private async claimIds(jobs: PreparedJob[]): Promise<void> {
+    if (!this.owners) return;
+    const own = jobs.filter((job) => callerIds.has(job));
+    if (own.length === 0) return;
+    const taken = await this.owners.claim(own);
+    if (taken) {
+      throw new JobIdTakenError(
+        this.name,
+        taken.opts.jobId,
+        Messages.jobIdTaken(this.name, taken.opts.jobId),
+      );
+    }
+  }
+
+  private async validateHere(jobs: PreparedJob[]): Promise<void> {
     this.dispatcher ??= this.dispatcherOf();
+    if (!this.fair) await assertParentsExist(this.bullQueue, jobs);
+    await this.dispatcher.validate?.(jobs);
+  }
+
+  private async writeHere(
+    jobs: PreparedJob[],
+    call: EnqueueCall | undefined,
+  ): Promise<EnqueuedJob[]> {
+    this.dispatcher ??= this.dispatcherOf();
+    call?.send();
     await this.dispatcher.dispatch(this.bullQueue, jobs);
     this.onWritten?.(jobs);
     return jobs.map((job) => ({
@@ -161,20 +248,5 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
       queueName: this.name,
       tenantId: job.tenantId,
     }));
-  }
-}
-
-function assertPlainPayload(queue: string, name: string, data: unknown): void {
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    throw new InvalidPayloadError(Messages.invalidPayload(queue, name, 'is not an object'));
-  }
-  const proto = Object.getPrototypeOf(data);
-  if (proto !== Object.prototype && proto !== null) {
-    throw new InvalidPayloadError(Messages.invalidPayload(queue, name, 'is not a plain object'));
-  }
-  if (Object.prototype.hasOwnProperty.call(data, ENVELOPE_KEY)) {
-    throw new InvalidPayloadError(
-      Messages.invalidPayload(queue, name, `already has a "${ENVELOPE_KEY}" key`),
-    );
   }
 }

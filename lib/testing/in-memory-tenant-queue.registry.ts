@@ -2,7 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
 import { PoolIdLedger } from '../pools/pool-ids.script';
+import { EnqueueBound } from '../producer/enqueue-bound';
 import { JobDispatcher } from '../producer/job-dispatcher.interface';
+import { JobIdOwners } from '../producer/job-id-owners.script';
 import { TenantQueueRegistry } from '../tenant-queue.registry';
 import { TenantQueueTesting } from './tenant-queue-testing';
 
@@ -25,6 +27,14 @@ export class InMemoryTenantQueueRegistry extends TenantQueueRegistry {
   }
 
   protected override poolIds(): PoolIdLedger | undefined {
+    return undefined;
+  }
+
+  protected override jobIdOwners(): JobIdOwners | undefined {
+    return undefined;
+  }
+
+  protected override enqueueBound(): EnqueueBound | undefined {
     return undefined;
   }
 

@@ -36,8 +36,12 @@ export function hasRedisServer(): boolean {
  * Starts a private `redis-server` on a free loopback port, keeping nothing on disk, and resolves
  * once it answers. `stop()` shuts it down and removes its folder.
  */
-export async function startRedis(extraArgs: string[] = []): Promise<StartedRedis> {
-  const port = await freePort();
+export async function startRedis(
+  extraArgs: string[] = [],
+  /** A port to reuse (a restart on the same address); a free one by default. */
+  onPort?: number,
+): Promise<StartedRedis> {
+  const port = onPort ?? (await freePort());
   const dir = mkdtempSync(join(tmpdir(), 'tq-redis-'));
   const child: ChildProcess = spawn(
     'redis-server',
