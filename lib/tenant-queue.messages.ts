@@ -148,6 +148,11 @@ export const Messages = {
     `it gets a reduced share until its failures drop.`,
   slowLaneLeave: (queue: string, tenantId: string, failures: number) =>
     `tenant ${tenantId} left the slow lane of queue "${queue}" (${failures} recent failures).`,
+  // security
+  tenantSourceConflict: (claim: string, claimed: string, source: string, named: string) =>
+    `Refused: the authenticated ${claim} names tenant "${claimed}" but the ${source} names ` +
+    `"${named}". A request may not switch tenants through an unauthenticated source; drop the ` +
+    `${source} or send the tenant your credentials belong to.`,
 };
 
 function truncate(value: unknown): unknown {
