@@ -153,6 +153,19 @@ export const Messages = {
     `Refused: the authenticated ${claim} names tenant "${claimed}" but the ${source} names ` +
     `"${named}". A request may not switch tenants through an unauthenticated source; drop the ` +
     `${source} or send the tenant your credentials belong to.`,
+  tenantIdPatternTooLong: (pattern: RegExp, limit: number) =>
+    `tenantIdPattern ${pattern} admits tenant ids longer than ${limit} characters, the most a job ` +
+    `envelope carries: such ids are refused at enqueue. Bound the pattern (e.g. {1,${limit}}).`,
+  tenantIdPatternStateful: (pattern: RegExp) =>
+    `${pattern} has the g or y flag, so test() keeps a lastIndex and one id alternates between ` +
+    `accepted and refused; drop the flag`,
+  dashboardGuardRequired: (path: string) =>
+    `is required: without one, /${path} serves every tenant's figures and dead letters and its ` +
+    `pause/resume buttons to anyone. Pass register({ guard: YourAdminGuard }), or ` +
+    `register({ allowUnauthenticated: true }) if the route is protected elsewhere`,
+  dashboardUnguarded: (path: string) =>
+    `the dashboard at /${path} is mounted without a guard (allowUnauthenticated: true): every ` +
+    `tenant's data and the pause/resume buttons are open to anyone who can reach the route.`,
 };
 
 function truncate(value: unknown): unknown {
