@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
 import {
   ArrayNotEmpty,
   IsArray,
@@ -165,6 +166,7 @@ export function resolveTenantQueueOptions(
       Messages.invalidOptions('resolution.custom', 'is required when order includes "custom"'),
     );
   }
+  if (options.tenantIdPattern) checkTenantIdPattern(options.tenantIdPattern);
   return {
     connection: options.connection,
     prefix: options.prefix ?? DEFAULT_PREFIX,
@@ -192,3 +194,21 @@ export function resolveTenantQueueOptions(
 }
 
 export const TENANT_QUEUE_OPTIONS = Symbol('TENANT_QUEUE_OPTIONS');
+
+/** The longest tenant id a job envelope carries. */
+export const MAX_TENANT_ID_LENGTH = 64;
+const LONG_PROBES = ['a', 'A', '0', '_', '-', '.', 'é'].map((c) =>
+  c.repeat(MAX_TENANT_ID_LENGTH + 1),
+);
+
+/** Refuses a stateful pattern; warns (once, at boot) when it admits ids the envelope cannot carry. */
+function checkTenantIdPattern(pattern: RegExp): void {
+  if (pattern.global || pattern.sticky) {
+    throw new InvalidTenantQueueOptionsError(
+      Messages.invalidOptions('tenantIdPattern', Messages.tenantIdPatternStateful(pattern)),
+    );
+  }
+  if (LONG_PROBES.some((probe) => pattern.test(probe))) {
+    new Logger('TenantQueue').warn(Messages.tenantIdPatternTooLong(pattern, MAX_TENANT_ID_LENGTH));
+  }
+}
