@@ -166,6 +166,9 @@ export const Messages = {
   dashboardUnguarded: (path: string) =>
     `the dashboard at /${path} is mounted without a guard (allowUnauthenticated: true): every ` +
     `tenant's data and the pause/resume buttons are open to anyone who can reach the route.`,
+  deadLetterUnreadable: (queue: string, jobId: string, why: string) =>
+    `dead-letter sweep of "${queue}" skipped failed job ${jobId}: its hash cannot be read (${why}). ` +
+    `It stays in BullMQ's failed set; inspect or remove it there (e.g. queue.getJob / job.remove).`,
 };
 
 function truncate(value: unknown): unknown {
