@@ -112,6 +112,8 @@ describe('TenantResolver: claim versus unauthenticated sources', () => {
       claim: { strategy: 'jwtClaim', tenantId: 'acme' },
       other: { strategy: 'header', tenantId: 'globex' },
     });
+    expect(state.tenantId).toBeUndefined();
+    expect(() => r.settle(state)).toThrow(ForbiddenException);
   });
 
   it('refuses a subdomain naming another tenant, whatever the order', () => {

@@ -87,6 +87,9 @@ export class TenantResolver {
         continue;
       }
       if (claim !== undefined && value !== claim && UNAUTHENTICATED.has(name)) {
+        // Nothing downstream (logs included) keeps the provisional answer; every read refuses.
+        state.tenantId = undefined;
+        state.strategy = undefined;
         throw this.conflict(claim, name, value);
       }
       if (tenantId === undefined) {
