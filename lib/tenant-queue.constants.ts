@@ -36,3 +36,6 @@ export function getQueueDefinitionToken(name: string): string {
 export function bullPrefixFor(prefix: string, queueName: string): string {
   return `{${prefix}:${queueName}}`;
 }
+
+/** The longest tenant id a job envelope carries (whatever `tenantIdPattern` admits). */
+export const MAX_TENANT_ID_LENGTH = 64;

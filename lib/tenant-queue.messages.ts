@@ -180,6 +180,27 @@ export const Messages = {
     `Redis connection "${client}" lost (${why}); retrying in the background. Enqueues fail ` +
     `with EnqueueUnavailableError until it is back (logged once per outage).`,
   redisBack: (client: string, ms: number) => `Redis connection "${client}" is back after ${ms} ms.`,
+  // security
+  tenantSourceConflict: (claim: string, claimed: string, source: string, named: string) =>
+    `Refused: the authenticated ${claim} names tenant "${claimed}" but the ${source} names ` +
+    `"${named}". A request may not switch tenants through an unauthenticated source; drop the ` +
+    `${source} or send the tenant your credentials belong to.`,
+  tenantIdPatternTooLong: (pattern: RegExp, limit: number) =>
+    `tenantIdPattern ${pattern} admits tenant ids longer than ${limit} characters, the most a job ` +
+    `envelope carries: such ids are refused at enqueue. Bound the pattern (e.g. {1,${limit}}).`,
+  tenantIdPatternStateful: (pattern: RegExp) =>
+    `${pattern} has the g or y flag, so test() keeps a lastIndex and one id alternates between ` +
+    `accepted and refused; drop the flag`,
+  dashboardGuardRequired: (path: string) =>
+    `is required: without one, /${path} serves every tenant's figures and dead letters and its ` +
+    `pause/resume buttons to anyone. Pass register({ guard: YourAdminGuard }), or ` +
+    `register({ allowUnauthenticated: true }) if the route is protected elsewhere`,
+  dashboardUnguarded: (path: string) =>
+    `the dashboard at /${path} is mounted without a guard (allowUnauthenticated: true): every ` +
+    `tenant's data and the pause/resume buttons are open to anyone who can reach the route.`,
+  deadLetterUnreadable: (queue: string, jobId: string, why: string) =>
+    `dead-letter sweep of "${queue}" skipped failed job ${jobId}: its hash cannot be read (${why}). ` +
+    `It stays in BullMQ's failed set; inspect or remove it there (e.g. queue.getJob / job.remove).`,
 };
 
 function truncate(value: unknown): unknown {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
 import {
   ArrayNotEmpty,
   IsArray,
@@ -24,6 +25,7 @@ import {
   DEFAULT_PREFIX,
   DEFAULT_TENANT_HEADER,
   DEFAULT_TENANT_ID_PATTERN,
+  MAX_TENANT_ID_LENGTH,
 } from './tenant-queue.constants';
 import { InvalidTenantQueueOptionsError } from './errors';
 import {
@@ -172,6 +174,7 @@ export function resolveTenantQueueOptions(
       Messages.invalidOptions('resolution.custom', 'is required when order includes "custom"'),
     );
   }
+  if (options.tenantIdPattern) checkTenantIdPattern(options.tenantIdPattern);
   return {
     connection: options.connection,
     prefix: options.prefix ?? DEFAULT_PREFIX,
@@ -200,3 +203,19 @@ export function resolveTenantQueueOptions(
 }
 
 export const TENANT_QUEUE_OPTIONS = Symbol('TENANT_QUEUE_OPTIONS');
+
+const LONG_PROBES = ['a', 'A', '0', '_', '-', '.', 'é'].map((c) =>
+  c.repeat(MAX_TENANT_ID_LENGTH + 1),
+);
+
+/** Refuses a stateful pattern; warns (once, at boot) when it admits ids the envelope cannot carry. */
+function checkTenantIdPattern(pattern: RegExp): void {
+  if (pattern.global || pattern.sticky) {
+    throw new InvalidTenantQueueOptionsError(
+      Messages.invalidOptions('tenantIdPattern', Messages.tenantIdPatternStateful(pattern)),
+    );
+  }
+  if (LONG_PROBES.some((probe) => pattern.test(probe))) {
+    new Logger('TenantQueue').warn(Messages.tenantIdPatternTooLong(pattern, MAX_TENANT_ID_LENGTH));
+  }
+}

@@ -1,4 +1,5 @@
-import { BadRequestException } from '@nestjs/common';
+import { BadRequestException, ForbiddenException } from '@nestjs/common';
+import { TenantSourceConflictError } from '../errors';
 import { TenantQueueModuleOptions } from '../interfaces/tenant-queue-options.interface';
 import { resolveTenantQueueOptions } from '../tenant-queue.options';
 import { TenantResolver } from './tenant-resolver';
@@ -87,5 +88,55 @@ describe('TenantResolver', () => {
   it('validates present values of early strategies even when a late one comes first', () => {
     const r = resolver({ order: ['jwtClaim', 'header'] });
     expect(() => r.begin(req({ headers: { 'x-tenant-id': '../x' } }))).toThrow(BadRequestException);
+  });
+});
+
+describe('TenantResolver: claim versus unauthenticated sources', () => {
+  const r = resolver({ order: ['jwtClaim', 'header', 'subdomain'], jwtClaim: 'tid' });
+
+  it('keeps a tenant read before auth provisional, then refuses a header naming another tenant', () => {
+    const request: any = req({ headers: { 'x-tenant-id': 'globex' } });
+    const state = r.begin(request);
+    r.settle(state);
+    expect(state).toMatchObject({ tenantId: 'globex', strategy: 'header' });
+    request.user = { sub: 'alice', tid: 'acme' };
+    let thrown: any;
+    try {
+      r.settle(state);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(ForbiddenException);
+    expect(thrown.cause).toBeInstanceOf(TenantSourceConflictError);
+    expect(thrown.cause).toMatchObject({
+      claim: { strategy: 'jwtClaim', tenantId: 'acme' },
+      other: { strategy: 'header', tenantId: 'globex' },
+    });
+    expect(state.tenantId).toBeUndefined();
+    expect(() => r.settle(state)).toThrow(ForbiddenException);
+  });
+
+  it('refuses a subdomain naming another tenant, whatever the order', () => {
+    const sub = resolver({ order: ['subdomain', 'jwtClaim'], jwtClaim: 'tid' });
+    const state = sub.begin(
+      req({ headers: { host: 'globex.example.com' }, user: { tid: 'acme' } }),
+    );
+    expect(() => sub.settle(state)).toThrow(/subdomain names "globex"/);
+  });
+
+  it('caches the answer once the claim could be read', () => {
+    const request: any = req({ headers: { 'x-tenant-id': 'acme' }, user: { tid: 'acme' } });
+    const state = r.begin(request);
+    r.settle(state);
+    expect(state).toMatchObject({ tenantId: 'acme', strategy: 'jwtClaim' });
+    request.headers['x-tenant-id'] = 'globex';
+    r.settle(state);
+    expect(state.tenantId).toBe('acme');
+  });
+
+  it('falls back to the header for an authenticated user without the claim', () => {
+    const state = r.begin(req({ headers: { 'x-tenant-id': 'acme' }, user: { sub: 'svc' } }));
+    r.settle(state);
+    expect(state).toMatchObject({ tenantId: 'acme', strategy: 'header' });
   });
 });

@@ -1,4 +1,5 @@
-import { BadRequestException, Inject, Injectable } from '@nestjs/common';
+import { BadRequestException, ForbiddenException, Inject, Injectable } from '@nestjs/common';
+import { TenantSourceConflictError } from '../errors';
 import { Messages } from '../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
 import { TenantResolverName } from '../interfaces/tenant-queue-options.interface';
@@ -7,18 +8,28 @@ import { TenantState } from './tenant-state';
 
 /** Strategies whose input exists only after routing or authentication. */
 const LATE: ReadonlySet<TenantResolverName> = new Set(['jwtClaim', 'pathParam']);
+/** Sources the client writes itself: refused when they name another tenant than the claim. */
+const UNAUTHENTICATED: ReadonlySet<TenantResolverName> = new Set([
+  'header',
+  'subdomain',
+  'pathParam',
+]);
 const CORRELATION = /^[\x21-\x7e]{1,128}$/;
 
 /** Maps an HTTP request to a tenant with the configured strategies, in order. */
 @Injectable()
 export class TenantResolver {
   private readonly early: boolean;
+  private readonly claimed: boolean;
+  /** Request states whose tenant was resolved before a late source could be read. */
+  private readonly provisional = new WeakSet<TenantState>();
 
   constructor(
     @Inject(TENANT_QUEUE_OPTIONS)
     private readonly options: ResolvedTenantQueueOptions,
   ) {
     this.early = !options.resolution.order.some((name) => LATE.has(name));
+    this.claimed = options.resolution.order.includes('jwtClaim');
   }
 
   /**
@@ -47,23 +58,72 @@ export class TenantResolver {
     return state;
   }
 
-  /** Resolves what is still open on a request-bound state. Safe to call on every read. */
+  /**
+   * Resolves what is still open on a request-bound state. Safe to call on every read. A tenant
+   * read before a late source (the JWT claim before auth, a path parameter before routing) could
+   * answer is provisional: it is resolved again on the next read, and never cached as final.
+   * When the claim is present, a header, subdomain or path parameter naming another tenant is
+   * refused (403, cause `TenantSourceConflictError`).
+   */
   settle(state: TenantState): void {
     const req = state.request;
     if (req === undefined) return;
-    if (state.tenantId === undefined) {
-      for (const name of this.options.resolution.order) {
-        const value = this.validated(this.read(name, req));
-        if (value !== undefined) {
-          state.tenantId = value;
-          state.strategy = name;
-          break;
-        }
-      }
-    }
+    if (state.tenantId === undefined || this.provisional.has(state)) this.resolve(state, req);
     if (state.actor === undefined || state.actor.type === 'anonymous') {
       state.actor = this.options.resolveActor(req);
     }
+  }
+
+  private resolve(state: TenantState, req: any): void {
+    const order = this.options.resolution.order;
+    const claim = this.claimed ? this.validated(this.read('jwtClaim', req)) : undefined;
+    let pending = this.claimed && req.user === undefined;
+    let tenantId: string | undefined;
+    let strategy: TenantResolverName | undefined;
+    for (const name of order) {
+      const value = name === 'jwtClaim' ? claim : this.validated(this.read(name, req));
+      if (value === undefined) {
+        if (tenantId === undefined && name === 'pathParam') pending = true;
+        continue;
+      }
+      if (claim !== undefined && value !== claim && UNAUTHENTICATED.has(name)) {
+        // Nothing downstream (logs included) keeps the provisional answer; every read refuses.
+        state.tenantId = undefined;
+        state.strategy = undefined;
+        throw this.conflict(claim, name, value);
+      }
+      if (tenantId === undefined) {
+        tenantId = value;
+        strategy = name;
+      }
+    }
+    state.tenantId = tenantId;
+    state.strategy = strategy;
+    if (pending) this.provisional.add(state);
+    else this.provisional.delete(state);
+  }
+
+  private conflict(claim: string, name: TenantResolverName, value: string): ForbiddenException {
+    const r = this.options.resolution;
+    const source =
+      name === 'header'
+        ? `header "${r.header}"`
+        : name === 'pathParam'
+          ? `path parameter "${r.pathParam}"`
+          : 'subdomain';
+    const message = Messages.tenantSourceConflict(
+      `JWT claim "${r.jwtClaim}"`,
+      claim,
+      source,
+      value,
+    );
+    return new ForbiddenException(message, {
+      cause: new TenantSourceConflictError(
+        message,
+        { strategy: 'jwtClaim', tenantId: claim },
+        { strategy: name, tenantId: value },
+      ),
+    });
   }
 
   private validated(value: string | undefined): string | undefined {

@@ -9,10 +9,17 @@ export interface TenantQueueDashboardOptions {
    */
   path?: string;
   /**
-   * Guard run before every dashboard route (page, data and the pause/resume buttons). Without
-   * one the dashboard is open to anyone who can reach the route: always set one in production.
+   * Guard run before every dashboard route (page, data and the pause/resume buttons). Required:
+   * `register` refuses to mount the dashboard without one unless `allowUnauthenticated` is true.
    */
   guard?: Type<CanActivate>;
+  /**
+   * Mount the dashboard without a guard: every tenant's figures, dead-letter reasons and the
+   * pause/resume buttons open to anyone who can reach the route (a warning is logged at boot).
+   * Only for a route your own network or an app-wide guard already protects.
+   * @default false
+   */
+  allowUnauthenticated?: boolean;
   /**
    * Pause/resume implementation for the buttons. Default: the `TenantQueueControls` provider the
    * app (or the fair gate) registers globally; without any, the buttons are hidden.
@@ -37,6 +44,8 @@ export interface TenantQueueDashboardOptions {
 /** @internal Resolved dashboard options. */
 export interface ResolvedDashboardOptions {
   path: string;
+  /** True when mounted without a guard (`allowUnauthenticated`). */
+  unguarded: boolean;
   refreshMs: number;
   limit: number;
   title: string;

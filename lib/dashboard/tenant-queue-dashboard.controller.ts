@@ -44,7 +44,8 @@ export class TenantQueueDashboardRoutes {
   @Header('cache-control', 'no-store')
   @Header(
     'content-security-policy',
-    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'",
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; " +
+      "frame-ancestors 'none'",
   )
   page(): string {
     return renderDashboardPage({ ...this.options, controls: this.controls !== undefined });

@@ -1,4 +1,14 @@
-import { DynamicModule, Module, Provider } from '@nestjs/common';
+import {
+  DynamicModule,
+  Inject,
+  Logger,
+  MiddlewareConsumer,
+  Module,
+  NestModule,
+  OnApplicationBootstrap,
+  Provider,
+  Type,
+} from '@nestjs/common';
 import { InvalidTenantQueueOptionsError } from '../errors';
 import { TenantQueueControls } from '../metrics/tenant-queue-state-source.interface';
 import { Messages } from '../tenant-queue.messages';
@@ -8,19 +18,42 @@ import {
   TenantQueueDashboardOptions,
 } from './dashboard-options.interface';
 import { createDashboardController } from './tenant-queue-dashboard.controller';
+import { DashboardHeadersMiddleware } from './dashboard-headers.middleware';
 
+const DASHBOARD_CONTROLLER = Symbol('tenant-queue:dashboard-controller');
 const PATH = /^[A-Za-z0-9_~.-]+(\/[A-Za-z0-9_~.-]+)*$/;
 
 /**
  * An HTML dashboard of every tenant's lag, backlog, in-flight jobs, failures and state, with
  * per-tenant detail and pause/resume buttons. One self-contained page (no build step, no CDN)
- * plus JSON endpoints under the same path. Needs `TenantQueueModule.forRoot` in the app.
+ * plus JSON endpoints under the same path. Needs `TenantQueueModule.forRoot` in the app. Refuses
+ * to mount without a guard unless `allowUnauthenticated: true`; every route answers with
+ * anti-framing, `nosniff` and `no-store` headers.
  */
 @Module({})
-export class TenantQueueDashboardModule {
+export class TenantQueueDashboardModule implements NestModule, OnApplicationBootstrap {
+  constructor(
+    @Inject(TENANT_QUEUE_DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
+    @Inject(DASHBOARD_CONTROLLER) private readonly controller: Type,
+  ) {}
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(DashboardHeadersMiddleware).forRoutes(this.controller);
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.options.unguarded) {
+      new Logger('TenantQueueDashboard').warn(Messages.dashboardUnguarded(this.options.path));
+    }
+  }
+
   static register(options: TenantQueueDashboardOptions = {}): DynamicModule {
     const resolved = resolveDashboardOptions(options);
-    const providers: Provider[] = [{ provide: TENANT_QUEUE_DASHBOARD_OPTIONS, useValue: resolved }];
+    const controller = createDashboardController(resolved.path, options.guard);
+    const providers: Provider[] = [
+      { provide: TENANT_QUEUE_DASHBOARD_OPTIONS, useValue: resolved },
+      { provide: DASHBOARD_CONTROLLER, useValue: controller },
+    ];
     if (options.guard) providers.push(options.guard);
     if (options.controls) {
       providers.push({ provide: TenantQueueControls, useClass: options.controls });
@@ -29,7 +62,7 @@ export class TenantQueueDashboardModule {
       module: TenantQueueDashboardModule,
       imports: options.imports ?? [],
       providers,
-      controllers: [createDashboardController(resolved.path, options.guard)],
+      controllers: [controller],
     };
   }
 }
@@ -47,5 +80,13 @@ function resolveDashboardOptions(options: TenantQueueDashboardOptions): Resolved
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) fail('limit', 'must be 1..1000');
   const title = options.title ?? 'Tenant queues';
   if (typeof title !== 'string' || title.length > 100) fail('title', 'must be a string up to 100');
-  return { path, refreshMs, limit, title };
+  if (
+    options.allowUnauthenticated !== undefined &&
+    typeof options.allowUnauthenticated !== 'boolean'
+  )
+    fail('allowUnauthenticated', 'must be a boolean');
+  if (!options.guard && options.allowUnauthenticated !== true) {
+    fail('guard', Messages.dashboardGuardRequired(path));
+  }
+  return { path, refreshMs, limit, title, unguarded: !options.guard };
 }

@@ -2,8 +2,8 @@
   Records a job's final failure in its tenant's dead letters, once per failure.
   KEYS[1] BullMQ job hash     ({<prefix>:<queue>}:<queue>:<jobId>)
   KEYS[2] BullMQ failed set   ({<prefix>:<queue>}:<queue>:failed)
-  KEYS[3] tenant index        ({<prefix>:<queue>}:~dlq:<tenant>), zset jobId -> failedAt ms
-  KEYS[4] tenant entries      ({<prefix>:<queue>}:~dlq:<tenant>:entries), hash jobId -> JSON
+  KEYS[3] tenant index        ({<prefix>:<queue>}:~dlq:<tenantKeyPart>), zset jobId -> failedAt ms
+  KEYS[4] tenant entries      ({<prefix>:<queue>}:~dlq:<tenantKeyPart>:entries), hash jobId -> JSON
   ARGV[1] job id
   ARGV[2] finishedOn of the failure (ms), the identity of this failure
   ARGV[3] dead letter JSON

@@ -1,7 +1,7 @@
 --[[
   Removes one dead letter of a tenant, or all of them.
-  KEYS[1] tenant index        ({<prefix>:<queue>}:~dlq:<tenant>)
-  KEYS[2] tenant entries      ({<prefix>:<queue>}:~dlq:<tenant>:entries)
+  KEYS[1] tenant index        ({<prefix>:<queue>}:~dlq:<tenantKeyPart>)
+  KEYS[2] tenant entries      ({<prefix>:<queue>}:~dlq:<tenantKeyPart>:entries)
   ARGV[1] job id, or '' for every dead letter of the tenant on this queue
   Returns how many were removed.
 ]]

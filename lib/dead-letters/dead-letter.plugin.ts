@@ -7,23 +7,30 @@ import { TenantProcessorOptions } from '../processor/tenant-processor.decorator'
 import { TenantQueueRegistry } from '../tenant-queue.registry';
 import { DeadLetters } from './dead-letters.service';
 import { DeadLettersScript } from './dead-letters.script';
+import { Messages } from '../tenant-queue.messages';
 import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 
 const SWEEP_INTERVAL_MS = 30_000;
 /** How far back each sweep looks past the last one, for failures written by skewed clocks. */
 const SWEEP_OVERLAP_MS = 60_000;
 const SWEEP_PAGE = 200;
+/** Unreadable job ids remembered per process so each is logged once (then the set starts over). */
+const UNREADABLE_MEMORY = 10_000;
 
 /**
  * Moves each job that fails for good (attempts exhausted, non-retryable, stalled too often) to
  * its tenant's dead letters. Cancelled jobs (`[cancelled:...]`) are a distinct outcome and stay
  * out. BullMQ's failed set is the source of truth: besides the `failed` event, every worker
  * sweeps recent failures at start and every 30 s, so a process that died between "failed" and
- * "dead-lettered" loses nothing. Recording is idempotent, keyed by job id and failure time.
+ * "dead-lettered" loses nothing. Recording is idempotent, keyed by job id and failure time. A
+ * failed job whose hash cannot be read back (corrupt data or options) is skipped, logged once and
+ * counted (`unreadable`); the sweep goes on with the rest.
  */
 @Injectable()
 export class DeadLetterWorkerPlugin implements WorkerPlugin {
   private readonly logger = new Logger('TenantQueue');
+  private readonly unreadableIds = new Set<string>();
+  private readonly unreadableCounts = new Map<string, number>();
 
   constructor(
     pipeline: TenantJobPipeline,
@@ -93,13 +100,37 @@ export class DeadLetterWorkerPlugin implements WorkerPlugin {
         const score = Number(flat[i * 2 + 1]);
         newest = Math.max(newest, score);
         if (marks[i][1] === String(score)) continue;
-        const job = (await queue.getJob(ids[i])) as Job | undefined;
-        if (!job || parseCancelReason(job.failedReason)) continue;
-        if (await this.deadLetters.record(definition, job, false)) recorded++;
+        try {
+          const job = (await queue.getJob(ids[i])) as Job | undefined;
+          if (!job || parseCancelReason(job.failedReason)) continue;
+          if (await this.deadLetters.record(definition, job, false)) recorded++;
+        } catch (error) {
+          if (!isUnreadable(error)) throw error;
+          this.skipUnreadable(definition, ids[i], error as Error);
+        }
       }
       if (ids.length < SWEEP_PAGE) break;
     }
     await redis.set(sweptKey, String(newest));
     return recorded;
   }
+
+  /** Failed jobs of `queue` the sweep could not read (distinct ids, this process). */
+  unreadable(queue: string): number {
+    return this.unreadableCounts.get(queue) ?? 0;
+  }
+
+  private skipUnreadable(definition: TenantQueueDefinition, jobId: string, error: Error): void {
+    const id = `${definition.name}\n${jobId}`;
+    if (this.unreadableIds.has(id)) return;
+    if (this.unreadableIds.size >= UNREADABLE_MEMORY) this.unreadableIds.clear();
+    this.unreadableIds.add(id);
+    this.unreadableCounts.set(definition.name, this.unreadable(definition.name) + 1);
+    this.logger.warn(Messages.deadLetterUnreadable(definition.name, jobId, error.message));
+  }
+}
+
+/** Errors of reading a job back (its JSON, or a shape the dead letter cannot be built from). */
+function isUnreadable(error: unknown): boolean {
+  return error instanceof SyntaxError || error instanceof TypeError || error instanceof RangeError;
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tenantKeyPart } from '../context/tenant-key';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
 import { RedisClient } from '../tenant-queue.redis';
 
@@ -15,7 +16,7 @@ export class DeadLettersScript {
   constructor(private readonly client: () => RedisClient) {}
 
   static tenantKeys(definition: TenantQueueDefinition, tenantId: string): [string, string] {
-    const index = `${definition.bullPrefix}:~dlq:${tenantId}`;
+    const index = `${definition.bullPrefix}:~dlq:${tenantKeyPart(tenantId)}`;
     return [index, `${index}:entries`];
   }
 

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { validateSync } from 'class-validator';
 import { InvalidEnvelopeError, InvalidTenantIdError } from '../errors';
 import { TenantEnvelope } from '../interfaces/tenant-envelope.interface';
-import { ENVELOPE_VERSION } from '../tenant-queue.constants';
+import { ENVELOPE_VERSION, MAX_TENANT_ID_LENGTH } from '../tenant-queue.constants';
 import { Messages } from '../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
 import { TenantState } from '../context/tenant-state';
@@ -12,8 +12,6 @@ import { compileQuickCheck } from './quick-check';
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
-/** Longest tenant id an envelope carries (UTF-16 code units), whatever the pattern admits. */
-export const MAX_TENANT_ID_LENGTH = 64;
 /** The DTO's decorators as one quick yes/no; `validateSync` runs only when it says no. */
 const quickCheck = compileQuickCheck(TenantEnvelopeDto);
 

@@ -23,3 +23,4 @@ export * from './tenant-queue-root-missing.error';
 export * from './invalid-job-options.error';
 export * from './job-id-taken.error';
 export * from './enqueue-unavailable.error';
+export * from './tenant-source-conflict.error';

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tenantKeyPart } from '../context/tenant-key';
 import { RedisClient } from '../tenant-queue.redis';
 
 const lua = (file: string) => readFileSync(join(__dirname, file), 'utf8');
@@ -18,7 +19,7 @@ export class IdempotencyScript {
   constructor(private readonly client: () => RedisClient) {}
 
   static keys(bullPrefix: string, tenant: string, runId: string): [string, string] {
-    const base = `${bullPrefix}:~run:${tenant}:${runId}`;
+    const base = `${bullPrefix}:~run:${tenantKeyPart(tenant)}:${runId}`;
     return [`${base}:done`, `${base}:claim`];
   }
 

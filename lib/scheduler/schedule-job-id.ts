@@ -1,6 +1,9 @@
+import { tenantKeyPart } from '../context/tenant-key';
+
 /**
  * Deterministic job ids of scheduled jobs. BullMQ refuses ids containing ":" (and integer-like
- * ids), so parts are joined with "~" and the occurrence is written as `yyyyMMddTHHmmssZ` (UTC).
+ * ids), so parts are joined with "~", the occurrence is written as `yyyyMMddTHHmmssZ` (UTC) and
+ * the tenant id as its key part (`tenantKeyPart`: no `:` survives).
  */
 export const JOB_ID_SEPARATOR = '~';
 
@@ -12,7 +15,7 @@ export function formatOccurrence(occurrence: Date | number): string {
 
 /** Job id of one tenant's run of a `@TenantCron`: `<name>~<tenantId>~<yyyyMMddTHHmmssZ>`. */
 export function tenantCronJobId(name: string, tenantId: string, occurrence: Date | number): string {
-  return [name, tenantId, formatOccurrence(occurrence)].join(JOB_ID_SEPARATOR);
+  return [name, tenantKeyPart(tenantId), formatOccurrence(occurrence)].join(JOB_ID_SEPARATOR);
 }
 
 /** Job id of a tenant schedule's run: `sched~<tenantId>~<key>~<yyyyMMddTHHmmssZ>`. */
@@ -21,7 +24,9 @@ export function tenantScheduleJobId(
   key: string,
   occurrence: Date | number,
 ): string {
-  return ['sched', tenantId, key, formatOccurrence(occurrence)].join(JOB_ID_SEPARATOR);
+  return ['sched', tenantKeyPart(tenantId), key, formatOccurrence(occurrence)].join(
+    JOB_ID_SEPARATOR,
+  );
 }
 
 /** @internal Job id of a `@TenantCron` fan-out: `fanout~<name>~<first occurrence>`. */

@@ -232,7 +232,7 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
     known = new Map<string, StoredSchedule>(),
   ): Promise<void> {
     if (members.length === 0) return;
-    const missing = [...new Set(members.map((m) => m.split('|')[0]))].filter(
+    const missing = [...new Set(members.map((m) => splitMember(m)[0]))].filter(
       (id) => !known.has(id),
     );
     const byId = new Map(known);
@@ -242,7 +242,7 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
     const done: string[] = [];
     await Promise.all(
       members.map(async (member) => {
-        const [id, spec] = member.split('|');
+        const [id, spec] = splitMember(member);
         const schedule = byId.get(id);
         try {
           if (schedule) result.jobIds.push(await this.enqueue(schedule, spec));
@@ -294,4 +294,10 @@ function idOf(schedule: StoredSchedule): string {
   return schedule.kind === 'cron'
     ? cronScheduleId(schedule.name!)
     : tenantScheduleId(schedule.tenantId!, schedule.key!);
+}
+
+/** `<schedule id>|<spec>`: the spec has no `|`, a tenant id in the schedule id may. */
+function splitMember(member: string): [string, string] {
+  const at = member.lastIndexOf('|');
+  return [member.slice(0, at), member.slice(at + 1)];
 }

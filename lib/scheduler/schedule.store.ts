@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tenantKeyPart } from '../context/tenant-key';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
 import { RedisClient, TenantQueueRedis } from '../tenant-queue.redis';
 import { MissedRunPolicy, TenantScheduleJob } from './tenant-schedule.interface';
@@ -35,7 +36,9 @@ type ScriptClient = RedisClient & {
   tqScheduleRecover(outbox: string, ...args: (string | number)[]): Promise<string[]>;
 };
 
-export const tenantScheduleId = (tenantId: string, key: string) => `t~${tenantId}~${key}`;
+/** `t~<tenant key part>~<key>`: keys have no `~`, so the last `~` ends the tenant's part. */
+export const tenantScheduleId = (tenantId: string, key: string) =>
+  `t~${tenantKeyPart(tenantId)}~${key}`;
 export const cronScheduleId = (name: string) => `c~${name}`;
 
 /**
@@ -59,7 +62,7 @@ export class ScheduleStore {
       defs: `${this.tag}:defs`,
       due: `${this.tag}:due`,
       outbox: `${this.tag}:outbox`,
-      tenant: (tenantId: string) => `${this.tag}:tenant:${tenantId}`,
+      tenant: (tenantId: string) => `${this.tag}:tenant:${tenantKeyPart(tenantId)}`,
     };
   }
 

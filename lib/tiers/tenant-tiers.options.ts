@@ -63,9 +63,10 @@ export function checkLimits(field: string, input: unknown, keys = LIMIT_KEYS): v
   }
 }
 
-/** Validates `tiers` (module option) and returns it frozen. */
+/** Validates `tiers` (module option) and returns it frozen, without a prototype (a tier named
+ * `constructor` in a directory record must not find `Object.prototype.constructor`). */
 export function resolveTiers(input: unknown): Readonly<Record<string, TenantTierOptions>> {
-  if (input === undefined) return Object.freeze({});
+  if (input === undefined) return Object.freeze(Object.create(null));
   if (!isObject(input))
     throw invalid('tiers', 'must be { [tier]: { weight, maxConcurrency, ... } }');
   for (const [name, tier] of Object.entries(input)) {
@@ -87,7 +88,7 @@ export function resolveTiers(input: unknown): Readonly<Record<string, TenantTier
       }
     }
   }
-  return Object.freeze({ ...(input as Record<string, TenantTierOptions>) });
+  return Object.freeze(Object.assign(Object.create(null), input));
 }
 
 /** Cache time of tenant profiles (tier and overrides read from the directory). */

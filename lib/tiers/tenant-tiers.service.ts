@@ -75,7 +75,7 @@ export class TenantTiers {
   limits(profile: TenantProfile, queue: string): TenantLimits {
     const tier = this.tier(profile.tier);
     const out: TenantLimits = {};
-    const layers = [tier, tier?.queues?.[queue], profile.record as TenantLimits | null];
+    const layers = [tier, own(tier?.queues, queue), profile.record as TenantLimits | null];
     for (const layer of layers) {
       if (!layer) continue;
       for (const field of LIMIT_FIELDS) {
@@ -87,8 +87,8 @@ export class TenantTiers {
 
   /** The dedicated pool of `queue` for this tenant (record's `pools`, then its tier's), if any. */
   pool(profile: TenantProfile, queue: string): string | undefined {
-    const own = (profile.record?.pools as Record<string, string> | undefined)?.[queue];
-    return own ?? this.tier(profile.tier)?.pools?.[queue];
+    const mine = own(profile.record?.pools as Record<string, string> | undefined, queue);
+    return mine ?? own(this.tier(profile.tier)?.pools, queue);
   }
 
   /** Limits of several tenants on one queue; a tenant whose lookup fails is left out. */
@@ -120,4 +120,9 @@ export class TenantTiers {
     this.listeners.add(listener as (tenantId: string) => void);
     return () => this.listeners.delete(listener as (tenantId: string) => void);
   }
+}
+
+/** `map[key]` when `map` has it as its own property (never `Object.prototype`'s). */
+function own<T>(map: Readonly<Record<string, T>> | undefined, key: string): T | undefined {
+  return map !== undefined && Object.hasOwn(map, key) ? map[key] : undefined;
 }

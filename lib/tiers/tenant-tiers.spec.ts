@@ -14,6 +14,21 @@ const tiersFor = (
   );
 
 describe('TenantTiers', () => {
+  it('never takes a tier, queue or pool from Object.prototype', async () => {
+    const directory = new InMemoryTenantDirectory([
+      { id: 'constructor', tier: 'constructor' },
+      { id: 'toString', tier: 'pro' },
+    ]);
+    const tiers = tiersFor({ pro: { weight: 2 } }, directory);
+    const odd = await tiers.profile('constructor');
+    expect(tiers.tier(odd.tier)).toBeUndefined();
+    expect(tiers.limits(odd, 'constructor')).toEqual({});
+    expect(tiers.pool(odd, 'constructor')).toBeUndefined();
+    const pro = await tiers.profile('toString');
+    expect(tiers.limits(pro, 'toString')).toEqual({ weight: 2 });
+    expect(tiers.pool(pro, 'hasOwnProperty')).toBeUndefined();
+  });
+
   it('layers tier, tier per-queue entry and the tenant record, in that order', async () => {
     const directory = new InMemoryTenantDirectory([
       { id: 'a', tier: 'pro' },
