@@ -28,9 +28,9 @@ export class TenantQueueRedis implements OnApplicationShutdown {
 
   private open(): RedisClient {
     const connection = this.options.connection as unknown;
-    if (connection instanceof Redis || connection instanceof Cluster) {
-      return connection.duplicate();
-    }
+    // Two branches: ioredis 6 types the two `duplicate`s apart.
+    if (connection instanceof Redis) return connection.duplicate();
+    if (connection instanceof Cluster) return connection.duplicate();
     return new IORedis({
       ...(connection as RedisOptions),
       maxRetriesPerRequest: null,

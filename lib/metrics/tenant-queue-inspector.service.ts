@@ -136,7 +136,7 @@ export class TenantQueueInspector {
     const redis = this.redis.client;
     let ghosts = 0;
     for (let round = 0; round < 3; round++) {
-      const flat = await redis.zrange(keys.pending(tenantId), 0, HEAD - 1, 'WITHSCORES');
+      const flat = await redis.zrange(keys.pending(tenantId), 0, String(HEAD - 1), 'WITHSCORES');
       if (flat.length === 0) return { ageMs: 0, ghosts };
       const ids = flat.filter((_, i) => i % 2 === 0);
       if (!clean) return { ageMs: Math.max(0, now - Number(flat[1])), ghosts };
