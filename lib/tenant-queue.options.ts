@@ -32,6 +32,7 @@ import { Messages } from './tenant-queue.messages';
 import { TenantTierOptions } from './tiers/tenant-tier-options.interface';
 import { resolveTierCacheMs, resolveTiers } from './tiers/tenant-tiers.options';
 import { TenantActor } from './interfaces/actor.interface';
+import { ResolvedTelemetry, resolveTelemetry } from './telemetry/telemetry.options';
 import {
   TenantQueueModuleOptions,
   TenantResolverName,
@@ -69,6 +70,7 @@ export interface ResolvedTenantQueueOptions {
   guards: ResolvedGuardOptions;
   tiers: Readonly<Record<string, TenantTierOptions>>;
   tierCacheMs: number;
+  telemetry: ResolvedTelemetry | undefined;
 }
 
 const IsCallable = () =>
@@ -115,6 +117,7 @@ class OptionsSchema {
   @IsOptional() metrics?: unknown;
   @IsOptional() tiers?: unknown;
   @IsOptional() tierCacheMs?: unknown;
+  @IsOptional() telemetry?: unknown;
 }
 
 function check(schema: object, input: object, path: string): void {
@@ -188,6 +191,7 @@ export function resolveTenantQueueOptions(
     guards: resolveGuardOptions(options.guards),
     tiers: resolveTiers(options.tiers),
     tierCacheMs: resolveTierCacheMs(options.tierCacheMs),
+    telemetry: resolveTelemetry(options),
   };
 }
 

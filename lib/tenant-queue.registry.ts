@@ -24,6 +24,7 @@ import { Messages } from './tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from './tenant-queue.options';
 import { TenantQueueRedis } from './tenant-queue.redis';
 import { TenantTiers } from './tiers/tenant-tiers.service';
+import { tracedDispatcher } from './telemetry/traced-dispatcher';
 const DEFAULT_ATTEMPTS = 3;
 const DEFAULT_BACKOFF = { type: 'exponential', delay: 1000, jitter: 0.5 } as const;
 const DEFAULT_DEAD_LETTER_CAP = 1000;
@@ -109,7 +110,8 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
     router?: TenantJobRouter,
   ): TenantQueue<any> {
     const bullQueue = this.createBullQueue(definition);
-    const dispatcher = () => this.dispatcherFor(definition);
+    const dispatcher = () =>
+      tracedDispatcher(this.dispatcherFor(definition), this.options.telemetry);
     const written = (jobs: PreparedJob[]) => this.pipeline.notifyEnqueued(definition, jobs);
     const queue = new TenantQueue(
       definition,
@@ -128,6 +130,7 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
     return new Queue(definition.name, {
       connection: this.options.connection,
       prefix: definition.bullPrefix,
+      telemetry: this.options.telemetry?.bull,
     });
   }
 

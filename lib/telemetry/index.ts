@@ -1,0 +1,1 @@
+export { TENANT_ID_ATTRIBUTE } from './otel-api';
