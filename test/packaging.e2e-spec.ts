@@ -21,6 +21,7 @@ const ENTRY_POINTS: [subpath: string, exported: string][] = [
   ['nestjs-tenant-queue/testing', 'TenantQueueTestingModule'],
   ['nestjs-tenant-queue/dashboard', 'TenantQueueDashboardModule'],
   ['nestjs-tenant-queue/bullmq', 'TenantBullMqModule'],
+  ['nestjs-tenant-queue/bull-board', 'TenantBullBoardModule'],
   // The path the README gave before the exports map, kept so existing imports still work.
   ['nestjs-tenant-queue/dist/health', 'TenantQueueHealthIndicator'],
 ];
