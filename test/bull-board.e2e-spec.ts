@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { BullBoardModule } from '@bull-board/nestjs';
@@ -8,20 +7,10 @@ import { ClsModule } from 'nestjs-cls';
 import { Browser, chromium } from 'playwright-core';
 import { TenantContext, TenantQueue, TenantQueueDashboardModule, TenantQueueModule } from '../lib';
 import { TenantBullBoardModule } from '../lib/bull-board';
+import { CHROMIUM, CHROMIUM_ARGS, describeWithChromium } from './support/chromium';
 import { redisConnection, uniquePrefix } from './support/redis-url';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-const describeBrowser = existsSync(CHROMIUM) || process.env.CI ? describe : describe.skip;
+const describeBrowser = describeWithChromium('bull-board e2e');
 
 describeBrowser('bull-board on the module queues, in headless Chromium', () => {
   let app: INestApplication;
