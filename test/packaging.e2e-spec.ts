@@ -22,6 +22,7 @@ const ENTRY_POINTS: [subpath: string, exported: string][] = [
   ['nestjs-tenant-queue/dashboard', 'TenantQueueDashboardModule'],
   ['nestjs-tenant-queue/bullmq', 'TenantBullMqModule'],
   ['nestjs-tenant-queue/bull-board', 'TenantBullBoardModule'],
+  ['nestjs-tenant-queue/telemetry', 'OpenTelemetryMetricsSink'],
   // The path the README gave before the exports map, kept so existing imports still work.
   ['nestjs-tenant-queue/dist/health', 'TenantQueueHealthIndicator'],
 ];
