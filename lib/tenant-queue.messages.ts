@@ -201,6 +201,21 @@ export const Messages = {
   deadLetterUnreadable: (queue: string, jobId: string, why: string) =>
     `dead-letter sweep of "${queue}" skipped failed job ${jobId}: its hash cannot be read (${why}). ` +
     `It stays in BullMQ's failed set; inspect or remove it there (e.g. queue.getJob / job.remove).`,
+  // obs
+  bullMqSeamMissing: () =>
+    `TenantBullMqModule needs @nestjs/bullmq 11.0.5 or later (its ProcessorDecoratorService ` +
+    `hook runs existing @Processor classes in their tenant's context). Upgrade @nestjs/bullmq, or ` +
+    `move the processors to @TenantProcessor.`,
+  bullMqScopedProcessor: (className: string, queue: string) =>
+    `@Processor class ${className} on tenant queue "${queue}" is request-scoped; @nestjs/bullmq ` +
+    `resolves such processors per job outside this module's reach, so their jobs would run ` +
+    `without the tenant checks. Make it a singleton, or move it to @TenantProcessor (which ` +
+    `resolves request-scoped processors per job in the job's tenant context).`,
+  bullMqPooledQueue: (queue: string) =>
+    `TenantBullMqModule.registerQueue({ name: '${queue}' }) declares dedicated pools, but a ` +
+    `@nestjs/bullmq worker consumes one BullMQ queue, so the pools' jobs would never run. ` +
+    `Register it with TenantQueueModule.registerQueue and move its processor to ` +
+    `@TenantProcessor('${queue}'), which starts one worker per pool.`,
 };
 
 function truncate(value: unknown): unknown {

@@ -58,6 +58,7 @@ import { TenantMetricsGauges } from './metrics/tenant-metrics.gauges';
 import { TenantMetricsRecorder } from './metrics/tenant-metrics.recorder';
 import { TenantQueueInspector } from './metrics/tenant-queue-inspector.service';
 import { TenantQueueRegistry } from './tenant-queue.registry';
+import { TenantSpanStage } from './telemetry/tenant-span.stage';
 import { ScheduleStore } from './scheduler/schedule.store';
 import { ScheduleTicker } from './scheduler/schedule-ticker';
 import { RedisServerClock, SchedulerClock } from './scheduler/scheduler-clock';
@@ -151,6 +152,7 @@ const TENANT_QUEUE_REDIS_FEATURE_PROVIDERS: Provider[] = [
   TenantMetricsGauges,
   TenantQueueInspector,
   QueueConsumerCheck,
+  TenantSpanStage,
 ];
 
 @Module({})

@@ -37,6 +37,7 @@ import { Messages } from './tenant-queue.messages';
 import { TenantTierOptions } from './tiers/tenant-tier-options.interface';
 import { resolveTierCacheMs, resolveTiers } from './tiers/tenant-tiers.options';
 import { TenantActor } from './interfaces/actor.interface';
+import { ResolvedTelemetry, resolveTelemetry } from './telemetry/telemetry.options';
 import {
   TenantQueueModuleOptions,
   TenantResolverName,
@@ -75,6 +76,7 @@ export interface ResolvedTenantQueueOptions {
   tiers: Readonly<Record<string, TenantTierOptions>>;
   tierCacheMs: number;
   enqueueTimeoutMs: number;
+  telemetry: ResolvedTelemetry | undefined;
 }
 
 const DEFAULT_ENQUEUE_TIMEOUT_MS = 5000;
@@ -124,6 +126,7 @@ class OptionsSchema {
   @IsOptional() tiers?: unknown;
   @IsOptional() tierCacheMs?: unknown;
   @IsOptional() @IsInt() @Min(100) @Max(600_000) enqueueTimeoutMs?: number;
+  @IsOptional() telemetry?: unknown;
 }
 
 function check(schema: object, input: object, path: string): void {
@@ -199,6 +202,7 @@ export function resolveTenantQueueOptions(
     tiers: resolveTiers(options.tiers),
     tierCacheMs: resolveTierCacheMs(options.tierCacheMs),
     enqueueTimeoutMs: options.enqueueTimeoutMs ?? DEFAULT_ENQUEUE_TIMEOUT_MS,
+    telemetry: resolveTelemetry(options),
   };
 }
 

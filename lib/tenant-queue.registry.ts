@@ -27,6 +27,7 @@ import { Messages } from './tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from './tenant-queue.options';
 import { TenantQueueRedis } from './tenant-queue.redis';
 import { TenantTiers } from './tiers/tenant-tiers.service';
+import { tracedDispatcher } from './telemetry/traced-dispatcher';
 const DEFAULT_ATTEMPTS = 3;
 const DEFAULT_BACKOFF = { type: 'exponential', delay: 1000, jitter: 0.5 } as const;
 const DEFAULT_DEAD_LETTER_CAP = 1000;
@@ -124,7 +125,8 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
     router?: TenantJobRouter,
   ): TenantQueue<any> {
     const bullQueue = this.createBullQueue(definition);
-    const dispatcher = () => this.dispatcherFor(definition);
+    const dispatcher = () =>
+      tracedDispatcher(this.dispatcherFor(definition), this.options.telemetry);
     const written = (jobs: PreparedJob[]) => this.pipeline.notifyEnqueued(definition, jobs);
     const queue = new TenantQueue(
       definition,
@@ -147,6 +149,7 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
     const queue = new Queue(definition.name, {
       connection: this.redis.producer,
       prefix: definition.bullPrefix,
+      telemetry: this.options.telemetry?.bull,
     });
     queue.on('error', () => undefined);
     return queue;

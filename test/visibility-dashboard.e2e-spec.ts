@@ -1,10 +1,4 @@
-import { existsSync } from 'node:fs';
-import {
-  CanActivate,
-  ExecutionContext,
-  INestApplication,
-  Injectable,
-} from '@nestjs/common';
+import { CanActivate, ExecutionContext, INestApplication, Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ClsModule } from 'nestjs-cls';
 import { Browser, chromium } from 'playwright-core';
@@ -22,19 +16,9 @@ import {
   TenantWorkerHost,
 } from '../lib';
 import { TenantMetricsRecorder } from '../lib/metrics/tenant-metrics.recorder';
+import { CHROMIUM, CHROMIUM_ARGS, describeWithChromium } from './support/chromium';
 import { redisConnection, uniquePrefix } from './support/redis-url';
 import { sleep, waitFor } from './support/wait';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 /** Reads are open; actions need the `role=admin` cookie. */
 @Injectable()
@@ -54,13 +38,7 @@ class ReportsProcessor extends TenantWorkerHost {
   }
 }
 
-const describeBrowser = existsSync(CHROMIUM) || process.env.CI ? describe : describe.skip;
-if (!existsSync(CHROMIUM)) {
-  console.warn(
-    `visibility-dashboard: no Chromium at ${CHROMIUM}; ` +
-      `install Debian's "chromium" package (or set CHROMIUM_PATH) to run the dashboard e2e test.`,
-  );
-}
+const describeBrowser = describeWithChromium('visibility-dashboard');
 
 describeBrowser('dashboard in headless Chromium', () => {
   const prefix = uniquePrefix('dash');

@@ -1,5 +1,5 @@
 import type { TenantTierOptions } from '../tiers/tenant-tier-options.interface';
-import type { ConnectionOptions } from 'bullmq';
+import type { ConnectionOptions, Telemetry } from 'bullmq';
 import { TenantActor } from './actor.interface';
 import { TenantQueueMetricsOptions } from '../metrics/metrics-options.interface';
 import { TenantSchedulerOptions } from './tenant-scheduler-options.interface';
@@ -132,4 +132,13 @@ export interface TenantQueueModuleOptions {
    * @default 5000
    */
   enqueueTimeoutMs?: number;
+  /**
+   * BullMQ's telemetry (e.g. `new BullMQOtel('my-app')` from `bullmq-otel`), given to every queue
+   * and worker the module creates. Each job carries the trace context it was enqueued in (also
+   * through the fair gate), so BullMQ's `process` span continues the request's trace; that span
+   * and the enqueuing span get `tenant.id` (the tenant's metric label, bounded like
+   * `metrics.maxTenantLabels`).
+   * @default undefined (no telemetry)
+   */
+  telemetry?: Telemetry;
 }

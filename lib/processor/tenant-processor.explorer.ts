@@ -69,6 +69,7 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
       queue.name,
       this.runner.createProcessor(host, queue.definition, options),
       {
+        telemetry: this.options.telemetry?.bull,
         ...normaliseKeepJobs(options),
         connection: this.options.connection,
         prefix: queue.definition.bullPrefix,

@@ -1,0 +1,70 @@
+import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
+import { BULL_BOARD_INSTANCE } from '@bull-board/nestjs';
+import { isFairnessOn } from '../fairness/fairness-options';
+import { TenantQueueInspector } from '../metrics/tenant-queue-inspector.service';
+import type { TenantQueue } from '../producer/tenant-queue';
+import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { BullBoardQueueAdapter, TenantBullBoardOptions } from './tenant-bull-board.options';
+
+/** @internal */
+export const TENANT_BULL_BOARD_OPTIONS = Symbol('TENANT_BULL_BOARD_OPTIONS');
+
+interface BullBoardInstance {
+  addQueue(adapter: BullBoardQueueAdapter): void;
+}
+
+/**
+ * Adds the module's BullMQ queues (and pools) to the app's bull-board. A fair queue's jobs wait
+ * in the tenant gate before BullMQ lists them, so its description says how many wait there and
+ * where the per-tenant view is.
+ */
+@Injectable()
+export class TenantBullBoardRegistrar implements OnModuleInit {
+  constructor(
+    @Inject(TENANT_BULL_BOARD_OPTIONS) private readonly options: TenantBullBoardOptions,
+    @Inject(BULL_BOARD_INSTANCE) private readonly board: BullBoardInstance,
+    private readonly registry: TenantQueueRegistry,
+    @Optional() private readonly inspector?: TenantQueueInspector,
+  ) {}
+
+  onModuleInit(): void {
+    for (const name of this.options.queues ?? this.registry.getQueueNames()) {
+      const queue = this.registry.getQueue(name);
+      const adapter = new this.options.adapter(queue.bullQueue, {
+        description: this.describe(queue),
+        ...this.options.adapterOptions,
+      });
+      if (isFairnessOn(queue.definition.fairness) && this.inspector) this.showGate(queue, adapter);
+      this.board.addQueue(adapter);
+    }
+  }
+
+  private describe(queue: TenantQueue<any>): string {
+    const pool = queue.definition.poolOf;
+    const base = pool ? `Dedicated pool of "${pool}".` : `Tenant queue "${queue.name}".`;
+    if (!isFairnessOn(queue.definition.fairness)) return base;
+    const where = this.options.dashboardPath
+      ? ` Per tenant: /${this.options.dashboardPath.replace(/^\/+/, '')}`
+      : '';
+    return `${base} Fair queue: jobs wait per tenant in the fair gate until admitted, so BullMQ lists only the admitted ones.${where}`;
+  }
+
+  /** Keeps the description's gate figure fresh, read when bull-board refreshes the counts. */
+  private showGate(queue: TenantQueue<any>, adapter: BullBoardQueueAdapter): void {
+    const every = this.options.backlogRefreshMs ?? 5000;
+    const base = adapter.getDescription();
+    const counts = adapter.getJobCounts.bind(adapter);
+    let waiting: number | undefined;
+    let readAt = -Infinity;
+    adapter.getDescription = () =>
+      waiting === undefined ? base : `${base} Waiting to start, all tenants: ${waiting}.`;
+    adapter.getJobCounts = async () => {
+      if (Date.now() - readAt >= every) {
+        readAt = Date.now();
+        const tenants = await this.inspector!.listTenants({ queue: queue.name, limit: 1000 });
+        waiting = tenants.reduce((sum, tenant) => sum + tenant.backlog, 0);
+      }
+      return counts();
+    };
+  }
+}

@@ -1,0 +1,1 @@
+export { TenantBullMqModule } from './tenant-bullmq.module';

@@ -1,0 +1,107 @@
+import {
+  Inject,
+  Injectable,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+  Type,
+} from '@nestjs/common';
+import { DiscoveryService, ModuleRef } from '@nestjs/core';
+import { WorkerHost } from '@nestjs/bullmq';
+import type { Processor, Worker } from 'bullmq';
+import { InvalidTenantQueueOptionsError } from '../errors';
+import { TenantJobPipeline } from '../processor/tenant-job-pipeline';
+import { TenantJobRunner } from '../processor/tenant-job.runner';
+import { TenantProcessorOptions } from '../processor/tenant-processor.decorator';
+import { TenantWorkerHost } from '../processor/tenant-worker-host';
+import type { TenantQueue } from '../producer/tenant-queue';
+import { Messages } from '../tenant-queue.messages';
+import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { adoptWorker, claimQueues, notifyBound } from './processor-seam';
+
+/** @internal The tenant queues one `TenantBullMqModule.registerQueue(...)` declared. */
+export const TENANT_BULLMQ_QUEUES = Symbol('TENANT_BULLMQ_QUEUES');
+
+/**
+ * Adopts the `@nestjs/bullmq` workers of this module's queues at bootstrap: their jobs run
+ * through the tenant runner (fresh context, envelope check, guards, metrics), and the module's
+ * worker plugins (fair-slot release, dead letters, metrics) attach to them. Until then their
+ * jobs wait (see `processor-seam.ts`), so none runs without its tenant.
+ */
+@Injectable()
+export class TenantBullMqBridge implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly byQualifiedName = new Map<string, TenantQueue<any>>();
+  private readonly release: () => void;
+
+  constructor(
+    @Inject(TENANT_BULLMQ_QUEUES) queues: TenantQueue<any>[],
+    private readonly discovery: DiscoveryService,
+    private readonly moduleRef: ModuleRef,
+    private readonly registry: TenantQueueRegistry,
+    private readonly pipeline: TenantJobPipeline,
+  ) {
+    for (const queue of queues) this.byQualifiedName.set(queue.bullQueue.qualifiedName, queue);
+    this.release = claimQueues([...this.byQualifiedName.keys()]);
+  }
+
+  onApplicationBootstrap(): void {
+    try {
+      const runner = this.moduleRef.get(TenantJobRunner, { strict: false });
+      for (const wrapper of this.discovery.getProviders()) {
+        const host: unknown = wrapper.instance;
+        if (!(host instanceof WorkerHost)) continue;
+        const worker = (host as unknown as { _worker?: Worker })._worker;
+        const queue = worker && this.byQualifiedName.get(worker.qualifiedName);
+        if (!queue) continue;
+        const name = (wrapper.metatype as Type | undefined)?.name ?? String(wrapper.name);
+        if (!wrapper.isDependencyTreeStatic()) {
+          throw new InvalidTenantQueueOptionsError(
+            Messages.bullMqScopedProcessor(name, queue.name),
+          );
+        }
+        this.adopt(runner, host, worker, queue);
+      }
+    } finally {
+      this.release();
+    }
+    notifyBound();
+  }
+
+  onApplicationShutdown(): void {
+    this.release();
+  }
+
+  private adopt(
+    runner: TenantJobRunner,
+    host: WorkerHost,
+    worker: Worker,
+    queue: TenantQueue<any>,
+  ): void {
+    const options: TenantProcessorOptions = {
+      concurrency: worker.opts.concurrency,
+      lockDuration: worker.opts.lockDuration,
+    };
+    adoptWorker(worker, (inner) =>
+      runner.createProcessor(hostCalling(host, inner), queue.definition, options),
+    );
+    for (const plugin of this.pipeline.workerPlugins)
+      plugin.attach(worker, queue.definition, options);
+    // The registry closes it before the fair gates, so its last completions still free slots.
+    if (!this.registry.getWorker(queue.name)) this.registry.addWorker(queue.name, worker);
+  }
+}
+
+/**
+ * The processor as the runner sees it: the app's instance (its class carries the guard and
+ * `@Idempotent` metadata), whose `process` calls what `@nestjs/bullmq` decorated (so other
+ * decorations, e.g. an APM's, still run), with the original method's metadata copied over.
+ */
+function hostCalling(host: WorkerHost, inner: Processor): TenantWorkerHost {
+  const original = host.process;
+  const process = (job: Parameters<Processor>[0], token?: string) => inner(job, token);
+  for (const key of Reflect.getMetadataKeys(original)) {
+    Reflect.defineMetadata(key, Reflect.getMetadata(key, original), process);
+  }
+  const adapter = Object.create(host) as TenantWorkerHost;
+  Object.defineProperty(adapter, 'process', { value: process });
+  return adapter;
+}

@@ -1,0 +1,50 @@
+import { DynamicModule, Module, Provider } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { BullModule, getQueueToken } from '@nestjs/bullmq';
+import { InvalidTenantQueueOptionsError } from '../errors';
+import { RegisterTenantQueueOptions } from '../interfaces/register-queue-options.interface';
+import { Messages } from '../tenant-queue.messages';
+import { TenantQueueModule } from '../tenant-queue.module';
+import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { installProcessorSeam } from './processor-seam';
+import { TENANT_BULLMQ_QUEUES, TenantBullMqBridge } from './tenant-bullmq.bridge';
+
+/**
+ * Runs existing `@nestjs/bullmq` processors (`@Processor(name)` classes extending `WorkerHost`)
+ * on this module's queues, unchanged: put `TenantBullMqModule.registerQueue(...)` where
+ * `BullModule.registerQueue(...)` was. Each queue is a tenant queue (`@InjectTenantQueue`) and
+ * also `@InjectQueue(name)`'s BullMQ queue, and its `@Processor` jobs run in their tenant's
+ * context, with this module's envelope check, job guards, metrics and fair-slot release.
+ */
+@Module({})
+export class TenantBullMqModule {
+  static registerQueue(...queues: RegisterTenantQueueOptions[]): DynamicModule {
+    if (!installProcessorSeam()) {
+      throw new InvalidTenantQueueOptionsError(Messages.bullMqSeamMissing());
+    }
+    const pooled = queues.find((queue) => queue.pools?.length);
+    if (pooled) throw new InvalidTenantQueueOptionsError(Messages.bullMqPooledQueue(pooled.name));
+    const bullQueues: Provider[] = queues.map((queue) => ({
+      provide: getQueueToken(queue.name),
+      useFactory: (registry: TenantQueueRegistry) => registry.createQueue(queue).bullQueue,
+      inject: [TenantQueueRegistry],
+    }));
+    const tenant = TenantQueueModule.registerQueue(...queues);
+    return {
+      module: TenantBullMqModule,
+      // An empty `registerQueue()` brings @nestjs/bullmq's explorer, which starts the workers.
+      imports: [DiscoveryModule, BullModule.registerQueue(), tenant],
+      providers: [
+        ...bullQueues,
+        {
+          provide: TENANT_BULLMQ_QUEUES,
+          useFactory: (registry: TenantQueueRegistry) =>
+            queues.map((queue) => registry.createQueue(queue)),
+          inject: [TenantQueueRegistry],
+        },
+        TenantBullMqBridge,
+      ],
+      exports: [...queues.map((queue) => getQueueToken(queue.name)), tenant],
+    };
+  }
+}

@@ -1,0 +1,40 @@
+import type { Telemetry } from 'bullmq';
+import { InvalidTenantQueueOptionsError } from '../errors';
+import { TenantQueueModuleOptions } from '../interfaces/tenant-queue-options.interface';
+import { TenantLabeler, resolveMetricsOptions } from '../metrics/metrics.options';
+import { Messages } from '../tenant-queue.messages';
+import { OtelApi, loadOtelApi } from './otel-api';
+
+/** @internal `options.telemetry` after validation: BullMQ's telemetry and the tenant label. */
+export interface ResolvedTelemetry {
+  /** Given to every queue and worker the module creates (and to adopted @nestjs/bullmq ones). */
+  bull: Telemetry;
+  /** `tenant.id` of a span: the tenant's metric label (bounded by `metrics.maxTenantLabels`). */
+  label: (tenantId: string) => string;
+  /** `@opentelemetry/api`, to tag the active span; absent with a non-OpenTelemetry `Telemetry`. */
+  api: OtelApi | undefined;
+}
+
+/** Validates `options.telemetry`; `undefined` when it is not set. */
+export function resolveTelemetry(options: TenantQueueModuleOptions): ResolvedTelemetry | undefined {
+  const bull = options.telemetry;
+  if (bull === undefined) return undefined;
+  const manager = (bull as Partial<Telemetry> | null)?.contextManager;
+  const ok =
+    typeof bull === 'object' &&
+    bull !== null &&
+    typeof bull.tracer?.startSpan === 'function' &&
+    ['active', 'with', 'getMetadata', 'fromMetadata'].every(
+      (method) => typeof (manager as unknown as Record<string, unknown>)?.[method] === 'function',
+    );
+  if (!ok) {
+    throw new InvalidTenantQueueOptionsError(
+      Messages.invalidOptions(
+        'telemetry',
+        "must be BullMQ's Telemetry ({ tracer, contextManager }), e.g. new BullMQOtel('my-app') from bullmq-otel",
+      ),
+    );
+  }
+  const labeler = new TenantLabeler(resolveMetricsOptions(options));
+  return { bull, label: (tenantId) => labeler.label(tenantId), api: loadOtelApi() };
+}

@@ -1,0 +1,43 @@
+import { JobDispatcher, PreparedJob } from '../producer/job-dispatcher.interface';
+import { ENVELOPE_KEY } from '../tenant-queue.constants';
+import { TENANT_ID_ATTRIBUTE } from './otel-api';
+import { ResolvedTelemetry } from './telemetry.options';
+
+/**
+ * Gives each job the trace context it was enqueued in (`opts.telemetry.metadata`, what BullMQ's
+ * worker makes the parent of its `process` span), so the trace survives the fair gate, which
+ * hands jobs to BullMQ later from another context. The context is the active one (e.g. the
+ * HTTP server span), else the envelope's `traceparent` (the request's header, or the job that
+ * enqueued this one). Tags the active span with the tenant too.
+ */
+export function tracedDispatcher(
+  inner: JobDispatcher,
+  telemetry: ResolvedTelemetry | undefined,
+): JobDispatcher {
+  if (!telemetry) return inner;
+  const { contextManager } = telemetry.bull;
+  return {
+    dispatch(queue, jobs) {
+      const active = contextManager.getMetadata(contextManager.active());
+      const shared = active && active !== '{}' ? { metadata: active } : undefined;
+      for (const job of jobs) {
+        if (job.opts.telemetry) continue;
+        const telemetryOpts = shared ?? fromEnvelope(job);
+        if (telemetryOpts) job.opts.telemetry = telemetryOpts;
+      }
+      const tenantId = jobs[0]?.tenantId;
+      if (tenantId !== undefined) {
+        telemetry.api?.trace
+          .getActiveSpan()
+          ?.setAttribute(TENANT_ID_ATTRIBUTE, telemetry.label(tenantId));
+      }
+      return inner.dispatch(queue, jobs);
+    },
+  };
+}
+
+/** The W3C carrier bullmq-otel reads (`propagation.extract` of the JSON) from the envelope. */
+function fromEnvelope(job: PreparedJob): { metadata: string } | undefined {
+  const traceparent = (job.data[ENVELOPE_KEY] as { traceparent?: string } | undefined)?.traceparent;
+  return traceparent ? { metadata: JSON.stringify({ traceparent }) } : undefined;
+}
