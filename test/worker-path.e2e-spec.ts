@@ -138,6 +138,37 @@ describe('the worker path', () => {
     expect(ran).not.toContain(job.id);
   });
 
+  it('refuses malformed run options once, with the envelope already detached', async () => {
+    const failed: TenantJob[] = [];
+    const worker = moduleRef.get(PlainProcessor).worker;
+    const listener = (job?: TenantJob) => job && failed.push(job);
+    worker.on('failed', listener);
+    const job = await plain.add(
+      'work',
+      {
+        x: 1,
+        _run: { timeoutMs: -1 },
+        _tenant: {
+          v: 1,
+          tenantId: 'acme',
+          actorType: 'system',
+          enqueuedAt: new Date().toISOString(),
+          correlationId: 'corr-2',
+        },
+      },
+      { attempts: 3 },
+    );
+    await settle(plain, job.id!);
+    worker.off('failed', listener);
+    const stored = await plain.getJob(job.id!);
+    expect(stored!.attemptsMade).toBe(1);
+    expect(stored!.failedReason).toMatch(/timeoutMs/);
+    expect(ran).not.toContain(job.id);
+    const seen = failed.find((f) => f.id === job.id)!;
+    expect(seen.data).toEqual({ x: 1 });
+    expect(seen.tenant?.tenantId).toBe('acme');
+  });
+
   it('gives no signal to a process() that does not declare it: cancelJob cannot abort it', async () => {
     const job = await add('work', { mode: 'slow' });
     const worker = moduleRef.get(PlainProcessor).worker;

@@ -232,12 +232,8 @@ export class TenantJobRunner {
       }
     }
     const rawRun = object && hasOwn.call(data, RUN_OPTIONS_KEY) ? data[RUN_OPTIONS_KEY] : undefined;
-    let options = NO_RUN_OPTIONS;
-    if (rawRun !== undefined) {
-      const problem = runOptionsProblem(rawRun);
-      if (problem) throw new NonRetryableError(Messages.invalidRunOptions(problem));
-      options = rawRun as JobRunOptions;
-    }
+    const problem = rawRun === undefined ? undefined : runOptionsProblem(rawRun);
+    const options = rawRun === undefined || problem ? NO_RUN_OPTIONS : (rawRun as JobRunOptions);
     // In place: the envelope (then `_run`) is the payload's last key, and deleting the last key
     // keeps the object's fast shape; a copy would cost more.
     if (raw !== undefined) delete data![ENVELOPE_KEY];
@@ -247,6 +243,8 @@ export class TenantJobRunner {
       run.envelope = envelope;
       run.state.fill(envelope);
     }
+    // Refused once detached, so the job's events see it opened, like any other failed job.
+    if (problem) throw new NonRetryableError(Messages.invalidRunOptions(problem));
     return options.timeoutMs !== undefined;
   }
 
