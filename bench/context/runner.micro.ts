@@ -6,6 +6,7 @@
  *   node --allow-natives-syntax -r ts-node/register/transpile-only bench/context/runner.micro.ts
  */
 import 'reflect-metadata';
+import { createHook } from 'node:async_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -78,6 +79,19 @@ async function main() {
   await measure('producer: codec.create', async () =>
     codec.create({ tenantId: 'acme', actor: { type: 'user', id: 'u1' } }),
   );
+  // Steadier than µs on a busy machine: every promise costs its AsyncLocalStorage hooks.
+  let promises = 0;
+  const hook = createHook({ init: (_id, type) => void (type === 'PROMISE' && promises++) });
+  const counted = async (label: string, fn: (i: number) => Promise<unknown>) => {
+    hook.enable();
+    promises = 0;
+    for (let i = 0; i < 1_000; i++) await fn(i);
+    hook.disable();
+    console.log(`${label.padEnd(40)} ${(promises / 1_000).toFixed(1)} promises/job`);
+  };
+  await counted('bare async call', async () => undefined);
+  await counted('cls.run per job', (i) => cls.run(async () => i));
+  await counted('runner: whole worker-side path', (i) => processor(job(i), 'token'));
   const failures = await checkShapes(app.get(TenantJobPipeline), cls, (i) =>
     processor(job(i), 'token'),
   );
