@@ -68,3 +68,59 @@ export function table(header: string[], rows: (string | number)[][]): string {
   const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
 }
+
+/**
+ * A reading of a Redis server's work so far: `INFO commandstats` calls (commands run inside Lua
+ * scripts count too, as Redis counts them: the "redis.call"s of a script), the script calls
+ * among them, and the server process's CPU time (`INFO cpu`), which is what the work cost it.
+ */
+export interface RedisWork {
+  calls: number;
+  scriptCalls: number;
+  cpuMicros: number;
+}
+
+/** Reads a `RedisWork` through any client with ioredis's `info(section)`. */
+export async function redisWork(client: {
+  info(section: string): Promise<string>;
+}): Promise<RedisWork> {
+  const [commands, cpu] = await Promise.all([client.info('commandstats'), client.info('cpu')]);
+  let calls = 0;
+  let scriptCalls = 0;
+  for (const match of commands.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    // The bench's own readings are not the workload's.
+    if (match[1] === 'info') continue;
+    calls += Number(match[2]);
+    if (/^(eval|evalsha|fcall)/.test(match[1])) scriptCalls += Number(match[2]);
+  }
+  const seconds = (name: string) =>
+    Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? 0);
+  const cpuMicros = (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6;
+  return { calls, scriptCalls, cpuMicros };
+}
+
+/** Redis work per job between two `redisWork` readings. */
+export function redisPerJob(
+  before: RedisWork,
+  after: RedisWork,
+  jobs: number,
+): { redisMicrosPerJob: number; commandsPerJob: number; scriptCallsPerJob: number } {
+  return {
+    redisMicrosPerJob: (after.cpuMicros - before.cpuMicros) / jobs,
+    commandsPerJob: (after.calls - before.calls) / jobs,
+    scriptCallsPerJob: (after.scriptCalls - before.scriptCalls) / jobs,
+  };
+}
+
+/** The 1-minute load average, rounded, for "load at start / at end" fields. */
+export function load1(): number {
+  return Number(loadavg()[0].toFixed(2));
+}
+
+/** A sentence for a bench table whose run saw a load above 1.5 (its figures are less reliable). */
+export function loadWarning(start: number, end: number): string {
+  const peak = Math.max(start, end);
+  return peak > 1.5
+    ? `**Measured at load ${start} -> ${end} (above 1.5): other work shared the cores; re-run on a quiet machine.**`
+    : '';
+}

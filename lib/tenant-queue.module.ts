@@ -30,7 +30,6 @@ import { TenantRequiredGuard } from './guards/tenant-required.guard';
 import { TenantStatusService } from './guards/tenant-status.service';
 import { RegisterTenantQueueOptions } from './interfaces/register-queue-options.interface';
 import { IdempotencyStage } from './processor/idempotency.stage';
-import { RunIdentityStage } from './processor/run-identity.stage';
 import { TenantJobPipeline } from './processor/tenant-job-pipeline';
 import { TimeoutStage } from './processor/timeout.stage';
 import { TenantJobRunner } from './processor/tenant-job.runner';
@@ -90,7 +89,6 @@ export const TENANT_QUEUE_CORE_PROVIDERS: Provider[] = [
   TenantStatusService,
   TenantJobGuardsStage,
   JobCancellations,
-  RunIdentityStage,
   TimeoutStage,
   TenantTiers,
   JobScope,

@@ -3,12 +3,21 @@
  * module (TenantQueue + @TenantProcessor), on one private Redis, in alternating rounds.
  *
  *   npm run bench:context            (JOBS=20000 CONCURRENCY=50 ROUNDS=3 by default)
+ *
+ * Each variant reports jobs/s, Node CPU µs/job (the whole process, during processing only) and
+ * Redis CPU µs/job (`INFO cpu`) and commands/job (`INFO commandstats`) over the same window.
+ * `ONLY=module PROFILE=/tmp/prof` runs one round of one variant (plain, cls, shaped, module) and
+ * writes a `.cpuprofile` of its processing phase only (open it in Chrome DevTools).
  */
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import { join } from 'node:path';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Queue, Worker } from 'bullmq';
+import IORedis from 'ioredis';
 import { ClsModule, ClsService } from 'nestjs-cls';
 import {
   InjectTenantQueue,
@@ -20,7 +29,17 @@ import {
   TenantWorkerHost,
 } from '../../lib';
 import { startRedis } from '../../test/support/redis-server';
-import { machine, median, table, updateReadme, writeResult } from '../bench-utils';
+import {
+  load1,
+  loadWarning,
+  machine,
+  median,
+  redisWork,
+  redisPerJob,
+  table,
+  updateReadme,
+  writeResult,
+} from '../bench-utils';
 
 const JOBS = Number(process.env.JOBS ?? 20_000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 50);
@@ -34,6 +53,52 @@ interface Run {
   processPerSec: number;
   /** Node CPU (user + system) per processed job, µs: steadier than wall time on a busy machine. */
   cpuMicrosPerJob: number;
+  /** Redis server CPU per processed job (`INFO cpu`), µs. */
+  redisMicrosPerJob: number;
+  /** Redis commands per job (`INFO commandstats`, those inside scripts included). */
+  commandsPerJob: number;
+  /** Script calls (EVALSHA) per job. */
+  scriptCallsPerJob: number;
+}
+
+type Variant = 'plain' | 'cls' | 'shaped' | 'module';
+
+/** The Redis the bench measures (commandstats) and, when profiling, the inspector session. */
+interface Probe {
+  redis: IORedis;
+  profile?: { session: Session; dir: string };
+}
+
+/** Measures the processing phase of one variant: wall time, Node CPU and Redis work. */
+async function measureProcessing(
+  probe: Probe,
+  label: string,
+  start: () => void,
+  finished: Promise<number>,
+): Promise<Omit<Run, 'addPerSec'>> {
+  const redis0 = await redisWork(probe.redis);
+  if (probe.profile) await post(probe.profile.session, 'Profiler.start');
+  const t0 = performance.now();
+  const cpu0 = cpuMicros();
+  start();
+  const t1 = await finished;
+  const cpuMicrosPerJob = (cpuMicros() - cpu0) / JOBS;
+  if (probe.profile) {
+    const { profile } = (await post(probe.profile.session, 'Profiler.stop')) as { profile: object };
+    const file = join(probe.profile.dir, `context-${label}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(profile));
+    console.log(`profile of ${label} written to ${file}`);
+  }
+  const redis = redisPerJob(redis0, await redisWork(probe.redis), JOBS);
+  return { processPerSec: JOBS / ((t1 - t0) / 1000), cpuMicrosPerJob, ...redis };
+}
+
+function post(session: Session, method: string): Promise<unknown> {
+  return new Promise((resolve, reject) =>
+    session.post(method, (error: Error | null, result?: object) =>
+      error ? reject(error) : resolve(result),
+    ),
+  );
 }
 
 function cpuMicros(): number {
@@ -65,6 +130,7 @@ const SHAPE_OPTS = { attempts: 3, backoff: { type: 'exponential', delay: 1000, j
 
 async function plain(
   connection: { host: string; port: number },
+  probe: Probe,
   round: number,
   cls?: ClsService,
   shaped = false,
@@ -72,7 +138,7 @@ async function plain(
   const name = `${shaped ? 'shaped' : cls ? 'cls' : 'plain'}${round}`;
   const queue = new Queue(name, { connection, prefix: `{b:${name}}` });
   await queue.waitUntilReady();
-  let t0 = performance.now();
+  const t0 = performance.now();
   for (let i = 0; i < JOBS; i += CHUNK) {
     await queue.addBulk(
       Array.from({ length: Math.min(CHUNK, JOBS - i) }, (_, k) => ({
@@ -99,20 +165,21 @@ async function plain(
     autorun: false,
     removeOnComplete: KEEP,
   });
-  const finished = untilCompleted(worker, JOBS);
-  t0 = performance.now();
-  const cpu0 = cpuMicros();
-  void worker.run();
-  const processPerSec = JOBS / (((await finished) - t0) / 1000);
-  const cpuMicrosPerJob = (cpuMicros() - cpu0) / JOBS;
+  const processing = await measureProcessing(
+    probe,
+    shaped ? 'shaped' : cls ? 'cls' : 'plain',
+    () => void worker.run(),
+    untilCompleted(worker, JOBS),
+  );
   await worker.close();
   await queue.obliterate({ force: true });
   await queue.close();
-  return { addPerSec, processPerSec, cpuMicrosPerJob };
+  return { addPerSec, ...processing };
 }
 
 async function tenantModule(
   connection: { host: string; port: number },
+  probe: Probe,
   round: number,
 ): Promise<Run> {
   const name = `tq${round}`;
@@ -145,7 +212,7 @@ async function tenantModule(
   const app = await NestFactory.createApplicationContext(BenchModule, { logger: false });
   const { queue, tenant } = app.get(Producer);
   await queue.bullQueue.waitUntilReady();
-  let t0 = performance.now();
+  const t0 = performance.now();
   for (let i = 0; i < JOBS; i += CHUNK) {
     const tenantId = `tenant-${(i / CHUNK) % TENANTS}`;
     await tenant.run(tenantId, () =>
@@ -159,20 +226,37 @@ async function tenantModule(
   }
   const addPerSec = JOBS / ((performance.now() - t0) / 1000);
   const worker = app.get(TenantQueueRegistry).getWorker(name)!;
-  const finished = untilCompleted(worker, JOBS);
-  t0 = performance.now();
-  const cpu0 = cpuMicros();
-  void worker.run();
-  const processPerSec = JOBS / (((await finished) - t0) / 1000);
-  const cpuMicrosPerJob = (cpuMicros() - cpu0) / JOBS;
+  const processing = await measureProcessing(
+    probe,
+    'module',
+    () => void worker.run(),
+    untilCompleted(worker, JOBS),
+  );
   await queue.bullQueue.obliterate({ force: true });
   await app.close();
-  return { addPerSec, processPerSec, cpuMicrosPerJob };
+  return { addPerSec, ...processing };
+}
+
+const VARIANTS: Variant[] = ['plain', 'cls', 'shaped', 'module'];
+
+async function runVariant(
+  variant: Variant,
+  connection: { host: string; port: number },
+  probe: Probe,
+  cls: ClsService,
+  round: number,
+): Promise<Run> {
+  if (variant === 'plain') return plain(connection, probe, round);
+  if (variant === 'cls') return plain(connection, probe, round, cls);
+  if (variant === 'shaped') return plain(connection, probe, round, undefined, true);
+  return tenantModule(connection, probe, round);
 }
 
 async function main() {
+  const loadAtStart = load1();
   const redis = await startRedis();
   const connection = { host: '127.0.0.1', port: redis.port };
+  const probe: Probe = { redis: new IORedis(redis.port, '127.0.0.1') };
   const clsApp = await NestFactory.createApplicationContext(
     (() => {
       @Module({ imports: [ClsModule.forRoot({ global: true })] })
@@ -182,117 +266,113 @@ async function main() {
     { logger: false },
   );
   const cls = clsApp.get(ClsService);
-  const runs: Record<'plain' | 'cls' | 'shaped' | 'module', Run[]> = {
-    plain: [],
-    cls: [],
-    shaped: [],
-    module: [],
-  };
+  const runs: Record<Variant, Run[]> = { plain: [], cls: [], shaped: [], module: [] };
   try {
-    await plain(connection, -1); // warm-up
-    await tenantModule(connection, -1);
-    if (process.env.ONLY === 'module') {
-      const t = Date.now();
-      const last = await tenantModule(connection, 99);
-      console.log('module only', Date.now() - t, JSON.stringify(last));
+    await plain(connection, probe, -1); // warm-up
+    await tenantModule(connection, probe, -1);
+    const only = process.env.ONLY as Variant | undefined;
+    if (only) {
+      if (process.env.PROFILE) {
+        const session = new Session();
+        session.connect();
+        await post(session, 'Profiler.enable');
+        probe.profile = { session, dir: process.env.PROFILE };
+      }
+      const last = await runVariant(only, connection, probe, cls, 99);
+      console.log(`${only} only`, JSON.stringify(last));
       return;
     }
     for (let round = 0; round < ROUNDS; round++) {
-      runs.plain.push(await plain(connection, round));
-      runs.cls.push(await plain(connection, round, cls));
-      runs.shaped.push(await plain(connection, round, undefined, true));
-      runs.module.push(await tenantModule(connection, round));
-      console.log(
-        `round ${round + 1}/${ROUNDS}`,
-        JSON.stringify({
-          plain: runs.plain[round],
-          cls: runs.cls[round],
-          shaped: runs.shaped[round],
-          module: runs.module[round],
-        }),
-      );
+      // Alternate the order too, so no variant always runs right after the same one.
+      const order = round % 2 ? [...VARIANTS].reverse() : VARIANTS;
+      for (const variant of order) {
+        runs[variant].push(await runVariant(variant, connection, probe, cls, round));
+      }
+      const line = Object.fromEntries(VARIANTS.map((v) => [v, runs[v][round]]));
+      console.log(`round ${round + 1}/${ROUNDS}`, JSON.stringify(line));
     }
   } finally {
+    probe.redis.disconnect();
     await clsApp.close();
     await redis.stop();
   }
-  const rate = (variant: keyof typeof runs, field: keyof Run) =>
-    Math.round(median(runs[variant].map((r) => r[field])));
+  const loadAtEnd = load1();
+  const med = (variant: Variant, field: keyof Run) => median(runs[variant].map((r) => r[field]));
+  /** Median over rounds of the within-round ratio `variant / base`: paired, so steadier. */
+  const paired = (variant: Variant, base: Variant, field: keyof Run = 'processPerSec') =>
+    +median(runs[variant].map((r, i) => r[field] / runs[base][i][field])).toFixed(3);
+  const byVariant = (field: keyof Run, digits = 0) =>
+    Object.fromEntries(VARIANTS.map((v) => [v, +med(v, field).toFixed(digits)]));
   const summary = {
     jobs: JOBS,
     concurrency: CONCURRENCY,
     rounds: ROUNDS,
-    processPerSec: {
-      plain: rate('plain', 'processPerSec'),
-      plainWithCls: rate('cls', 'processPerSec'),
-      plainModuleShaped: rate('shaped', 'processPerSec'),
-      module: rate('module', 'processPerSec'),
-    },
-    addPerSec: {
-      plain: rate('plain', 'addPerSec'),
-      plainWithCls: rate('cls', 'addPerSec'),
-      plainModuleShaped: rate('shaped', 'addPerSec'),
-      module: rate('module', 'addPerSec'),
-    },
-    cpuMicrosPerJob: {
-      plain: rate('plain', 'cpuMicrosPerJob'),
-      plainWithCls: rate('cls', 'cpuMicrosPerJob'),
-      plainModuleShaped: rate('shaped', 'cpuMicrosPerJob'),
-      module: rate('module', 'cpuMicrosPerJob'),
-    },
+    loadAtStart,
+    loadAtEnd,
+    processPerSec: byVariant('processPerSec'),
+    addPerSec: byVariant('addPerSec'),
+    cpuMicrosPerJob: byVariant('cpuMicrosPerJob', 1),
+    redisMicrosPerJob: byVariant('redisMicrosPerJob', 1),
+    commandsPerJob: byVariant('commandsPerJob', 2),
+    scriptCallsPerJob: byVariant('scriptCallsPerJob', 2),
   };
   const ratios = {
-    processVsPlain: +(summary.processPerSec.module / summary.processPerSec.plain).toFixed(3),
-    processVsPlainWithCls: +(
-      summary.processPerSec.module / summary.processPerSec.plainWithCls
-    ).toFixed(3),
-    addVsPlain: +(summary.addPerSec.module / summary.addPerSec.plain).toFixed(3),
-    processVsPlainModuleShaped: +(
-      summary.processPerSec.module / summary.processPerSec.plainModuleShaped
-    ).toFixed(3),
-    cpuPerJobVsPlain: +(summary.cpuMicrosPerJob.module / summary.cpuMicrosPerJob.plain).toFixed(3),
+    processVsPlain: paired('module', 'plain'),
+    processVsPlainWithCls: paired('module', 'cls'),
+    processVsPlainModuleShaped: paired('module', 'shaped'),
+    clsVsPlain: paired('cls', 'plain'),
+    addVsPlain: paired('module', 'plain', 'addPerSec'),
+    cpuPerJobVsPlain: paired('module', 'plain', 'cpuMicrosPerJob'),
     goal: 'processVsPlain >= 0.90',
   };
   const file = writeResult('context', { ...summary, ratios, runs });
   console.log(JSON.stringify({ ...summary, ratios }, null, 2));
   console.log(`written to ${file}`);
   const m = machine();
-  const label: Record<keyof typeof runs, string> = {
+  const label: Record<Variant, string> = {
     plain: 'plain BullMQ',
     cls: 'BullMQ + `ClsService.run` per job',
     shaped: "plain BullMQ, jobs shaped like the module's (envelope, UUID ids, 3 attempts)",
     module: '**this module** (`TenantQueue.addBulk` + `@TenantProcessor`)',
   };
-  const key: Record<keyof typeof runs, keyof typeof summary.processPerSec> = {
-    plain: 'plain',
-    cls: 'plainWithCls',
-    shaped: 'plainModuleShaped',
-    module: 'module',
-  };
-  const rows = (Object.keys(label) as (keyof typeof runs)[]).map((variant) => {
-    const k = key[variant];
-    return [
-      label[variant],
-      summary.processPerSec[k],
-      (summary.processPerSec[k] / summary.processPerSec.plain).toFixed(2),
-      summary.cpuMicrosPerJob[k],
-      summary.addPerSec[k],
-      (summary.addPerSec[k] / summary.addPerSec.plain).toFixed(2),
-    ];
-  });
+  const rows = VARIANTS.map((variant) => [
+    label[variant],
+    summary.processPerSec[variant],
+    variant === 'plain' ? '1.00' : paired(variant, 'plain').toFixed(2),
+    variant === 'plain' || variant === 'cls' ? '' : paired(variant, 'cls').toFixed(2),
+    summary.cpuMicrosPerJob[variant],
+    summary.redisMicrosPerJob[variant],
+    summary.commandsPerJob[variant],
+    summary.scriptCallsPerJob[variant],
+    summary.addPerSec[variant],
+  ]);
+  const warning = loadWarning(loadAtStart, loadAtEnd);
   updateReadme(
     'context',
     [
       table(
-        ['variant', 'processed jobs/s', 'vs plain', 'Node CPU µs/job', 'added jobs/s', 'vs plain'],
+        [
+          'variant',
+          'processed jobs/s',
+          'vs plain',
+          'vs BullMQ + cls.run',
+          'Node CPU µs/job',
+          'Redis CPU µs/job',
+          'Redis commands/job',
+          'of which scripts',
+          'added jobs/s',
+        ],
         rows,
       ),
       '',
-      `${JOBS} jobs, concurrency ${CONCURRENCY}, median of ${ROUNDS} alternating rounds, one private Redis; ` +
-        `${m.cpus} cores (${m.cpuModel}), Node ${m.node}, load average ` +
-        `${m.loadAverage.map((l: number) => l.toFixed(1)).join('/')} at the end (the bench's own ` +
-        `Redis and Node share the cores, and other work may: compare ratios within this table, not ` +
-        `across runs). Goal: processing >= 0.90 of plain BullMQ.`,
+      `${JOBS} jobs, concurrency ${CONCURRENCY}, ${ROUNDS} alternating rounds (ratios: median of ` +
+        `the within-round ratios), one private Redis; ${m.cpus} cores (${m.cpuModel}), Node ` +
+        `${m.node}, load ${loadAtStart} at the start and ${loadAtEnd} at the end (the bench's own ` +
+        `Redis and Node share the cores, and other work may: compare ratios within this table, ` +
+        `not across runs). Redis figures are deltas over the processing phase: the server's CPU ` +
+        `(\`INFO cpu\`) and its commands (\`INFO commandstats\`, those run inside Lua scripts ` +
+        `included; "of which scripts": the EVALSHA calls). Goal: processing >= 0.90 of plain BullMQ.`,
+      ...(warning ? ['', warning] : []),
     ].join('\n'),
   );
 }

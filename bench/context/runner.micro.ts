@@ -1,9 +1,13 @@
 /**
  * The module's own CPU per job on the worker side, without Redis: the job runner (fresh CLS
- * context, envelope validation, stages, Nest context creator) called on in-memory jobs.
- *   npx ts-node --transpile-only bench/context/runner.micro.ts
+ * context, envelope validation, stages, Nest context creator) called on in-memory jobs of the
+ * module's own job class. Then checks that the per-job objects keep one hidden class from job to
+ * job (V8's `%HaveSameMap`), and warns loudly when one does not.
+ *   node --allow-natives-syntax -r ts-node/register/transpile-only bench/context/runner.micro.ts
  */
 import 'reflect-metadata';
+import { createHook } from 'node:async_hooks';
+import { setFlagsFromString } from 'node:v8';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ClsModule, ClsService } from 'nestjs-cls';
@@ -15,6 +19,9 @@ import {
 } from '../../lib';
 import { TenantEnvelopeCodec } from '../../lib/envelope/tenant-envelope.codec';
 import { TenantJobRunner } from '../../lib/processor/tenant-job.runner';
+import { JobRunContext, TenantJobPipeline } from '../../lib/processor/tenant-job-pipeline';
+import { TenantBullJob } from '../../lib/processor/tenant-bull-job';
+import { TENANT_STATE } from '../../lib/context/tenant-state';
 
 const N = Number(process.env.N ?? 50_000);
 
@@ -50,18 +57,14 @@ async function main() {
     actor: { type: 'user', id: 'u1' },
     correlationId: 'c',
   });
-  const job = (i: number) =>
-    ({
-      id: `j${i}`,
-      name: 'noop',
-      queueName: 'micro',
-      data: { n: i, _tenant: envelope },
-      opts: {},
-      timestamp: Date.now(),
-      processedOn: Date.now(),
-      attemptsMade: 0,
-      updateData: async () => undefined,
-    }) as any;
+  // What a BullMQ worker of the module builds per job: a TenantBullJob of JSON-parsed data.
+  const json = JSON.stringify({ n: 0, _tenant: envelope });
+  const job = (i: number) => {
+    const made = new TenantBullJob(queue.bullQueue, 'noop', JSON.parse(json), {}, `j${i}`);
+    made.timestamp = Date.now();
+    made.processedOn = Date.now();
+    return made;
+  };
   const measure = async (label: string, fn: (i: number) => Promise<unknown>) => {
     for (let i = 0; i < 5_000; i++) await fn(i);
     const t = process.cpuUsage();
@@ -76,7 +79,69 @@ async function main() {
   await measure('producer: codec.create', async () =>
     codec.create({ tenantId: 'acme', actor: { type: 'user', id: 'u1' } }),
   );
+  // Steadier than µs on a busy machine: every promise costs its AsyncLocalStorage hooks.
+  let promises = 0;
+  const hook = createHook({ init: (_id, type) => void (type === 'PROMISE' && promises++) });
+  const counted = async (label: string, fn: (i: number) => Promise<unknown>) => {
+    hook.enable();
+    promises = 0;
+    for (let i = 0; i < 1_000; i++) await fn(i);
+    hook.disable();
+    console.log(`${label.padEnd(40)} ${(promises / 1_000).toFixed(1)} promises/job`);
+  };
+  await counted('bare async call', async () => undefined);
+  await counted('cls.run per job', (i) => cls.run(async () => i));
+  await counted('runner: whole worker-side path', (i) => processor(job(i), 'token'));
+  const failures = await checkShapes(app.get(TenantJobPipeline), cls, (i) =>
+    processor(job(i), 'token'),
+  );
   await app.close();
+  if (failures > 0) process.exitCode = 1;
+}
+
+/**
+ * Runs jobs with a stage that keeps their contexts, then compares the hidden class (V8 map) of
+ * the first job's objects with later ones'. A difference means something builds a new shape
+ * per job (a spread, a property added later), which makes the inline caches downstream miss.
+ */
+async function checkShapes(
+  pipeline: TenantJobPipeline,
+  cls: ClsService,
+  run: (i: number) => Promise<unknown>,
+): Promise<number> {
+  let sameMap: ((a: unknown, b: unknown) => boolean) | undefined;
+  try {
+    setFlagsFromString('--allow-natives-syntax');
+    sameMap = new Function('a', 'b', 'return %HaveSameMap(a, b)') as typeof sameMap;
+  } catch {
+    console.warn('!!! hidden-class check skipped: run with node --allow-natives-syntax');
+    return 0;
+  }
+  const seen: { context: JobRunContext; state: unknown; job: unknown; data: unknown }[] = [];
+  pipeline.useStage({
+    order: Number.MAX_SAFE_INTEGER,
+    run(context, next) {
+      const state = cls.get(TENANT_STATE);
+      seen.push({ context, state, job: context.job, data: context.job.data });
+      return next();
+    },
+  });
+  for (let i = 0; i < 2_000; i++) await run(i);
+  let failures = 0;
+  for (const name of ['context', 'state', 'job', 'data'] as const) {
+    const [first] = seen;
+    const other = seen.findIndex((s) => !sameMap!(first[name], s[name]));
+    if (other < 0) {
+      console.log(`hidden class of the run ${name}: the same for ${seen.length} jobs`);
+      continue;
+    }
+    failures++;
+    console.warn(
+      `\n!!! WARNING: the run ${name} of job ${other} has another hidden class than job 0's: ` +
+        `something gives it a new shape per job (a spread or a property added later).\n`,
+    );
+  }
+  return failures;
 }
 
 void main();

@@ -70,7 +70,7 @@ export class TenantContext {
   snapshot(): Readonly<TenantState> | undefined {
     const state = this.state();
     if (!state) return undefined;
-    const { request: _request, ...rest } = state;
+    const { request: _request, attempt: _attempt, ...rest } = state;
     return rest;
   }
 
@@ -82,6 +82,11 @@ export class TenantContext {
     const next: TenantState =
       typeof input === 'string' ? { tenantId: input, actor: { type: 'system' } } : toState(input);
     this.codec.assertTenantId(next.tenantId);
+    // Inside a job, the child context still belongs to the job's attempt (its JobScope).
+    const attempt = this.cls.isActive()
+      ? this.cls.get<TenantState | undefined>(TENANT_STATE)?.attempt
+      : undefined;
+    if (attempt !== undefined) next.attempt = attempt;
     return this.cls.run(() => {
       this.cls.set(TENANT_STATE, next);
       return fn();

@@ -8,12 +8,9 @@ import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queu
 import { TenantState } from '../context/tenant-state';
 import { signEnvelope, verifyEnvelope } from './envelope-signature';
 import { ENVELOPE_FIELDS, TenantEnvelopeDto } from './tenant-envelope.dto';
-import { compileQuickCheck } from './quick-check';
+import { isEnvelopeShape } from './quick-check';
 
 const hasOwn = Object.prototype.hasOwnProperty;
-
-/** The DTO's decorators as one quick yes/no; `validateSync` runs only when it says no. */
-const quickCheck = compileQuickCheck(TenantEnvelopeDto);
 
 /** Builds envelopes from the tenant context and opens (validates) envelopes read from Redis. */
 @Injectable()
@@ -76,39 +73,30 @@ export class TenantEnvelopeCodec {
     return envelope;
   }
 
+  /** The envelope itself when valid (the plain guard says yes); else a worded refusal. */
   private validate(raw: unknown): TenantEnvelope {
+    if (isEnvelopeShape(raw) && this.options.tenantIdPattern.test(raw.tenantId)) return raw;
+    throw this.refusal(raw);
+  }
+
+  /** Why `raw` is no envelope, in the DTO's words (`validateSync` runs only here). */
+  private refusal(raw: unknown): InvalidEnvelopeError {
+    const refuse = (why: string) => new InvalidEnvelopeError(Messages.invalidEnvelope(why));
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-      throw new InvalidEnvelopeError(Messages.invalidEnvelope('it is not an object'));
+      return refuse('it is not an object');
     }
-    const dto = new TenantEnvelopeDto();
-    const target = dto as unknown as Record<string, unknown>;
-    let known = 0;
-    for (const field of ENVELOPE_FIELDS) {
-      if (hasOwn.call(raw, field)) {
-        target[field] = (raw as Record<string, unknown>)[field];
-        known++;
-      }
+    const extra = Object.keys(raw).find((k) => !(ENVELOPE_FIELDS as string[]).includes(k));
+    if (extra !== undefined || hasOwn.call(raw, '__proto__')) {
+      return refuse(`unknown field "${extra ?? '__proto__'}"`);
     }
-    if (known !== Object.keys(raw).length || hasOwn.call(raw, '__proto__')) {
-      const extra = Object.keys(raw).find((k) => !(ENVELOPE_FIELDS as string[]).includes(k));
-      throw new InvalidEnvelopeError(
-        Messages.invalidEnvelope(`unknown field "${extra ?? '__proto__'}"`),
-      );
+    const dto = Object.assign(new TenantEnvelopeDto(), raw);
+    const [first] = validateSync(dto, { forbidUnknownValues: true });
+    if (first) {
+      return refuse(`${first.property} ${Object.values(first.constraints ?? {}).join('; ')}`);
     }
-    const errors = quickCheck?.(dto) ? [] : validateSync(dto, { forbidUnknownValues: true });
-    if (errors.length > 0) {
-      const first = errors[0];
-      throw new InvalidEnvelopeError(
-        Messages.invalidEnvelope(
-          `${first.property} ${Object.values(first.constraints ?? {}).join('; ')}`,
-        ),
-      );
+    if (typeof dto.tenantId === 'string' && !this.options.tenantIdPattern.test(dto.tenantId)) {
+      return refuse('tenantId does not match the pattern');
     }
-    if (!this.options.tenantIdPattern.test(dto.tenantId)) {
-      throw new InvalidEnvelopeError(
-        Messages.invalidEnvelope('tenantId does not match the pattern'),
-      );
-    }
-    return { ...dto };
+    return refuse('it does not match the envelope schema');
   }
 }

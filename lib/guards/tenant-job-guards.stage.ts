@@ -8,6 +8,7 @@ import {
 import { TenantEnvelope } from '../interfaces/tenant-envelope.interface';
 import { JobRunContext, JobStage, TenantJobPipeline } from '../processor/tenant-job-pipeline';
 import { TenantProcessorMetadataAccessor } from '../processor/tenant-processor.metadata-accessor';
+import { TenantWorkerHost } from '../processor/tenant-worker-host';
 import { Messages } from '../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
 import { callPort } from './call-port';
@@ -83,6 +84,15 @@ export class TenantJobGuardsStage implements JobStage, OnModuleInit {
         );
       }
     }
+  }
+
+  /**
+   * Left out of a processor's stages when it cannot refuse anything: the permissive default
+   * directory never refuses, and the processor requires no entitlement and no permission.
+   */
+  appliesTo(_definition: unknown, _options: unknown, host: TenantWorkerHost): boolean {
+    const needs = this.requirementsOf(host.constructor as Type);
+    return this.status.canRefuse || needs.features.length > 0 || needs.permissions.length > 0;
   }
 
   run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {

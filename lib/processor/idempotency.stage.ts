@@ -35,6 +35,11 @@ export class IdempotencyStage implements JobStage {
     pipeline.useStage(this);
   }
 
+  /** Only a processor marked `@Idempotent`. */
+  appliesTo(_definition: unknown, _options: unknown, host: TenantWorkerHost): boolean {
+    return this.optionsOf(host) !== null;
+  }
+
   run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
     const options = this.optionsOf(context.host);
     if (!options) return next();

@@ -16,7 +16,6 @@ export interface JobRunOptions {
 
 const RUN_ID = /^[^:]{1,200}$/;
 const MAX_TIMEOUT = 2_147_483_647;
-const PARSED = Symbol('tenant-queue:run-options');
 
 /** Returns why `options` are invalid, or undefined when they are fine. */
 export function runOptionsProblem(options: unknown): string | undefined {
@@ -51,29 +50,13 @@ export function withRunOptions<T extends object>(data: T, options: JobRunOptions
   return { ...data, [RUN_OPTIONS_KEY]: { ...options } };
 }
 
-/**
- * @internal Reads (once) and detaches the run options of a job: `job.data` loses its `_run` key.
- * Returns undefined + a problem when the key holds something invalid.
- */
-export function takeRunOptions(job: { data: unknown }): {
-  options: JobRunOptions;
-  problem?: string;
-} {
-  const holder = job as { [PARSED]?: { options: JobRunOptions; problem?: string } };
-  if (holder[PARSED]) return holder[PARSED];
-  const data = job.data as Record<string, unknown> | undefined;
-  let parsed: { options: JobRunOptions; problem?: string } = { options: {} };
-  if (data && typeof data === 'object' && Object.hasOwn(data, RUN_OPTIONS_KEY)) {
-    const { [RUN_OPTIONS_KEY]: raw, ...payload } = data;
-    const problem = runOptionsProblem(raw);
-    parsed = problem ? { options: {}, problem } : { options: raw as JobRunOptions };
-    job.data = payload;
-  }
-  Object.defineProperty(job, PARSED, { value: parsed, configurable: true, enumerable: false });
-  return parsed;
-}
+/** @internal Where a job the module's workers did not build keeps its run options. */
+export const RUN_OPTIONS_OF = Symbol('tenant-queue:run-options');
 
-/** @internal The run options already taken from a job, if any. */
+const NONE: JobRunOptions = Object.freeze({});
+
+/** @internal The run options the runner took from a job's `_run`, if any. */
 export function runOptionsOf(job: object): JobRunOptions {
-  return (job as { [PARSED]?: { options: JobRunOptions } })[PARSED]?.options ?? {};
+  const held = job as { runOptions?: JobRunOptions; [RUN_OPTIONS_OF]?: JobRunOptions };
+  return held.runOptions ?? held[RUN_OPTIONS_OF] ?? NONE;
 }

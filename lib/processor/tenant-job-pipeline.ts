@@ -16,8 +16,13 @@ export interface JobRunContext {
   /** The validated envelope; undefined for a system job without a tenant. */
   envelope: TenantEnvelope | undefined;
   token: string | undefined;
-  /** Aborted when the attempt must stop (BullMQ cancellation, or a timeout stage). */
+  /**
+   * Aborted when the attempt must stop (BullMQ cancellation, or a timeout stage). BullMQ gives a
+   * signal only to a processor whose `process()` declares it (or that has a `timeoutMs`).
+   */
   signal: AbortSignal | undefined;
+  /** @internal `JobScope`'s disposers: none yet (undefined), some, or closed (null). */
+  disposers?: (() => unknown)[] | null;
 }
 
 /**
@@ -27,6 +32,15 @@ export interface JobRunContext {
 export interface JobStage {
   readonly order: number;
   run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown>;
+  /**
+   * Whether the stage can act on the jobs of this processor, asked once when its worker starts:
+   * a stage that answers false is left out of that processor's stage list. Absent: it applies.
+   */
+  appliesTo?(
+    definition: TenantQueueDefinition,
+    processorOptions: TenantProcessorOptions,
+    host: TenantWorkerHost,
+  ): boolean;
 }
 
 /** Hooks a feature into each BullMQ worker the module starts (e.g. releasing fair slots). */
@@ -49,9 +63,28 @@ export class TenantJobPipeline {
     definition: TenantQueueDefinition,
   ) => JobDispatcher | undefined)[] = [];
 
+  private stageVersion = 0;
+
   useStage(stage: JobStage): void {
     this.stageList.push(stage);
     this.stageList.sort((a, b) => a.order - b.order);
+    this.stageVersion++;
+  }
+
+  /** @internal Bumped by each `useStage`, so a stage list built earlier can tell it is stale. */
+  get version(): number {
+    return this.stageVersion;
+  }
+
+  /** @internal The stages that can act on one processor's jobs, in order. */
+  stagesFor(
+    definition: TenantQueueDefinition,
+    processorOptions: TenantProcessorOptions,
+    host: TenantWorkerHost,
+  ): JobStage[] {
+    return this.stageList.filter(
+      (stage) => !stage.appliesTo || stage.appliesTo(definition, processorOptions, host),
+    );
   }
 
   private readonly enqueueObservers: EnqueueObserver[] = [];

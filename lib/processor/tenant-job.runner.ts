@@ -4,7 +4,7 @@ import { ContextId, ContextIdFactory, ExternalContextCreator, ModuleRef } from '
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { Job, Processor, UnrecoverableError, Worker } from 'bullmq';
 import { ClsService } from 'nestjs-cls';
-import { TENANT_STATE, stateFromEnvelope } from '../context/tenant-state';
+import { JobTenantState, TENANT_STATE } from '../context/tenant-state';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
 import {
   CancelReason,
@@ -18,18 +18,23 @@ import { TenantEnvelope } from '../interfaces/tenant-envelope.interface';
 import { TenantJob } from '../interfaces/tenant-job.interface';
 import { ENVELOPE_KEY, TENANT_JOB_CONTEXT_TYPE } from '../tenant-queue.constants';
 import { Messages } from '../tenant-queue.messages';
-import { JobRunContext, TenantJobPipeline } from './tenant-job-pipeline';
+import { TenantJobPipeline } from './tenant-job-pipeline';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
 import { createLocalContextCreator } from './job-context-creator';
 import { Inject } from '@nestjs/common';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
 import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
-import { JOB_SCOPE, endJobScope, runDisposers } from '../scope/job-scope';
+import { endJobScope, runDisposers } from '../scope/job-scope';
 import { TenantJobRequest } from '../scope/tenant-job-request';
+import { JobHandler as Handler, JobRun, ProcessorLane } from './job-run';
+import { JobRunOptions, RUN_OPTIONS_KEY, runOptionsProblem } from './job-run-options';
+import { attachRun } from './tenant-bull-job';
 
-type Handler = (job: Job, token?: string, signal?: AbortSignal) => Promise<unknown>;
 type MutableJob = Job & { tenant?: TenantEnvelope };
+
+const hasOwn = Object.prototype.hasOwnProperty;
+const NO_RUN_OPTIONS: JobRunOptions = Object.freeze({});
 
 /**
  * Runs each job of a `@TenantProcessor` in a fresh CLS context: open and check the envelope,
@@ -69,11 +74,19 @@ export class TenantJobRunner {
   ): Processor {
     const scoped = this.scopedHosts.get(host);
     const handler = scoped ? this.scopedHandlerFor(host, scoped) : this.handlerFor(host);
-    const base = { definition, host, processorOptions };
-    return (job, token, signal) =>
-      this.cls.run({ ifNested: 'override' }, () =>
-        this.execute(handler, { ...base, job, token, signal, envelope: undefined }),
-      );
+    const lane = new ProcessorLane(definition, host, processorOptions, handler, this.pipeline);
+    // BullMQ reads the processor's arity: 3 parameters cost an AbortController per job.
+    if (lane.wantsSignal) {
+      return (job, token, signal) =>
+        this.openScope(() => this.execute(new JobRun(lane, job, token, signal)));
+    }
+    return (job, token) =>
+      this.openScope(() => this.execute(new JobRun(lane, job, token, undefined)));
+  }
+
+  /** The one place a job's (or a worker event's) fresh CLS scope is opened. */
+  private openScope<T>(fn: () => T): T {
+    return this.cls.run({ ifNested: 'override' }, fn);
   }
 
   /**
@@ -164,43 +177,71 @@ export class TenantJobRunner {
 
   /** Runs `listener` in the tenant context of `job` (for worker events). */
   runInJobContext<T>(job: Job | undefined, listener: () => T): T {
-    return this.cls.run({ ifNested: 'override' }, () => {
+    return this.openScope(() => {
       const envelope = job ? this.envelopeOf(job as MutableJob) : undefined;
-      if (envelope) this.cls.set(TENANT_STATE, stateFromEnvelope(envelope));
+      if (envelope) {
+        const state = new JobTenantState(undefined);
+        state.fill(envelope);
+        this.cls.set(TENANT_STATE, state);
+      }
       return listener();
     });
   }
 
-  private async execute(handler: Handler, context: JobRunContext): Promise<unknown> {
-    this.cls.set(JOB_SCOPE, context);
+  /**
+   * One attempt: open the job, run the stages and the handler, then release the job's scope.
+   * Written with `then` rather than `async`/`await`: under AsyncLocalStorage every `await` costs
+   * an extra promise and its hooks, per job.
+   */
+  private execute(run: JobRun): Promise<unknown> {
+    // The one CLS write of the attempt: its tenant (filled once the envelope is open) and its scope.
+    this.cls.set(TENANT_STATE, run.state);
+    let running: Promise<unknown>;
     try {
-      const envelope = this.open(context.definition, context.job as MutableJob);
-      if (envelope) this.cls.set(TENANT_STATE, stateFromEnvelope(envelope));
-      context.envelope = envelope;
-      const result = await this.runStages(handler, context, 0);
-      const disposers = endJobScope(context);
-      if (disposers) await runDisposers(disposers, context, this.logger);
-      return result;
+      running = run.start(this.open(run));
     } catch (error) {
-      // After a throw or a timeout; the disposers never replace the job's own error.
-      const disposers = endJobScope(context);
-      if (disposers) await runDisposers(disposers, context, this.logger);
-      throw this.toBullError(error, context.job);
-    } finally {
-      this.cls.set(TENANT_STATE, undefined);
+      return this.failed(run, error);
     }
+    return running.then(
+      (result) => this.settled(run, result),
+      (error: unknown) => this.failed(run, error),
+    );
   }
 
-  private runStages(handler: Handler, context: JobRunContext, index: number): Promise<unknown> {
-    const stage = this.pipeline.stages[index];
-    if (!stage) return handler(context.job, context.token, context.signal);
-    return stage.run(context, () => this.runStages(handler, context, index + 1));
+  private settled(run: JobRun, result: unknown): unknown {
+    const disposers = endJobScope(run);
+    if (!disposers) {
+      run.state.clear();
+      return result;
+    }
+    return runDisposers(disposers, run, this.logger).then(() => {
+      run.state.clear();
+      return result;
+    });
   }
 
-  /** Validates the envelope, then detaches it: `job.data` becomes the payload, `job.tenant` the envelope. */
-  private open(definition: TenantQueueDefinition, job: MutableJob): TenantEnvelope | undefined {
-    const data = job.data as Record<string, unknown> | undefined;
-    const raw = data?.[ENVELOPE_KEY];
+  /** After a throw or a timeout; the disposers never replace the job's own error. */
+  private async failed(run: JobRun, error: unknown): Promise<never> {
+    try {
+      const disposers = endJobScope(run);
+      if (disposers) await runDisposers(disposers, run, this.logger);
+    } finally {
+      run.state.clear();
+    }
+    throw this.toBullError(error, run.job);
+  }
+
+  /**
+   * Validates the envelope and the run options, then detaches both: `job.data` becomes the
+   * payload, `job.tenant` the envelope, `job.runId` the run id. Returns whether the job carries a
+   * deadline of its own.
+   */
+  private open(run: JobRun): boolean {
+    const { job, definition } = run;
+    const data = job.data as Record<string, unknown> | null | undefined;
+    const object = data !== null && typeof data === 'object';
+    const raw = object ? data[ENVELOPE_KEY] : undefined;
+    let envelope: TenantEnvelope | undefined;
     if (raw === undefined) {
       if (definition.tenantScoped && !definition.systemJobs.has(job.name)) {
         throw new JobCancelledError(
@@ -208,27 +249,28 @@ export class TenantJobRunner {
           Messages.missingEnvelope(definition.name, job.name),
         );
       }
-      return undefined;
+    } else {
+      try {
+        envelope = this.codec.open(raw);
+      } catch (error) {
+        throw new JobCancelledError('INVALID_ENVELOPE', (error as Error).message);
+      }
     }
-    let envelope: TenantEnvelope;
-    try {
-      envelope = this.codec.open(raw);
-    } catch (error) {
-      throw new JobCancelledError('INVALID_ENVELOPE', (error as Error).message);
+    const rawRun = object && hasOwn.call(data, RUN_OPTIONS_KEY) ? data[RUN_OPTIONS_KEY] : undefined;
+    const problem = rawRun === undefined ? undefined : runOptionsProblem(rawRun);
+    const options = rawRun === undefined || problem ? NO_RUN_OPTIONS : (rawRun as JobRunOptions);
+    // In place: the envelope (then `_run`) is the payload's last key, and deleting the last key
+    // keeps the object's fast shape; a copy would cost more.
+    if (raw !== undefined) delete data![ENVELOPE_KEY];
+    if (rawRun !== undefined) delete data![RUN_OPTIONS_KEY];
+    attachRun(job, envelope, options, raw, rawRun);
+    if (envelope) {
+      run.envelope = envelope;
+      run.state.fill(envelope);
     }
-    const { [ENVELOPE_KEY]: _omit, ...payload } = data as Record<string, unknown>;
-    job.data = payload;
-    Object.defineProperty(job, 'tenant', {
-      value: envelope,
-      configurable: true,
-      enumerable: false,
-    });
-    const updateData = job.updateData.bind(job);
-    job.updateData = async (next: unknown) => {
-      await updateData({ ...(next as object), [ENVELOPE_KEY]: raw });
-      job.data = next;
-    };
-    return envelope;
+    // Refused once detached, so the job's events see it opened, like any other failed job.
+    if (problem) throw new NonRetryableError(Messages.invalidRunOptions(problem));
+    return options.timeoutMs !== undefined;
   }
 
   /** The envelope of a job: already opened by the runner, or read from its data. */

@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, Type } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
-import { Worker, WorkerOptions } from 'bullmq';
+import { WorkerOptions } from 'bullmq';
+import { TenantWorker } from './tenant-bull-job';
 import { InvalidTenantQueueOptionsError } from '../errors';
 import { Messages } from '../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
@@ -65,7 +66,7 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
     options: TenantProcessorOptions,
   ): void {
     const queue = this.registry.getQueue(queueName);
-    const worker = new Worker(
+    const worker = new TenantWorker(
       queue.name,
       this.runner.createProcessor(host, queue.definition, options),
       {

@@ -3,6 +3,7 @@ import { JobTimeoutError } from '../errors';
 import { Messages } from '../tenant-queue.messages';
 import { runOptionsOf } from './job-run-options';
 import { JobRunContext, JobStage, TenantJobPipeline } from './tenant-job-pipeline';
+import { TenantProcessorOptions } from './tenant-processor.decorator';
 
 /**
  * Gives each attempt a deadline (`timeoutMs` of the job, else of the processor). The handler gets
@@ -15,6 +16,11 @@ export class TimeoutStage implements JobStage {
 
   constructor(pipeline: TenantJobPipeline) {
     pipeline.useStage(this);
+  }
+
+  /** Only a processor with a `timeoutMs` (the runner adds it for a job with its own). */
+  appliesTo(_definition: unknown, processorOptions: TenantProcessorOptions): boolean {
+    return (processorOptions.timeoutMs ?? 0) > 0;
   }
 
   run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {

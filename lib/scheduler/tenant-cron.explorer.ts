@@ -8,7 +8,7 @@ import {
   Optional,
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { Worker } from 'bullmq';
+import { TenantWorker } from '../processor/tenant-bull-job';
 import { InvalidScheduleError, InvalidTenantQueueOptionsError } from '../errors';
 import { TenantDirectory } from '../interfaces/tenant-directory.interface';
 import { TenantJobPipeline } from '../processor/tenant-job-pipeline';
@@ -166,11 +166,15 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
     for (const pool of pools) {
       const { definition } = this.registry.getQueue(pool);
       const options = { concurrency };
-      const worker = new Worker(pool, this.runner.createProcessor(host, definition, options), {
-        ...options,
-        connection: this.options.connection,
-        prefix: definition.bullPrefix,
-      });
+      const worker = new TenantWorker(
+        pool,
+        this.runner.createProcessor(host, definition, options),
+        {
+          ...options,
+          connection: this.options.connection,
+          prefix: definition.bullPrefix,
+        },
+      );
       worker.on('error', (error) =>
         this.logger.error(`${tenantLogFields()} worker ${pool}: ${error.message}`),
       );

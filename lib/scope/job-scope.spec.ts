@@ -1,8 +1,9 @@
 import { Logger } from '@nestjs/common';
 import { ClsServiceManager } from 'nestjs-cls';
 import { JobScopeUnavailableError } from '../errors';
+import { JobTenantState, TENANT_STATE } from '../context/tenant-state';
 import { JobRunContext } from '../processor/tenant-job-pipeline';
-import { JOB_SCOPE, JobScope, endJobScope, runDisposers } from './job-scope';
+import { JobScope, endJobScope, runDisposers } from './job-scope';
 
 const cls = ClsServiceManager.getClsService();
 const scope = new JobScope(cls);
@@ -13,7 +14,7 @@ const logger = { error: jest.fn() } as unknown as Logger & { error: jest.Mock };
 /** Runs `fn` as the body of a job attempt, then ends the scope the way the runner does. */
 async function attempt(run: JobRunContext, fn: () => unknown) {
   await cls.run(async () => {
-    cls.set(JOB_SCOPE, run);
+    cls.set(TENANT_STATE, new JobTenantState(run));
     await fn();
   });
   const disposers = endJobScope(run);
@@ -44,7 +45,7 @@ describe('JobScope', () => {
     const order: string[] = [];
     await attempt(run, () => undefined);
     await cls.run(async () => {
-      cls.set(JOB_SCOPE, run);
+      cls.set(TENANT_STATE, new JobTenantState(run));
       scope.defer(() => order.push('late'));
     });
     expect(order).toEqual(['late']);

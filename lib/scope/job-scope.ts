@@ -1,19 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
 import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
+import { TENANT_STATE, TenantState } from '../context/tenant-state';
 import { JobScopeUnavailableError } from '../errors';
 import { Messages } from '../tenant-queue.messages';
 import type { JobRunContext } from '../processor/tenant-job-pipeline';
 
-/** @internal CLS key of the running attempt (its `JobRunContext`, which holds the disposers). */
-export const JOB_SCOPE = Symbol('tenant-queue:job-scope');
-
-const DISPOSERS = Symbol('tenant-queue:job-scope-disposers');
-
 type Disposer = () => unknown;
-
-/** @internal An attempt's context: no disposers yet (undefined), some, or closed (null). */
-export type ScopedRunContext = JobRunContext & { [DISPOSERS]?: Disposer[] | null };
 
 /**
  * Temporary resources of the running job, released when its attempt settles: after the handler
@@ -36,12 +29,12 @@ export class JobScope {
   /** Runs `dispose` when the attempt settles (last registered, first run). */
   defer(dispose: () => unknown): void {
     const context = this.require('defer');
-    const disposers = context[DISPOSERS];
+    const disposers = context.disposers;
     if (disposers === null) {
       // The attempt already ended (a timed-out handler still running): release at once.
       void runDisposer(dispose, context, this.logger);
     } else if (disposers) disposers.push(dispose);
-    else context[DISPOSERS] = [dispose];
+    else context.disposers = [dispose];
   }
 
   /**
@@ -67,11 +60,14 @@ export class JobScope {
     return resource;
   }
 
-  private current(): ScopedRunContext | undefined {
-    return this.cls.isActive() ? this.cls.get<ScopedRunContext | undefined>(JOB_SCOPE) : undefined;
+  /** The running attempt: the tenant state of a job's context points to it. */
+  private current(): JobRunContext | undefined {
+    if (!this.cls.isActive()) return undefined;
+    return this.cls.get<TenantState | undefined>(TENANT_STATE)?.attempt as
+      JobRunContext | undefined;
   }
 
-  private require(method: string): ScopedRunContext {
+  private require(method: string): JobRunContext {
     const context = this.current();
     if (!context) throw new JobScopeUnavailableError(Messages.jobScopeOutsideJob(method));
     return context;
@@ -83,9 +79,8 @@ export class JobScope {
  * registered, if anything; synchronous, so an attempt that used no scope pays no async frame.
  */
 export function endJobScope(context: JobRunContext): Disposer[] | undefined {
-  const scoped = context as ScopedRunContext;
-  const disposers = scoped[DISPOSERS];
-  scoped[DISPOSERS] = null;
+  const disposers = context.disposers;
+  context.disposers = null;
   return disposers ?? undefined;
 }
 
