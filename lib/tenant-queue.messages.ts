@@ -148,6 +148,11 @@ export const Messages = {
     `it gets a reduced share until its failures drop.`,
   slowLaneLeave: (queue: string, tenantId: string, failures: number) =>
     `tenant ${tenantId} left the slow lane of queue "${queue}" (${failures} recent failures).`,
+  // stack
+  jobClsSetupFailed: (queue: string, why: string | undefined) =>
+    `the CLS setup of a worker event on queue "${queue}" failed (${why}); its ` +
+    `@OnTenantWorkerEvent listener was not called. Fix the cls.setup option, the CLS plugin ` +
+    `hook or the proxy provider that threw.`,
 };
 
 function truncate(value: unknown): unknown {

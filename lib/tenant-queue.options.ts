@@ -115,6 +115,7 @@ class OptionsSchema {
   @IsOptional() metrics?: unknown;
   @IsOptional() tiers?: unknown;
   @IsOptional() tierCacheMs?: unknown;
+  @IsOptional() cls?: unknown;
 }
 
 function check(schema: object, input: object, path: string): void {

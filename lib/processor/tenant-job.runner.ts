@@ -27,6 +27,7 @@ import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queu
 import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 import { JOB_SCOPE, endJobScope, runDisposers } from '../scope/job-scope';
 import { TenantJobRequest } from '../scope/tenant-job-request';
+import { JobClsSetup } from '../cls/job-cls-setup';
 
 type Handler = (job: Job, token?: string, signal?: AbortSignal) => Promise<unknown>;
 type MutableJob = Job & { tenant?: TenantEnvelope };
@@ -55,6 +56,7 @@ export class TenantJobRunner {
     externalContextCreator: ExternalContextCreator,
     @Inject(TENANT_QUEUE_OPTIONS) options: ResolvedTenantQueueOptions,
     private readonly moduleRef: ModuleRef,
+    private readonly clsSetup: JobClsSetup,
   ) {
     this.globalEnhancers = options.globalEnhancers;
     this.contextCreator = options.globalEnhancers
@@ -163,11 +165,11 @@ export class TenantJobRunner {
   }
 
   /** Runs `listener` in the tenant context of `job` (for worker events). */
-  runInJobContext<T>(job: Job | undefined, listener: () => T): T {
+  runInJobContext(job: Job | undefined, listener: () => void): void {
     return this.cls.run({ ifNested: 'override' }, () => {
       const envelope = job ? this.envelopeOf(job as MutableJob) : undefined;
       if (envelope) this.cls.set(TENANT_STATE, stateFromEnvelope(envelope));
-      return listener();
+      return this.clsSetup.around(job, listener);
     });
   }
 
