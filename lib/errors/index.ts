@@ -19,3 +19,4 @@ export * from './invalid-lane.error';
 export * from './unknown-pool.error';
 export * from './pool-routing-unavailable.error';
 export * from './job-scope-unavailable.error';
+export * from './invalid-run-marker-table.error';

@@ -116,9 +116,12 @@ async function startPrivateServer(): Promise<StartedPostgres> {
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));
-        // SIGINT is postgres's "fast" shutdown: it ends open sessions instead of waiting.
-        child.kill('SIGINT');
+        // "Smart" shutdown first (waits for sessions to close, so a client that is ending gets no
+        // FATAL), then "fast" (ends the sessions a test left open).
+        child.kill('SIGTERM');
+        const fast = setTimeout(() => child.kill('SIGINT'), 5_000);
         await exited;
+        clearTimeout(fast);
       }
       rmSync(dir, { recursive: true, force: true });
     },
