@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
-import { Pool, PoolClient } from 'pg';
 import { InvalidRunMarkerTableError, claimRun, runMarkerTableSql, runOnce } from '../lib';
+import { SampleDatabase } from '../sample-app/database/sample-database';
 import { StartedPostgres, startPostgres } from './support/postgres';
 
 const job = (id: string, tenantId?: string, runId?: string) =>
@@ -8,36 +8,18 @@ const job = (id: string, tenantId?: string, runId?: string) =>
 
 describe('runOnce / claimRun on a real Postgres', () => {
   let postgres: StartedPostgres;
-  let pool: Pool;
-
-  /** `fn` in one transaction of one pooled connection: COMMIT, or ROLLBACK when it throws. */
-  const db = {
-    query: (text: string, values?: unknown[]) => pool.query(text, values),
-    async transaction<T>(fn: (tx: PoolClient) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        const result = await fn(client);
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK');
-        throw error;
-      } finally {
-        client.release();
-      }
-    },
-  };
+  /** The sample's pg client: `transaction(fn)` commits, or rolls back when `fn` throws. */
+  let db: SampleDatabase;
 
   beforeAll(async () => {
     postgres = await startPostgres();
-    pool = new Pool({ connectionString: postgres.url, max: 3 });
-    await pool.query(runMarkerTableSql());
-    await pool.query('CREATE TABLE effects (run_id text NOT NULL)');
+    db = await SampleDatabase.open(postgres.url);
+    await db.query(runMarkerTableSql());
+    await db.query('CREATE TABLE effects (run_id text NOT NULL)');
   });
 
   afterAll(async () => {
-    await pool?.end();
+    await db?.close();
     await postgres?.stop();
   });
 
