@@ -34,3 +34,4 @@ export * from './fairness';
 export * from './metrics';
 export * from './dashboard';
 export * from './tiers';
+export * from './cls';

@@ -216,6 +216,15 @@ export const Messages = {
     `@nestjs/bullmq worker consumes one BullMQ queue, so the pools' jobs would never run. ` +
     `Register it with TenantQueueModule.registerQueue and move its processor to ` +
     `@TenantProcessor('${queue}'), which starts one worker per pool.`,
+  // stack
+  jobClsSetupFailed: (queue: string, why: string | undefined) =>
+    `the CLS setup of a worker event on queue "${queue}" failed (${why}); its ` +
+    `@OnTenantWorkerEvent listener was not called. Fix the cls.setup option, the CLS plugin ` +
+    `hook or the proxy provider that threw.`,
+  invalidRunMarkerTable: (table: unknown) =>
+    `Invalid run marker table ${JSON.stringify(truncate(table))}: it is written into SQL, so it ` +
+    `must be a plain identifier, optionally schema-qualified (letters, digits, _; e.g. ` +
+    `"tenant_job_runs" or "jobs.runs"). Nothing was written.`,
 };
 
 function truncate(value: unknown): unknown {

@@ -67,6 +67,8 @@ import {
   TENANT_SCHEDULER_OPTIONS,
   resolveTenantSchedulerOptions,
 } from './scheduler/tenant-scheduler.options';
+import { JobClsSetup, TENANT_JOB_CLS_OPTIONS } from './cls/job-cls-setup';
+import { resolveJobClsOptions } from './cls/job-cls.options';
 
 /** @internal Providers of the root module, shared with `TenantQueueTestingModule`. */
 export const TENANT_QUEUE_CORE_PROVIDERS: Provider[] = [
@@ -92,6 +94,12 @@ export const TENANT_QUEUE_CORE_PROVIDERS: Provider[] = [
   TimeoutStage,
   TenantTiers,
   JobScope,
+  {
+    provide: TENANT_JOB_CLS_OPTIONS,
+    useFactory: resolveJobClsOptions,
+    inject: [TENANT_QUEUE_MODULE_OPTIONS],
+  },
+  JobClsSetup,
 ];
 
 export const TENANT_QUEUE_CORE_EXPORTS = [

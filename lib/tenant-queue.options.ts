@@ -127,6 +127,7 @@ class OptionsSchema {
   @IsOptional() tierCacheMs?: unknown;
   @IsOptional() @IsInt() @Min(100) @Max(600_000) enqueueTimeoutMs?: number;
   @IsOptional() telemetry?: unknown;
+  @IsOptional() cls?: unknown;
 }
 
 function check(schema: object, input: object, path: string): void {

@@ -10,6 +10,7 @@ import { SchedulesDemoModule } from './schedules/schedules.module';
 import { ThumbnailsModule } from './thumbnails/thumbnails.module';
 import { DEMO_TIERS, TiersDemoModule } from './tiers/tiers-demo.module';
 import { ProvidersDemoModule } from './providers';
+import { DatabaseDemoModule } from './database';
 
 export interface SampleOptions {
   redisUrl: string;
@@ -42,6 +43,7 @@ export class AppModule {
         VisibilityDemoModule.register({ path: 'admin/queues' }),
         TiersDemoModule,
         ProvidersDemoModule,
+        DatabaseDemoModule.register(),
       ],
     };
   }

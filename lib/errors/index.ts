@@ -24,3 +24,4 @@ export * from './invalid-job-options.error';
 export * from './job-id-taken.error';
 export * from './enqueue-unavailable.error';
 export * from './tenant-source-conflict.error';
+export * from './invalid-run-marker-table.error';

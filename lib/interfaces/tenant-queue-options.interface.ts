@@ -3,6 +3,7 @@ import type { ConnectionOptions, Telemetry } from 'bullmq';
 import { TenantActor } from './actor.interface';
 import { TenantQueueMetricsOptions } from '../metrics/metrics-options.interface';
 import { TenantSchedulerOptions } from './tenant-scheduler-options.interface';
+import type { TenantJobClsOptions } from '../cls/job-cls-options.interface';
 
 /** Strategy names tried, in order, to find the tenant of an HTTP request. */
 export type TenantResolverName = 'header' | 'subdomain' | 'jwtClaim' | 'pathParam' | 'custom';
@@ -141,4 +142,9 @@ export interface TenantQueueModuleOptions {
    * @default undefined (no telemetry)
    */
   telemetry?: Telemetry;
+  /**
+   * What runs in each job's CLS context before the handler, as `@UseCls()` would: CLS plugin
+   * hooks, `CLS_ID` (the correlation id), a `setup`, proxy providers. See `TenantJobClsOptions`.
+   */
+  cls?: TenantJobClsOptions;
 }

@@ -7,3 +7,5 @@ export { withRunOptions, RUN_OPTIONS_KEY } from './job-run-options';
 export type { JobRunOptions } from './job-run-options';
 export * from './run-identity';
 export * from './worker-thread.sandbox';
+export { claimRun, runOnce, runMarkerTableSql } from './run-once';
+export type { RunMarkerClient, RunOnceOptions, RunOnceResult } from './run-once';

@@ -30,6 +30,7 @@ import { TenantJobRequest } from '../scope/tenant-job-request';
 import { JobHandler as Handler, JobRun, ProcessorLane } from './job-run';
 import { JobRunOptions, RUN_OPTIONS_KEY, runOptionsProblem } from './job-run-options';
 import { attachRun } from './tenant-bull-job';
+import { JobClsSetup } from '../cls/job-cls-setup';
 
 type MutableJob = Job & { tenant?: TenantEnvelope };
 
@@ -60,6 +61,7 @@ export class TenantJobRunner {
     externalContextCreator: ExternalContextCreator,
     @Inject(TENANT_QUEUE_OPTIONS) options: ResolvedTenantQueueOptions,
     private readonly moduleRef: ModuleRef,
+    private readonly clsSetup: JobClsSetup,
   ) {
     this.globalEnhancers = options.globalEnhancers;
     this.contextCreator = options.globalEnhancers
@@ -176,7 +178,7 @@ export class TenantJobRunner {
   }
 
   /** Runs `listener` in the tenant context of `job` (for worker events). */
-  runInJobContext<T>(job: Job | undefined, listener: () => T): T {
+  runInJobContext(job: Job | undefined, listener: () => void): void {
     return this.openScope(() => {
       const envelope = job ? this.envelopeOf(job as MutableJob) : undefined;
       if (envelope) {
@@ -184,7 +186,7 @@ export class TenantJobRunner {
         state.fill(envelope);
         this.cls.set(TENANT_STATE, state);
       }
-      return listener();
+      return this.clsSetup.around(job, listener);
     });
   }
 

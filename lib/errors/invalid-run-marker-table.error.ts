@@ -1,0 +1,4 @@
+import { TenantQueueError } from './tenant-queue.error';
+
+/** `runOnce`/`claimRun`/`runMarkerTableSql` got a table name that is not a plain SQL identifier. */
+export class InvalidRunMarkerTableError extends TenantQueueError {}
