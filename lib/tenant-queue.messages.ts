@@ -148,6 +148,11 @@ export const Messages = {
     `it gets a reduced share until its failures drop.`,
   slowLaneLeave: (queue: string, tenantId: string, failures: number) =>
     `tenant ${tenantId} left the slow lane of queue "${queue}" (${failures} recent failures).`,
+  // gate
+  admissionRefused: (queue: string, jobId: string, reason: string) =>
+    `BullMQ refused job "${jobId}" of queue "${queue}" when the fair gate admitted it ` +
+    `(${reason}); it is marked failed with this reason and its slot is free. Enqueue it again ` +
+    `with options BullMQ accepts.`,
 };
 
 function truncate(value: unknown): unknown {

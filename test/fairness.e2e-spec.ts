@@ -100,7 +100,8 @@ describe('fair gate (one process, real Redis)', () => {
     const started: Started[] = [];
     moduleRef = await bootFairApp({
       prefix: uniquePrefix(),
-      fairness: { maxConsecutive: 3 },
+      // Start order shows admission order only without priorities by turn.
+      fairness: { maxConsecutive: 3, priorityByTurn: false },
       concurrency: 1,
       started,
     });
@@ -237,14 +238,23 @@ describe('fair gate (one process, real Redis)', () => {
       actor: { type: 'system' },
     });
     const job = JSON.stringify({ n: 'work', d: { _tenant: envelope }, o: { jobId: 'lost-1' } });
-    const config = JSON.stringify({ dw: 1, dcap: 0, k: 5, win: 0, minWin: 16, lease: 30000 });
+    const config = JSON.stringify({
+      resend: 1000,
+      dw: 1,
+      dcap: 0,
+      k: 5,
+      win: 0,
+      minWin: 16,
+      lease: 30000,
+    });
     // What a producer wrote before dying: admitted and in transit, never handed to BullMQ.
     const [status, admitted] = await redis.tqFairEnqueue(
       `{${prefix}:fair}:~fair`,
       config,
       10,
       0,
-      '{}',
+      '[]',
+      0,
       'lost-1',
       'A',
       '',

@@ -106,6 +106,14 @@ export interface TenantFairnessOptions {
    */
   dispatchBatch?: number;
   /**
+   * Admitted jobs carry a BullMQ priority from their tenant's turn (the tenant's count of jobs
+   * in flight when the job was admitted), so a tenant that just woke up runs its first jobs ahead
+   * of a flood already admitted. Off: BullMQ runs admitted jobs in admission order. Queues with
+   * `lanes` use the lanes' priorities instead; a job's own `priority` option always wins.
+   * @default true
+   */
+  priorityByTurn?: boolean;
+  /**
    * Jobs of one tenant started per interval, with a burst (`{ max: 20, per: 60_000 }`), across
    * every process. A tenant's tier, its directory record or `TenantFairness.setRateLimit`
    * override it. A limited tenant's jobs wait in its backlog; other tenants go on.
