@@ -297,16 +297,20 @@ local function dispatch(maxN, now)
   local room = win - redis.call('ZCARD', kLeases)
   local budget = maxN
   local out = {}
-  if room <= 0 and #LANES == 1 then return out end
-  local page = math.min(maxN, math.max(room, 1)) + 1
+  local slots = 0
+  if #LANES > 1 or cfg.tp then slots = tonumber(redis.call('HGET', kState, 'slots')) or 0 end
+  -- With priority by turn, a tenant with nothing in flight may go beyond a full window (by at
+  -- most the workers' slots in all): its job runs next, ahead of the flood admitted before it.
+  local extra = 0
+  if cfg.tp then extra = math.max(0, slots + math.min(room, 0)) end
+  if room <= 0 and #LANES == 1 and extra <= 0 then return out end
+  local page = math.min(maxN, math.max(room, extra, 1)) + 1
   local lanes = {}
   -- Shares are of the workers' slots (running jobs), not of the window. A lane keeps up to twice
   -- its share of the slots in flight at priority 1 (one running, one staged per slot, so a slot
   -- it frees is refilled without waiting for the gate); BullMQ serves priority 1 in admission
   -- order, so when all lanes are busy the running split follows the shares. The first lane's
   -- share includes what no lane reserved (cfg.shares is built that way).
-  local slots = 0
-  if #LANES > 1 then slots = tonumber(redis.call('HGET', kState, 'slots')) or 0 end
   for i, l in ipairs(LANES) do
     local st = redis.call('HMGET', kState, sf('vt', l), sf('last', l), sf('streak', l), 'p1:' .. l)
     local reserve = 0
@@ -321,7 +325,7 @@ local function dispatch(maxN, now)
     for _, s in ipairs(lanes) do
       if not s.empty and s.p1 < s.reserve then return s end
     end
-    if room <= 0 then return nil end
+    if room <= 0 and extra <= 0 then return nil end
     for _, s in ipairs(lanes) do
       if not s.empty then return s end
     end
@@ -338,11 +342,18 @@ local function dispatch(maxN, now)
       loadPage(s, page)
       s.loaded = true
     end
+    -- Beyond the window only a tenant that just woke up (nothing in flight, its pass at the
+    -- lane's virtual time), among the candidates loaded.
+    local over = room <= 0
+    if over then s.bound = nil end
+    local function skip(e)
+      return off[e[1]] or (over and (e[2] > s.vt or tenant(e[1]).inf > 0))
+    end
     local c = popCandidate(s, page)
-    while c and off[c[1]] do c = popCandidate(s, page) end
+    while c and skip(c) do c = popCandidate(s, page) end
     if c and c[1] == s.last and s.streak >= cfg.k then
       local other = popCandidate(s, page)
-      while other and off[other[1]] do other = popCandidate(s, page) end
+      while other and skip(other) do other = popCandidate(s, page) end
       if other then
         heapPush(s.heap, c)
         c = other
@@ -391,6 +402,7 @@ local function dispatch(maxN, now)
         if pass > s.vt then s.vt = pass end
         if t == s.last then s.streak = s.streak + 1 else s.last = t; s.streak = 1 end
         s.used = true
+        if over then extra = extra - 1 end
         room = room - 1
         budget = budget - 1
         if capped(r) then
