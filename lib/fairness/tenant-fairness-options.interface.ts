@@ -108,8 +108,10 @@ export interface TenantFairnessOptions {
   /**
    * Admitted jobs carry a BullMQ priority from their tenant's turn (the tenant's count of jobs
    * in flight when the job was admitted), so a tenant that just woke up runs its first jobs ahead
-   * of a flood already admitted. Off: BullMQ runs admitted jobs in admission order. Queues with
-   * `lanes` use the lanes' priorities instead; a job's own `priority` option always wins.
+   * of a flood already admitted; such a tenant (nothing in flight, its turn due) is admitted even
+   * into a full window, by at most the workers' total concurrency beyond it. Off: a full window
+   * waits for a slot, and BullMQ runs admitted jobs in admission order. Queues with `lanes` use
+   * the lanes' priorities instead; a job's own `priority` (or `lifo`) option wins.
    * @default true
    */
   priorityByTurn?: boolean;

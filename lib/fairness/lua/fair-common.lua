@@ -344,7 +344,7 @@ local function dispatch(maxN, now)
     end
     -- Beyond the window only a tenant that just woke up (nothing in flight, its pass at the
     -- lane's virtual time), among the candidates loaded.
-    local over = room <= 0
+    local over = cfg.tp and room <= 0
     if over then s.bound = nil end
     local function skip(e)
       return off[e[1]] or (over and (e[2] > s.vt or tenant(e[1]).inf > 0))
