@@ -68,3 +68,45 @@ export function table(header: string[], rows: (string | number)[][]): string {
   const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
 }
+
+// gate: Redis cost of a bench phase, from INFO deltas of the bench's own redis-server.
+
+interface RedisInfoClient {
+  info(section: string): Promise<string>;
+}
+
+export interface RedisSnapshot {
+  cpuMicros: number;
+  /** Every command Redis ran, scripts' inner `redis.call`s included (EVAL/EVALSHA not counted). */
+  calls: number;
+  /** Time inside scripts (EVALSHA/EVAL usec). */
+  scriptMicros: number;
+}
+
+export async function redisSnapshot(client: RedisInfoClient): Promise<RedisSnapshot> {
+  const cpu = await client.info('cpu');
+  const field = (name: string) => Number(new RegExp(`${name}:([0-9.]+)`).exec(cpu)?.[1] ?? 0);
+  const cpuMicros = (field('used_cpu_sys') + field('used_cpu_user')) * 1e6;
+  let calls = 0;
+  let scriptMicros = 0;
+  for (const line of (await client.info('commandstats')).split('\n')) {
+    const match = /^cmdstat_([a-z|]+):calls=(\d+),usec=(\d+)/.exec(line.trim());
+    if (!match) continue;
+    if (match[1] === 'evalsha' || match[1] === 'eval') scriptMicros += Number(match[3]);
+    else if (match[1] !== 'info') calls += Number(match[2]);
+  }
+  return { cpuMicros, calls, scriptMicros };
+}
+
+/** Redis µs of CPU, commands and script µs per job between two snapshots. */
+export function redisPerJob(before: RedisSnapshot, after: RedisSnapshot, jobs: number) {
+  const per = (a: number, b: number) => Number(((b - a) / jobs).toFixed(1));
+  return {
+    redisCpuMicrosPerJob: per(before.cpuMicros, after.cpuMicros),
+    redisCommandsPerJob: per(before.calls, after.calls),
+    redisScriptMicrosPerJob: per(before.scriptMicros, after.scriptMicros),
+  };
+}
+
+/** The 1-minute load average, rounded, for a figure's row. */
+export const load1 = () => Number(loadavg()[0].toFixed(2));
