@@ -120,6 +120,32 @@ describe('fair gate (one process, real Redis)', () => {
     expect(longest).toBe(3);
   });
 
+  it('with priorityByTurn, runs a tenant that wakes up ahead of the flood already admitted', async () => {
+    const started: Started[] = [];
+    const aheadOfB = async (priorityByTurn: boolean) => {
+      started.length = 0;
+      moduleRef = await bootFairApp({
+        prefix: uniquePrefix(),
+        fairness: { priorityByTurn },
+        concurrency: 1,
+        started,
+      });
+      await enqueue(moduleRef, 'A', many(300, { ms: 2 }));
+      await waitFor(() => started.length >= 20, 'the flood running');
+      const from = started.length;
+      await enqueue(moduleRef, 'B', many(3, { ms: 2 }));
+      await waitFor(() => started.filter((s) => s.tenantId === 'B').length === 3, 'B done');
+      const lastB = started.map((s) => s.tenantId).lastIndexOf('B');
+      await moduleRef.close();
+      moduleRef = undefined;
+      return started.slice(from, lastB).filter((s) => s.tenantId === 'A').length;
+    };
+    // In admission order B waits behind the whole window (16 jobs); by turn, about one A job
+    // per B job.
+    expect(await aheadOfB(false)).toBeGreaterThanOrEqual(14);
+    expect(await aheadOfB(true)).toBeLessThanOrEqual(8);
+  });
+
   it('enters the slow lane on failures, serves the tenant less, and recovers', async () => {
     const started: Started[] = [];
     moduleRef = await bootFairApp({

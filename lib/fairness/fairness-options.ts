@@ -158,7 +158,7 @@ export function resolveFairnessOptions(
     tickMs: options.tickMs ?? 1_000,
     resendAfterMs: options.resendAfterMs ?? 30_000,
     dispatchBatch: options.dispatchBatch ?? 200,
-    priorityByTurn: options.priorityByTurn ?? true,
+    priorityByTurn: options.priorityByTurn ?? false,
     slowLane: {
       failureThreshold,
       windowMs: slow.windowMs ?? 60_000,
