@@ -77,6 +77,8 @@ export function table(header: string[], rows: (string | number)[][]): string {
 export interface RedisWork {
   calls: number;
   scriptCalls: number;
+  /** Time inside scripts (EVAL/EVALSHA usec, which includes their redis.calls' time). */
+  scriptMicros: number;
   cpuMicros: number;
 }
 
@@ -87,16 +89,20 @@ export async function redisWork(client: {
   const [commands, cpu] = await Promise.all([client.info('commandstats'), client.info('cpu')]);
   let calls = 0;
   let scriptCalls = 0;
-  for (const match of commands.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+  let scriptMicros = 0;
+  for (const match of commands.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
     // The bench's own readings are not the workload's.
     if (match[1] === 'info') continue;
     calls += Number(match[2]);
-    if (/^(eval|evalsha|fcall)/.test(match[1])) scriptCalls += Number(match[2]);
+    if (/^(eval|evalsha|fcall)/.test(match[1])) {
+      scriptCalls += Number(match[2]);
+      scriptMicros += Number(match[3]);
+    }
   }
   const seconds = (name: string) =>
     Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? 0);
   const cpuMicros = (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6;
-  return { calls, scriptCalls, cpuMicros };
+  return { calls, scriptCalls, scriptMicros, cpuMicros };
 }
 
 /** Redis work per job between two `redisWork` readings. */
@@ -104,11 +110,17 @@ export function redisPerJob(
   before: RedisWork,
   after: RedisWork,
   jobs: number,
-): { redisMicrosPerJob: number; commandsPerJob: number; scriptCallsPerJob: number } {
+): {
+  redisMicrosPerJob: number;
+  commandsPerJob: number;
+  scriptCallsPerJob: number;
+  scriptMicrosPerJob: number;
+} {
   return {
     redisMicrosPerJob: (after.cpuMicros - before.cpuMicros) / jobs,
     commandsPerJob: (after.calls - before.calls) / jobs,
     scriptCallsPerJob: (after.scriptCalls - before.scriptCalls) / jobs,
+    scriptMicrosPerJob: (after.scriptMicros - before.scriptMicros) / jobs,
   };
 }
 

@@ -225,6 +225,11 @@ export const Messages = {
     `Invalid run marker table ${JSON.stringify(truncate(table))}: it is written into SQL, so it ` +
     `must be a plain identifier, optionally schema-qualified (letters, digits, _; e.g. ` +
     `"tenant_job_runs" or "jobs.runs"). Nothing was written.`,
+  // gate
+  admissionRefused: (queue: string, jobId: string, reason: string) =>
+    `BullMQ refused job "${jobId}" of queue "${queue}" when the fair gate admitted it ` +
+    `(${reason}); it is marked failed with this reason and its slot is free. Enqueue it again ` +
+    `with options BullMQ accepts.`,
 };
 
 function truncate(value: unknown): unknown {

@@ -100,7 +100,8 @@ describe('fair gate (one process, real Redis)', () => {
     const started: Started[] = [];
     moduleRef = await bootFairApp({
       prefix: uniquePrefix(),
-      fairness: { maxConsecutive: 3 },
+      // Start order shows admission order only without priorities by turn.
+      fairness: { maxConsecutive: 3, priorityByTurn: false },
       concurrency: 1,
       started,
     });
@@ -117,6 +118,32 @@ describe('fair gate (one process, real Redis)', () => {
       longest = Math.max(longest, run);
     }
     expect(longest).toBe(3);
+  });
+
+  it('with priorityByTurn, runs a tenant that wakes up ahead of the flood already admitted', async () => {
+    const started: Started[] = [];
+    const aheadOfB = async (priorityByTurn: boolean) => {
+      started.length = 0;
+      moduleRef = await bootFairApp({
+        prefix: uniquePrefix(),
+        fairness: { priorityByTurn },
+        concurrency: 1,
+        started,
+      });
+      await enqueue(moduleRef, 'A', many(300, { ms: 2 }));
+      await waitFor(() => started.length >= 20, 'the flood running');
+      const from = started.length;
+      await enqueue(moduleRef, 'B', many(3, { ms: 2 }));
+      await waitFor(() => started.filter((s) => s.tenantId === 'B').length === 3, 'B done');
+      const lastB = started.map((s) => s.tenantId).lastIndexOf('B');
+      await moduleRef.close();
+      moduleRef = undefined;
+      return started.slice(from, lastB).filter((s) => s.tenantId === 'A').length;
+    };
+    // In admission order B waits behind the whole window (16 jobs); by turn, about one A job
+    // per B job.
+    expect(await aheadOfB(false)).toBeGreaterThanOrEqual(14);
+    expect(await aheadOfB(true)).toBeLessThanOrEqual(8);
   });
 
   it('enters the slow lane on failures, serves the tenant less, and recovers', async () => {
@@ -237,14 +264,23 @@ describe('fair gate (one process, real Redis)', () => {
       actor: { type: 'system' },
     });
     const job = JSON.stringify({ n: 'work', d: { _tenant: envelope }, o: { jobId: 'lost-1' } });
-    const config = JSON.stringify({ dw: 1, dcap: 0, k: 5, win: 0, minWin: 16, lease: 30000 });
+    const config = JSON.stringify({
+      resend: 1000,
+      dw: 1,
+      dcap: 0,
+      k: 5,
+      win: 0,
+      minWin: 16,
+      lease: 30000,
+    });
     // What a producer wrote before dying: admitted and in transit, never handed to BullMQ.
     const [status, admitted] = await redis.tqFairEnqueue(
       `{${prefix}:fair}:~fair`,
       config,
       10,
       0,
-      '{}',
+      '[]',
+      0,
       'lost-1',
       'A',
       '',

@@ -13,6 +13,7 @@ import {
   TenantQueueRegistry,
   TenantWorkerHost,
 } from '../../lib';
+import { redisPerJob, redisWork } from '../bench-utils';
 
 export interface BenchJob {
   t0: number;
@@ -20,7 +21,7 @@ export interface BenchJob {
 }
 
 /** What every bench job does; set by each scenario before its workers run. */
-export const work = { handle: (_data: BenchJob) => undefined as void };
+export const work = { handle: (_data: BenchJob): void | Promise<void> => undefined };
 
 export function busy(ms: number): void {
   const end = performance.now() + ms;
@@ -128,12 +129,21 @@ export function until(predicate: () => boolean, timeoutMs: number): Promise<void
   });
 }
 
-/** No-op jobs end to end (enqueue while consuming, concurrency 50), spread over `tenants`. */
-export async function throughput(side: Side, tenants: number, jobs: number) {
+/**
+ * No-op jobs end to end (enqueue while consuming, concurrency 50), spread over `tenants`; with
+ * `redis`, the Redis cost of the run too (INFO deltas).
+ */
+export async function throughput(
+  side: Side,
+  tenants: number,
+  jobs: number,
+  redis?: { info(section: string): Promise<string> },
+) {
   let done = 0;
   work.handle = () => {
     done++;
   };
+  const before = redis ? await redisWork(redis) : undefined;
   const start = performance.now();
   const cpu = process.cpuUsage();
   side.run();
@@ -141,6 +151,7 @@ export async function throughput(side: Side, tenants: number, jobs: number) {
   await until(() => done === jobs, 300_000);
   const seconds = (performance.now() - start) / 1000;
   const used = process.cpuUsage(cpu);
+  const after = redis ? await redisWork(redis) : undefined;
   await side.close();
   const cpuMicrosPerJob = Math.round((used.user + used.system) / jobs);
   return {
@@ -149,5 +160,6 @@ export async function throughput(side: Side, tenants: number, jobs: number) {
     jobs,
     jobsPerSecond: Math.round(jobs / seconds),
     cpuMicrosPerJob,
+    ...(before && after ? redisPerJob(before, after, jobs) : {}),
   };
 }

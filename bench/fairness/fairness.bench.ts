@@ -6,7 +6,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Redis from 'ioredis';
 import { startRedis } from '../../test/support/redis-server';
+import { load1 } from '../bench-utils';
 import {
   BenchJob,
   Side,
@@ -17,6 +20,7 @@ import {
   until,
   work,
 } from './fairness-harness';
+import type { TenantFairnessOptions } from '../../lib';
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -26,16 +30,19 @@ const percentile = (values: number[], p: number) => {
 /**
  * A floods, then B enqueues 10 jobs; B's wait is enqueue -> start. `aStartedWhileBWaited` counts
  * A's jobs started between B's enqueue and B's last start: the jobs B queued behind, a figure
- * that does not depend on machine load.
+ * that does not depend on machine load. `kind` is what each job does for 1 ms: burn CPU (busy)
+ * or wait on a timer.
  */
-async function noisyNeighbour(side: Side, flood: number) {
+async function noisyNeighbour(side: Side, flood: number, kind: 'busy' | 'timer') {
   const waits: number[] = [];
   let bEnqueuedAt = Infinity;
   let aStartedWhileBWaited = 0;
+  const loadAtStart = load1();
   work.handle = (data: BenchJob) => {
     if (data.tenant === 'B') waits.push(Date.now() - data.t0);
     else if (Date.now() >= bEnqueuedAt && waits.length < 10) aStartedWhileBWaited++;
-    busy(1);
+    if (kind === 'busy') return busy(1);
+    return sleep(1);
   };
   side.run();
   await side.enqueue('A', flood);
@@ -44,10 +51,13 @@ async function noisyNeighbour(side: Side, flood: number) {
   await until(() => waits.length === 10, 600_000);
   const result = {
     side: side.label,
+    kind,
     flood,
     bWaitP50Ms: percentile(waits, 50),
     bWaitP99Ms: percentile(waits, 99),
     aStartedWhileBWaited,
+    loadAtStart,
+    loadAtEnd: load1(),
   };
   await side.close();
   return result;
@@ -76,6 +86,7 @@ async function main() {
   const flood100k = process.argv.includes('--flood100k');
   const redis = await startRedis();
   const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null };
+  const stats = new Redis(connection);
   const results: Record<string, unknown> = {
     command: `npx ts-node --transpile-only bench/fairness/fairness.bench.ts${flood100k ? ' --flood100k' : ''}`,
     startedAt: new Date().toISOString(),
@@ -85,47 +96,88 @@ async function main() {
     const log = (row: unknown) => console.log(JSON.stringify(row));
     const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice(7);
     const noisy = [];
+    // Latency variants: priority by turn (the default) or admission order, each with the
+    // default window (4 x concurrency) and one shrunk toward the concurrency.
+    const variants: TenantFairnessOptions[] = [
+      {},
+      { priorityByTurn: false },
+      { windowPerSlot: 2 },
+      { windowPerSlot: 2, priorityByTurn: false },
+    ];
     if (!only || only === 'noisy') {
-      noisy.push(await noisyNeighbour(await moduleSide(connection, 10, {}), 20_000));
-      log(noisy.at(-1));
-      noisy.push(
-        await noisyNeighbour(await moduleSide(connection, 10, { windowPerSlot: 1 }), 20_000),
-      );
-      log(noisy.at(-1));
-      noisy.push(await noisyNeighbour(await plainSide(connection, 10), 20_000));
-      log(noisy.at(-1));
-      if (flood100k) {
-        noisy.push(await noisyNeighbour(await moduleSide(connection, 10, {}), 100_000));
-        log(noisy.at(-1));
-        noisy.push(
-          await noisyNeighbour(await moduleSide(connection, 10, { windowPerSlot: 1 }), 100_000),
-        );
-        log(noisy.at(-1));
+      for (const kind of ['busy', 'timer'] as const) {
+        for (const fairness of variants) {
+          noisy.push(
+            await noisyNeighbour(await moduleSide(connection, 10, fairness), 20_000, kind),
+          );
+          log(noisy.at(-1));
+        }
+        if (process.env.NOISY_PLAIN !== '0') {
+          noisy.push(await noisyNeighbour(await plainSide(connection, 10), 20_000, kind));
+          log(noisy.at(-1));
+        }
+        if (flood100k) {
+          noisy.push(await noisyNeighbour(await moduleSide(connection, 10, {}), 100_000, kind));
+          log(noisy.at(-1));
+        }
       }
     }
     results.noisyNeighbour = noisy;
 
+    // Alternating rounds: each variant once per round, in the same order, one Redis.
     const rounds = [];
-    for (let round = 0; round < (!only || only === 'throughput' ? 3 : 0); round++) {
-      const plain = await throughput(await plainSide(connection, 50), 1, 20_000);
-      const off = await throughput(await moduleSide(connection, 50, false), 1, 20_000);
-      const on1 = await throughput(await moduleSide(connection, 50, {}), 1, 20_000);
-      const on1000 = await throughput(await moduleSide(connection, 50, {}), 1000, 20_000);
+    const roundCount = Number(process.env.ROUNDS ?? 3);
+    for (let round = 0; round < (!only || only === 'throughput' ? roundCount : 0); round++) {
+      const loadAtStart = load1();
+      const plain = await throughput(await plainSide(connection, 50), 1, 20_000, stats);
+      const off = await throughput(await moduleSide(connection, 50, false), 1, 20_000, stats);
+      const on1 = await throughput(await moduleSide(connection, 50, {}), 1, 20_000, stats);
+      const on1000 = await throughput(await moduleSide(connection, 50, {}), 1000, 20_000, stats);
+      const noTurn = await throughput(
+        await moduleSide(connection, 50, { priorityByTurn: false }),
+        1000,
+        20_000,
+        stats,
+      );
       const row = {
         round,
+        loadAtStart,
+        loadAtEnd: load1(),
         plainJobsPerSecond: plain.jobsPerSecond,
         moduleFairnessOffJobsPerSecond: off.jobsPerSecond,
         fairness1TenantJobsPerSecond: on1.jobsPerSecond,
         fairness1000TenantsJobsPerSecond: on1000.jobsPerSecond,
         ratio1Tenant: Number((on1.jobsPerSecond / plain.jobsPerSecond).toFixed(2)),
         ratio1000Tenants: Number((on1000.jobsPerSecond / plain.jobsPerSecond).toFixed(2)),
+        ratio1000TenantsNoTurnPriority: Number(
+          (noTurn.jobsPerSecond / plain.jobsPerSecond).toFixed(2),
+        ),
         ratio1000VsModuleOff: Number((on1000.jobsPerSecond / off.jobsPerSecond).toFixed(2)),
         nodeCpuMicrosPerJob: {
           plain: plain.cpuMicrosPerJob,
           moduleFairnessOff: off.cpuMicrosPerJob,
           fairness1Tenant: on1.cpuMicrosPerJob,
           fairness1000Tenants: on1000.cpuMicrosPerJob,
+          fairness1000TenantsNoTurnPriority: noTurn.cpuMicrosPerJob,
         },
+        redisPerJob: Object.fromEntries(
+          (
+            [
+              ['plain', plain],
+              ['moduleFairnessOff', off],
+              ['fairness1Tenant', on1],
+              ['fairness1000Tenants', on1000],
+              ['fairness1000TenantsNoTurnPriority', noTurn],
+            ] as const
+          ).map(([name, run]) => [
+            name,
+            {
+              cpuMicros: run.redisMicrosPerJob,
+              commands: run.commandsPerJob,
+              scriptMicros: run.scriptMicrosPerJob,
+            },
+          ]),
+        ),
       };
       log(row);
       rounds.push(row);
@@ -145,6 +197,7 @@ async function main() {
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'fairness.json'), `${JSON.stringify(results, null, 2)}\n`);
   } finally {
+    stats.disconnect();
     await redis.stop();
   }
 }

@@ -22,7 +22,17 @@ import {
   TenantWorkerHost,
 } from '../../lib';
 import { startRedis } from '../../test/support/redis-server';
-import { machine, percentile, table, updateReadme, writeResult } from '../bench-utils';
+import Redis from 'ioredis';
+import {
+  load1,
+  machine,
+  percentile,
+  redisPerJob,
+  redisWork,
+  table,
+  updateReadme,
+  writeResult,
+} from '../bench-utils';
 import { Series, renderChart } from '../svg-chart';
 
 const FLOOD = Number(process.env.FLOOD ?? 20_000);
@@ -132,7 +142,10 @@ async function until(predicate: () => boolean, timeoutMs = 600_000): Promise<voi
 }
 
 /** A's flood in chunks, B's trickle until the flood is done; returns every sample. */
-async function noisyRun(side: Side) {
+async function noisyRun(side: Side, stats: Redis) {
+  const loadAtStart = load1();
+  const before = await redisWork(stats);
+  const cpu = process.cpuUsage();
   Object.assign(probe, { start: Date.now(), aStarted: 0, bStarted: 0, samples: [] });
   let bAdded = 0;
   const trickle = setInterval(() => {
@@ -145,6 +158,8 @@ async function noisyRun(side: Side) {
   const floodSeconds = (Date.now() - probe.start) / 1000;
   clearInterval(trickle);
   await until(() => probe.bStarted === bAdded);
+  const used = process.cpuUsage(cpu);
+  const redis = redisPerJob(before, await redisWork(stats), FLOOD + bAdded);
   await side.close();
   const waits = (tenant: 'A' | 'B') =>
     probe.samples.filter((s) => s.tenant === tenant).map((s) => s.waitMs);
@@ -156,6 +171,10 @@ async function noisyRun(side: Side) {
     bJobs: b.length,
     bWaitMs: { p50: percentile(b, 50), p99: percentile(b, 99), max: Math.max(...b) },
     aWaitMs: { p50: percentile(waits('A'), 50), max: Math.max(...waits('A')) },
+    nodeCpuMicrosPerJob: Math.round((used.user + used.system) / (FLOOD + bAdded)),
+    ...redis,
+    loadAtStart,
+    loadAtEnd: load1(),
     samples: probe.samples,
   };
 }
@@ -165,12 +184,14 @@ async function main() {
   const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null };
   let plain: Awaited<ReturnType<typeof noisyRun>>;
   let fair: Awaited<ReturnType<typeof noisyRun>>;
+  const stats = new Redis(connection);
   try {
-    plain = await noisyRun(await plainSide(connection));
+    plain = await noisyRun(await plainSide(connection), stats);
     console.log(JSON.stringify({ ...plain, samples: undefined }));
-    fair = await noisyRun(await moduleSide(connection));
+    fair = await noisyRun(await moduleSide(connection), stats);
     console.log(JSON.stringify({ ...fair, samples: undefined }));
   } finally {
+    stats.disconnect();
     await redis.stop();
   }
   const ratios = {
@@ -205,7 +226,18 @@ async function main() {
       '![Per-job wait of tenants A and B over time, plain BullMQ vs this module](bench/results/noisy-neighbour.svg)',
       '',
       table(
-        ['', 'B wait p50', 'B wait p99', 'B wait max', "A's flood done in", 'A jobs/s'],
+        [
+          '',
+          'B wait p50',
+          'B wait p99',
+          'B wait max',
+          "A's flood done in",
+          'A jobs/s',
+          'Node CPU µs/job',
+          'Redis CPU µs/job',
+          'Redis commands/job',
+          'load start-end',
+        ],
         [plain, fair].map((run) => [
           run.label,
           `${run.bWaitMs.p50} ms`,
@@ -213,6 +245,10 @@ async function main() {
           `${run.bWaitMs.max} ms`,
           `${run.floodSeconds} s`,
           run.aJobsPerSecond,
+          run.nodeCpuMicrosPerJob,
+          run.redisMicrosPerJob,
+          run.commandsPerJob,
+          `${run.loadAtStart}-${run.loadAtEnd}${Math.max(run.loadAtStart, run.loadAtEnd) > 1.5 ? ' (loaded)' : ''}`,
         ]),
       ),
       '',

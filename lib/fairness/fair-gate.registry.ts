@@ -20,6 +20,7 @@ import { TenantQueueRedis } from '../tenant-queue.redis';
 import { TenantQueueRegistry } from '../tenant-queue.registry';
 import { FairGate, FairHint, FairHints, SYSTEM_TENANT } from './fair-gate';
 import { fairCommands } from './fair-gate.script';
+import { FairReleaseStage } from './fair-release.stage';
 import { encodeRate, isFairnessOn, resolveFairnessOptions } from './fairness-options';
 import { SlowLaneEvent } from './slow-lane-event.interface';
 
@@ -41,7 +42,7 @@ export class FairGateRegistry
   private sweeping = false;
 
   constructor(
-    pipeline: TenantJobPipeline,
+    private readonly pipeline: TenantJobPipeline,
     private readonly registry: TenantQueueRegistry,
     private readonly redis: TenantQueueRedis,
     private readonly tiers: TenantTiers,
@@ -60,6 +61,8 @@ export class FairGateRegistry
     for (const name of this.registry.getQueueNames()) {
       this.gateFor(this.registry.getQueue(name).definition);
     }
+    // Successes release in the job path, only where a fair queue exists.
+    if (this.gates.size) this.pipeline.useStage(new FairReleaseStage((d) => this.gateFor(d)));
   }
 
   onApplicationBootstrap(): void {
@@ -82,7 +85,7 @@ export class FairGateRegistry
       for (const gate of [...this.gates.values()]) {
         const tenants = await gate.waitingTenants(HINT_SWEEP);
         const hints = await this.hints(gate.definition, tenants);
-        for (const [tenantId, hint] of Object.entries(hints)) {
+        for (const [tenantId, hint] of hints) {
           await gate.admin(tenantId, 'hints', JSON.stringify(hint));
         }
       }
@@ -142,7 +145,7 @@ export class FairGateRegistry
     const gate = this.gateFor(definition);
     if (!gate) return;
     gate.addConsumer(options.concurrency ?? 1);
-    worker.on('completed', (job) => gate.release(job.id!, 'c'));
+    // Successes are released by FairReleaseStage, before BullMQ records them.
     worker.on('failed', (job) => {
       // Only the final outcome frees the slot: a retried attempt keeps it.
       if (!job?.id || !job.finishedOn) return;
@@ -156,7 +159,7 @@ export class FairGateRegistry
    * `TenantTiers.refresh`). Nothing when no directory is configured.
    */
   private async hints(definition: TenantQueueDefinition, tenants: string[]): Promise<FairHints> {
-    const out: FairHints = {};
+    const out: FairHints = new Map();
     if (!this.tiers.configured) return out;
     const now = Date.now();
     const key = (tenantId: string) => `${definition.name}\u0000${tenantId}`;
@@ -166,7 +169,7 @@ export class FairGateRegistry
     if (!stale.length) return out;
     const limits = await this.tiers.limitsFor(stale, definition.poolOf ?? definition.name);
     for (const [tenantId, tenantLimits] of limits) {
-      out[tenantId] = toHint(tenantLimits);
+      out.set(tenantId, toHint(tenantLimits));
       if (this.hintSent.size >= MAX_HINTS_SENT)
         this.hintSent.delete(this.hintSent.keys().next().value!);
       this.hintSent.set(key(tenantId), now);
@@ -179,8 +182,8 @@ export class FairGateRegistry
    * reading its state (`TenantFairness.getTenant`) shows its tier before its first job.
    */
   async ensureHints(gate: FairGate, tenantId: string): Promise<void> {
-    const hints = await this.hints(gate.definition, [tenantId]);
-    if (hints[tenantId]) await gate.admin(tenantId, 'hints', JSON.stringify(hints[tenantId]));
+    const hint = (await this.hints(gate.definition, [tenantId])).get(tenantId);
+    if (hint) await gate.admin(tenantId, 'hints', JSON.stringify(hint));
   }
 
   /** A tier or directory change, applied now to every fair queue of this app (all processes). */

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { TENANT_KEY_PART_LUA } from '../context/tenant-key';
 import type { RedisClient } from '../tenant-queue.redis';
 
 type Arg = string | number;
@@ -8,7 +9,7 @@ type Arg = string | number;
 export interface FairCommands {
   tqFairEnqueue(...args: Arg[]): Promise<[string, string[] | string, number]>;
   tqFairRelease(...args: Arg[]): Promise<[Arg[], string[], number]>;
-  tqFairAck(...args: Arg[]): Promise<number>;
+  tqFairRefuse(...args: Arg[]): Promise<[Arg[], string[], number]>;
   tqFairTick(...args: Arg[]): Promise<[Arg[], string[], number]>;
   tqFairAdmin(...args: Arg[]): Promise<any[]>;
 }
@@ -18,7 +19,7 @@ const read = (file: string) => readFileSync(join(__dirname, 'lua', file), 'utf8'
 const SCRIPTS: Record<keyof FairCommands, string> = {
   tqFairEnqueue: 'fair-enqueue.lua',
   tqFairRelease: 'fair-release.lua',
-  tqFairAck: 'fair-ack.lua',
+  tqFairRefuse: 'fair-refuse.lua',
   tqFairTick: 'fair-tick.lua',
   tqFairAdmin: 'fair-admin.lua',
 };
@@ -27,7 +28,7 @@ const defined = new WeakSet<object>();
 
 export function fairCommands(client: RedisClient): FairCommands {
   if (!defined.has(client)) {
-    const prelude = read('fair-common.lua');
+    const prelude = `${TENANT_KEY_PART_LUA}\n${read('fair-common.lua')}`;
     for (const [name, file] of Object.entries(SCRIPTS)) {
       client.defineCommand(name, { numberOfKeys: 1, lua: `${prelude}\n${read(file)}` });
     }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import type { Queue } from 'bullmq';
+import { Job, type Queue } from 'bullmq';
 import { TenantBacklogFullError } from '../errors';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
 import {
@@ -24,12 +24,24 @@ export type FairOutcome = 'c' | 'f' | 'x';
  * (JSON)], `false` where neither says anything.
  */
 export type FairHint = [number | false, number | false, string | false, string | false];
-export type FairHints = Record<string, FairHint>;
+/** Hints by tenant id (a Map: a tenant may be called `constructor` or `__proto__`). */
+export type FairHints = Map<string, FairHint>;
 
 /** Bucket of jobs enqueued without a tenant (system jobs on a fair queue). */
 export const SYSTEM_TENANT = '_system';
 
-const ENQUEUE_CHUNK = 2000;
+/** Releases per call, and calls in flight at once (more queue up and go in the next call). */
+const RELEASE_BATCH = 1000;
+const RELEASE_CALLS = 2;
+/** Jobs this process enqueued and may admit itself without parsing them back (see `send`). */
+const LOCAL_JOBS = 50_000;
+
+/** A job as the gate hands it to `addBulk`. */
+interface AdmittedJob {
+  name: string;
+  data: object;
+  opts: PreparedJob['opts'];
+}
 
 export interface FairGateDeps {
   commands: () => FairCommands;
@@ -53,9 +65,13 @@ export class FairGate implements JobDispatcher {
   private concurrency = 0;
   private timer: NodeJS.Timeout | undefined;
   private pending: string[] = [];
-  private flushing: Promise<void> | undefined;
+  /** Ids BullMQ has taken since the last call: acknowledged in the next release or tick call. */
+  private acks: string[] = [];
+  private releaseCalls = 0;
+  private readonly calls = new Set<Promise<void>>();
   private ticking: Promise<void> | undefined;
   private readonly sends = new Set<Promise<void>>();
+  private readonly localJobs = new Map<string, AdmittedJob>();
   private closed = false;
   private wakeTimer: NodeJS.Timeout | undefined;
   private wakeAt = Infinity;
@@ -70,6 +86,8 @@ export class FairGate implements JobDispatcher {
     this.base = `${definition.bullPrefix}:~fair`;
     this.jobPrefix = `${definition.bullPrefix}:${definition.name}:`;
     this.config = JSON.stringify({
+      resend: options.resendAfterMs,
+      tp: options.priorityByTurn && options.lanes.length < 2,
       dw: options.defaultWeight,
       dcap: options.defaultConcurrency,
       k: options.maxConsecutive,
@@ -102,44 +120,17 @@ export class FairGate implements JobDispatcher {
     return this.commands;
   }
 
-  /** Enqueue path of the queue: into the tenants' backlogs, then whatever the window admits. */
+  /**
+   * Enqueue path of the queue: into the tenants' backlogs, then whatever the window admits, in
+   * one script call, so a refused call (a backlog full) writes nothing. The admitted jobs are
+   * durable in the gate: their hand-over to BullMQ is not awaited (the tick re-sends them).
+   */
   async dispatch(queue: Queue, jobs: PreparedJob[]): Promise<void> {
-    // A delayed job would hold a slot while it waits: it goes to BullMQ directly.
+    // A delayed job would hold a slot while it waits: it goes to BullMQ directly, after the gate
+    // took the others (the gate's refusal is the only one left once `validate` passed).
     const delayed = jobs.filter((job) => (job.opts.delay ?? 0) > 0);
     const gated = delayed.length ? jobs.filter((job) => !((job.opts.delay ?? 0) > 0)) : jobs;
-    const laned = gated.map((job) => this.laneOf(job));
-    const tenants = [...new Set(gated.map((job) => job.tenantId ?? SYSTEM_TENANT))];
-    const hints = JSON.stringify(await this.deps.hints(tenants));
-    for (let start = 0; start < gated.length; start += ENQUEUE_CHUNK) {
-      const args: string[] = [];
-      for (let i = start; i < Math.min(gated.length, start + ENQUEUE_CHUNK); i++) {
-        const job = gated[i];
-        const [lane, opts] = laned[i];
-        const json = JSON.stringify({ n: job.name, d: job.data, o: opts });
-        args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, lane, json);
-      }
-      const [status, second, third] = await this.redis.tqFairEnqueue(
-        this.base,
-        this.config,
-        this.options.dispatchBatch,
-        this.options.maxBacklog,
-        hints,
-        ...args,
-      );
-      if (status === 'full') {
-        const tenant = second as string;
-        const backlog = Number(third);
-        const limit = this.options.maxBacklog;
-        throw new TenantBacklogFullError(
-          this.definition.name,
-          tenant,
-          backlog,
-          Messages.tenantBacklogFull(this.definition.name, tenant, backlog, limit),
-        );
-      }
-      this.wakeIn(Number(third));
-      await this.send(second as string[]);
-    }
+    if (gated.length) await this.enqueue(gated);
     if (delayed.length) {
       await directDispatcher.dispatch(
         queue,
@@ -151,6 +142,58 @@ export class FairGate implements JobDispatcher {
     }
   }
 
+  /** The gate's own checks of jobs about to be dispatched (their lanes), before anything is written. */
+  validate(jobs: readonly PreparedJob[]): void {
+    for (const job of jobs) {
+      const asked = (job.opts as TenantJobOptions).lane;
+      if (asked !== undefined && !this.laneIndex.has(asked)) assertLane(this.definition, asked);
+    }
+  }
+
+  private async enqueue(gated: PreparedJob[]): Promise<void> {
+    this.validate(gated);
+    const tenants = [...new Set(gated.map((job) => job.tenantId ?? SYSTEM_TENANT))];
+    const hints: (string | FairHint)[] = [];
+    for (const [tenant, hint] of await this.deps.hints(tenants)) hints.push(tenant, hint);
+    const args: string[] = [];
+    const admitted: AdmittedJob[] = [];
+    for (const job of gated) {
+      const [lane, opts] = this.laneOf(job);
+      const json = JSON.stringify({ n: job.name, d: job.data, o: opts });
+      args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, lane, json);
+      admitted.push({ name: job.name, data: job.data, opts: opts as PreparedJob['opts'] });
+    }
+    const [status, second, third] = await this.redis.tqFairEnqueue(
+      this.base,
+      this.config,
+      this.options.dispatchBatch,
+      this.options.maxBacklog,
+      JSON.stringify(hints),
+      0,
+      ...args,
+    );
+    if (status === 'full') {
+      const tenant = second as string;
+      const backlog = Number(third);
+      const limit = this.options.maxBacklog;
+      throw new TenantBacklogFullError(
+        this.definition.name,
+        tenant,
+        backlog,
+        Messages.tenantBacklogFull(this.definition.name, tenant, backlog, limit),
+      );
+    }
+    // Whatever this process admits of these later skips the JSON round trip.
+    for (const job of admitted) {
+      if (this.localJobs.size >= LOCAL_JOBS) {
+        this.localJobs.delete(this.localJobs.keys().next().value!);
+      }
+      this.localJobs.set(job.opts.jobId, job);
+    }
+    this.wakeIn(Number(third));
+    void this.send(second as string[]);
+  }
+
   /**
    * The job's lane (its `lane` option, else its name's lane, else the default) and its options
    * for BullMQ without `lane`. The gate gives admitted jobs their BullMQ priority (see dispatch in
@@ -158,9 +201,6 @@ export class FairGate implements JobDispatcher {
    */
   private laneOf(job: PreparedJob): [string, object] {
     const asked = (job.opts as TenantJobOptions).lane;
-    // TenantQueue checked the lane already; this guard keeps any other caller from parking a job
-    // in a lane no dispatch serves.
-    if (asked !== undefined && !this.laneIndex.has(asked)) assertLane(this.definition, asked);
     if (!this.laneIndex.size) return ['', job.opts];
     const { lane: _lane, ...opts } = job.opts as TenantJobOptions;
     return [asked ?? this.laneOfJob.get(job.name) ?? this.options.defaultLane, opts];
@@ -200,12 +240,65 @@ export class FairGate implements JobDispatcher {
     return [...new Set(found.flat())].slice(0, count);
   }
 
-  /** A job reached its final outcome: free its slot (batched) and admit the next jobs. */
+  /**
+   * A job reached its final outcome: free its slot and admit the next jobs. Releases are
+   * batched, at most `RELEASE_CALLS` calls in flight; each call also acknowledges what BullMQ
+   * took since the last one.
+   */
   release(jobId: string, outcome: FairOutcome): void {
     // After close the lease reaper of a live process frees the slot.
     if (this.closed) return;
     this.pending.push(jobId, outcome);
-    this.flushing ??= this.flush();
+    this.pump();
+  }
+
+  private pump(): void {
+    while (
+      this.releaseCalls < RELEASE_CALLS &&
+      (this.pending.length > 0 || this.acks.length >= RELEASE_BATCH)
+    ) {
+      const batch = this.pending.splice(0, 2 * RELEASE_BATCH);
+      const acks = this.takeAcks();
+      this.releaseCalls++;
+      const call: Promise<void> = this.redis
+        .tqFairRelease(
+          this.base,
+          this.config,
+          this.options.dispatchBatch,
+          this.slowConfig,
+          acks.length,
+          ...acks,
+          ...batch,
+        )
+        .then(
+          ([events, jobs, wake]) => {
+            this.emit(events);
+            this.wakeIn(Number(wake));
+            void this.send(jobs);
+          },
+          (error) => {
+            // The leases of this batch expire and the reaper frees them; unacknowledged sends
+            // are found in BullMQ by the tick.
+            if (!this.closed)
+              this.deps.logger.warn(`fair release ${this.definition.name}: ${error}`);
+          },
+        )
+        .finally(() => {
+          this.releaseCalls--;
+          this.calls.delete(call);
+          this.pump();
+        });
+      this.calls.add(call);
+    }
+  }
+
+  private takeAcks(): string[] {
+    if (this.acks.length <= 4 * RELEASE_BATCH) {
+      const acks = this.acks;
+      this.acks = [];
+      return acks;
+    }
+    return this.acks.splice(0, 4 * RELEASE_BATCH);
   }
 
   /** A local worker consumes this queue; its concurrency sizes the shared window. */
@@ -228,6 +321,7 @@ export class FairGate implements JobDispatcher {
     const run = async () => {
       try {
         const ttl = this.options.tickMs * 3 + 2000;
+        const acks = this.takeAcks();
         const [events, jobs, wake] = await this.redis.tqFairTick(
           this.base,
           this.config,
@@ -239,6 +333,8 @@ export class FairGate implements JobDispatcher {
           leaving ? -1 : this.concurrency,
           ttl,
           this.options.windowPerSlot,
+          acks.length,
+          ...acks,
         );
         this.emit(events);
         this.wakeIn(Number(wake));
@@ -275,62 +371,109 @@ export class FairGate implements JobDispatcher {
     if (this.wakeTimer) clearTimeout(this.wakeTimer);
     this.timer = undefined;
     this.wakeTimer = undefined;
-    await this.flushing;
-    await this.ticking;
-    if (this.concurrency > 0) await this.tick(true);
+    while (this.calls.size || this.ticking) {
+      await Promise.all([...this.calls]);
+      await this.ticking;
+    }
+    await Promise.all([...this.sends]);
+    // One last call: the acknowledgements of the last sends, this process leaving the window.
+    await this.tick(this.concurrency > 0);
     this.closed = true;
     await Promise.all([...this.sends]);
   }
 
-  private async flush(): Promise<void> {
-    while (this.pending.length > 0) {
-      const batch = this.pending.splice(0, 1000);
-      try {
-        const [events, jobs, wake] = await this.redis.tqFairRelease(
-          this.base,
-          this.config,
-          this.options.dispatchBatch,
-          this.slowConfig,
-          ...batch,
-        );
-        this.emit(events);
-        this.wakeIn(Number(wake));
-        void this.send(jobs);
-      } catch (error) {
-        // The leases of this batch expire and the reaper frees them.
-        this.deps.logger.warn(`fair release ${this.definition.name}: ${error}`);
-      }
-    }
-    this.flushing = undefined;
-  }
-
-  /** Hands admitted jobs to BullMQ without waiting for earlier sends; acks clear in-transit. */
+  /**
+   * Hands admitted jobs to BullMQ without waiting for earlier sends. Jobs this process enqueued
+   * come from `localJobs`, the others are parsed from the gate's copy.
+   */
   private send(flat: string[]): Promise<void> {
     if (!flat || flat.length === 0) return Promise.resolve();
-    const ids: string[] = [];
-    const jobs = [];
+    const jobs: AdmittedJob[] = [];
     for (let i = 0; i < flat.length; i += 3) {
-      const job = JSON.parse(flat[i + 1]) as { n: string; d: object; o: object };
+      const id = flat[i];
       const priority = Number(flat[i + 2]);
-      ids.push(flat[i]);
-      const opts =
-        priority > 0 ? { ...job.o, priority, jobId: flat[i] } : { ...job.o, jobId: flat[i] };
-      jobs.push({ name: job.n, data: job.d, opts });
+      let job = this.localJobs.get(id);
+      if (job) {
+        this.localJobs.delete(id);
+      } else {
+        const parsed = JSON.parse(flat[i + 1]) as { n: string; d: object; o: AdmittedJob['opts'] };
+        parsed.o.jobId = id;
+        job = { name: parsed.n, data: parsed.d, opts: parsed.o };
+      }
+      // The lane's priority; the turn's, unless the job has its own (or is lifo, which BullMQ
+      // refuses with a priority).
+      if (priority > 0 && (this.laneIndex.size > 1 || !(job.opts.priority || job.opts.lifo))) {
+        job.opts.priority = priority;
+      }
+      jobs.push(job);
     }
-    const sent: Promise<void> = this.deps
-      .bullQueue()
+    const queue = this.deps.bullQueue();
+    const sent: Promise<void> = queue
       .addBulk(jobs)
-      .then(() => this.redis.tqFairAck(this.base, this.config, ...ids))
       .then(
-        () => undefined,
-        (error) => {
-          // Left in transit: the tick re-sends it under the same job id.
-          this.deps.logger.warn(`fair send ${this.definition.name}: ${error}`);
-        },
+        () => this.acknowledge(jobs),
+        (error) => this.sendOneByOne(queue, jobs, error),
       )
+      .catch((error) => {
+        // Left in transit: the tick re-sends it under the same job id.
+        this.deps.logger.warn(`fair send ${this.definition.name}: ${error}`);
+      })
       .finally(() => this.sends.delete(sent));
     this.sends.add(sent);
     return sent;
+  }
+
+  private acknowledge(jobs: AdmittedJob[]): void {
+    for (const job of jobs) this.acks.push(job.opts.jobId);
+    if (this.acks.length >= RELEASE_BATCH) this.pump();
+  }
+
+  /**
+   * `addBulk` refused the batch: BullMQ's own check names the jobs it will never take, which end
+   * as failed jobs with the reason (slot freed); the rest go in again. A job refused by Redis
+   * itself (not a lost connection) ends the same way; on a lost connection all stay in transit.
+   */
+  private async sendOneByOne(queue: Queue, jobs: AdmittedJob[], error: unknown): Promise<void> {
+    const refused: [AdmittedJob, string][] = [];
+    const rest: AdmittedJob[] = [];
+    for (const job of jobs) {
+      const reason = bullRefusal(queue, job);
+      if (reason) refused.push([job, reason]);
+      else rest.push(job);
+    }
+    if (!refused.length && rest.length === 1 && isConnectionError(error)) throw error;
+    const results = await Promise.allSettled(
+      rest.map((job) => queue.add(job.name, job.data, job.opts)),
+    );
+    const added: AdmittedJob[] = [];
+    results.forEach((result, i) => {
+      if (result.status === 'fulfilled') added.push(rest[i]);
+      else if (!isConnectionError(result.reason)) {
+        refused.push([rest[i], String((result.reason as Error)?.message ?? result.reason)]);
+      }
+    });
+    this.acknowledge(added);
+    if (refused.length) await this.refuse(refused);
+  }
+
+  private async refuse(refused: [AdmittedJob, string][]): Promise<void> {
+    const args: string[] = [];
+    for (const [job, reason] of refused) {
+      const id = job.opts.jobId;
+      this.deps.logger.warn(Messages.admissionRefused(this.definition.name, id, reason));
+      args.push(id, failedIdFor(id), reason, job.name, JSON.stringify(job.data), '{"attempts":1}');
+    }
+    const [events, jobs, wake] = await this.redis.tqFairRefuse(
+      this.base,
+      this.config,
+      this.options.dispatchBatch,
+      this.slowConfig,
+      this.jobPrefix,
+      ...args,
+    );
+    this.emit(events);
+    this.wakeIn(Number(wake));
+    void this.send(jobs);
   }
 
   private emit(events: (string | number)[]): void {
@@ -349,6 +492,31 @@ export class FairGate implements JobDispatcher {
       this.deps.onSlowLane(event);
     }
   }
+}
+
+/** What BullMQ's own option check says of a job, without Redis (undefined when it passes). */
+function bullRefusal(queue: Queue, job: AdmittedJob): string | undefined {
+  try {
+    const probe = new Job(queue, job.name, job.data, job.opts, job.opts.jobId);
+    (probe as unknown as { validateOptions(json: unknown): void }).validateOptions(probe.asJSON());
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+function isConnectionError(error: unknown): boolean {
+  const text = `${(error as Error)?.name} ${(error as Error)?.message}`;
+  return /connection|ECONN|ETIMEDOUT|EPIPE|closed|MaxRetriesPerRequest|LOADING|READONLY/i.test(
+    text,
+  );
+}
+
+/** The id of the failed record of a refused job: its own id when BullMQ accepts that id. */
+function failedIdFor(id: string): string {
+  return /^\d+$/.test(id) || id.includes(':') || id === ''
+    ? `refused-${id.replace(/:/g, '%3A')}`
+    : id;
 }
 
 /** Lane shares as the gate uses them: the first lane also gets what no lane reserved. */

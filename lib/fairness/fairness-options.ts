@@ -17,6 +17,7 @@ export interface ResolvedFairnessOptions {
   tickMs: number;
   resendAfterMs: number;
   dispatchBatch: number;
+  priorityByTurn: boolean;
   slowLane: { failureThreshold: number; windowMs: number; share: number; recoverAt: number };
   /** Queue default rate limit, as given. */
   rateLimit?: TenantRateLimit;
@@ -76,7 +77,7 @@ function checkNumbers(queue: string, path: string, input: object, rules: Rule[])
   for (const key of Object.keys(input)) {
     if (
       !known.has(key) &&
-      !['enabled', 'slowLane', 'rateLimit', 'lanes', 'defaultLane'].includes(key)
+      !['enabled', 'slowLane', 'rateLimit', 'lanes', 'defaultLane', 'priorityByTurn'].includes(key)
     ) {
       throw invalid(queue, `${path}${key}`, 'is not a known option');
     }
@@ -121,6 +122,9 @@ export function resolveFairnessOptions(
   if (options.enabled !== undefined && typeof options.enabled !== 'boolean') {
     throw invalid(queue, 'enabled', 'must be a boolean');
   }
+  if (options.priorityByTurn !== undefined && typeof options.priorityByTurn !== 'boolean') {
+    throw invalid(queue, 'priorityByTurn', 'must be a boolean');
+  }
   checkNumbers(queue, '', options, RULES);
   const slow = options.slowLane === false ? { failureThreshold: 0 } : (options.slowLane ?? {});
   if (typeof slow !== 'object' || Array.isArray(slow)) {
@@ -154,6 +158,7 @@ export function resolveFairnessOptions(
     tickMs: options.tickMs ?? 1_000,
     resendAfterMs: options.resendAfterMs ?? 30_000,
     dispatchBatch: options.dispatchBatch ?? 200,
+    priorityByTurn: options.priorityByTurn ?? false,
     slowLane: {
       failureThreshold,
       windowMs: slow.windowMs ?? 60_000,

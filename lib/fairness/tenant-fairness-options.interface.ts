@@ -106,6 +106,19 @@ export interface TenantFairnessOptions {
    */
   dispatchBatch?: number;
   /**
+   * Admitted jobs carry a BullMQ priority from their tenant's turn (the tenant's count of jobs
+   * in flight when the job was admitted), so a tenant that just woke up runs its first jobs ahead
+   * of a flood already admitted; such a tenant (nothing in flight, its turn due) is admitted even
+   * into a full window, by at most the workers' total concurrency beyond it. Off: a full window
+   * waits for a slot, and BullMQ runs admitted jobs in admission order. Queues with `lanes` use
+   * the lanes' priorities instead; a job's own `priority` (or `lifo`) option wins. It costs
+   * throughput (BullMQ's prioritized path for every job): measured 0.68-0.86 of plain BullMQ at
+   * 1,000 tenants against 0.80-0.95 without it, for 39 instead of 49 flood jobs started ahead of
+   * a light tenant's 10.
+   * @default false
+   */
+  priorityByTurn?: boolean;
+  /**
    * Jobs of one tenant started per interval, with a burst (`{ max: 20, per: 60_000 }`), across
    * every process. A tenant's tier, its directory record or `TenantFairness.setRateLimit`
    * override it. A limited tenant's jobs wait in its backlog; other tenants go on.

@@ -18,7 +18,7 @@ end
 local rateBefore = rateOf()
 if op == 'get' then
   local r = redis.call('HMGET', tKey(t), unpack(TFIELDS))
-  return {r[1], r[2], r[3], r[4], r[5], r[6], r[7], backlog(t), redis.call('ZCARD', fKey(t)),
+  return {r[1], r[2], r[3], r[4], r[5], r[6], r[7], backlog(tenant(t)), redis.call('ZCARD', fKey(t)),
           r[8], r[9], redis.call('ZSCORE', kLimited, t)}
 end
 if op == 'weight' or op == 'cap' or op == 'rate' then
@@ -29,14 +29,16 @@ elseif op == 'pause' then
 elseif op == 'resume' then
   redis.call('HDEL', tKey(t), 'paused')
 elseif op == 'hints' then
-  applyHints({[t] = cjson.decode(value)})
+  applyHints({t, cjson.decode(value)})
 end
 -- A new rate limit starts the tenant afresh: a schedule built at the old rate would hold it back.
 if rateOf() ~= rateBefore then redis.call('HDEL', tKey(t), 'tat') end
 -- Re-evaluate the tenant under its new settings: its next pick re-checks cap and rate.
 redis.call('ZREM', kLimited, t)
-local r = loadTenant(t)
-if r.paused or (r.cap > 0 and r.inf >= r.cap) then deactivate(t) else activate(t) end
+forget(t)
+local r = tenant(t)
+if r.paused or capped(r) then deactivate(t) else activate(t) end
 local now = nowMs()
 local out = dispatch(tonumber(ARGV[2]), now)
+flushTenants(now)
 return {{}, out, nextWake(now)}

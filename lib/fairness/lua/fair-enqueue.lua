@@ -1,38 +1,73 @@
 --[[
   Enqueue into the fair gate, then dispatch what the window allows (the fast path: a light
-  tenant's job goes straight through in the same call).
+  tenant's job goes straight through in the same call). All or nothing: a refused call writes
+  nothing.
   KEYS[1]  gate base key
   ARGV[1]  gate config (JSON, see fair-common.lua)
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  per-tenant backlog limit (0 = none)
-  ARGV[4]  directory/tier hints, JSON {tenant: [weight, cap, rate, lanes]} ({} when none)
-  ARGV[5..] quadruples: job id, tenant, lane ('' without lanes), job json
+  ARGV[4]  directory/tier hints, flat JSON list [tenant, [weight, cap, rate, lanes], ...] ([] when none)
+  ARGV[5]  n, the number of ids acknowledged (sent to BullMQ) that follow
+  ARGV[6..5+n] acknowledged ids
+  ARGV[6+n..] quadruples: job id, tenant, lane ('' without lanes), job json
   Returns {'full', tenant, backlog} with nothing written, or {'ok', {id, json, priority, ...}, wake ms}.
 ]]
+local now = nowMs()
 local maxBacklog = tonumber(ARGV[3])
+local nAck = tonumber(ARGV[5])
+local first = 6 + nAck
+local ids = {}
+for i = first, #ARGV, 4 do ids[#ids + 1] = ARGV[i] end
+-- A job id the gate holds already (or twice in this call) is admitted once.
+local known = hmgetMany(kJobs, ids)
+local new, seen = {}, {}
+for j, id in ipairs(ids) do
+  if not known[j] and not seen[id] then
+    seen[id] = true
+    new[#new + 1] = first + (j - 1) * 4
+  end
+end
 if maxBacklog > 0 then
   local counts = {}
-  for i = 5, #ARGV, 4 do
-    if redis.call('HEXISTS', kJobs, ARGV[i]) == 0 then
-      counts[ARGV[i + 1]] = (counts[ARGV[i + 1]] or 0) + 1
-    end
-  end
+  for _, i in ipairs(new) do counts[ARGV[i + 1]] = (counts[ARGV[i + 1]] or 0) + 1 end
   for t, c in pairs(counts) do
-    local len = backlog(t)
-    if len + c > maxBacklog then return {'full', t, len} end
+    local length = backlog(tenant(t))
+    if length + c > maxBacklog then return {'full', t, length} end
   end
 end
-applyHints(cjson.decode(ARGV[4]))
-local touched = {}
-for i = 5, #ARGV, 4 do
+local acks = {}
+for i = 6, 5 + nAck do acks[#acks + 1] = ARGV[i] end
+ack(acks, now)
+local changed = applyHints(cjson.decode(ARGV[4]))
+local records, groups, order = {}, {}, {}
+for _, i in ipairs(new) do
   local id, t, l = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  if redis.call('HSETNX', kJobs, id, t) == 1 then
-    redis.call('HSET', kData, id, ARGV[i + 3])
-    redis.call('RPUSH', qKey(t, l), id)
-    touched[t] = true
+  records[#records + 1] = id
+  records[#records + 1] = ARGV[i + 3] .. '\n' .. t
+  local g = l .. '\n' .. t
+  local group = groups[g]
+  if not group then
+    group = { t, l, {} }
+    groups[g] = group
+    order[#order + 1] = group
   end
+  group[3][#group[3] + 1] = id
 end
-for t in pairs(touched) do activate(t) end
-local now = nowMs()
+if #records > 0 then variadic('HSET', kJobs, records) end
+-- A tenant whose backlog was empty may need to be put in turn; one with a backlog already is in
+-- turn, or held back by its cap, pause or rate limit (each of which puts it back itself).
+local wake = {}
+for _, group in ipairs(order) do
+  local t, l, list = group[1], group[2], group[3]
+  local length = 0
+  for i = 1, #list, CHUNK do
+    length = redis.call('RPUSH', qKey(t, l), unpack(list, i, math.min(#list, i + CHUNK - 1)))
+  end
+  if tenants[t] then tenants[t].len[l] = length end
+  if length == #list then wake[t] = true end
+end
+for _, t in ipairs(changed) do wake[t] = true end
+for t in pairs(wake) do activate(t) end
 local out = dispatch(tonumber(ARGV[2]), now)
+flushTenants(now)
 return {'ok', out, nextWake(now)}

@@ -1,22 +1,25 @@
 --[[
-  Frees the slots of finished jobs (final outcomes only), updates the slow lane, and dispatches
-  the next jobs in the same call.
+  Frees the slots of finished jobs (final outcomes only), acknowledges jobs BullMQ received,
+  updates the slow lane, and dispatches the next jobs in the same call.
   KEYS[1]  gate base key
   ARGV[1]  gate config (JSON, see fair-common.lua)
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  slow lane config, JSON: threshold (0 = off), window (ms), recoverAt
-  ARGV[4..] pairs: job id, outcome (c completed | f failed for good | x cancelled)
+  ARGV[4]  n, the number of acknowledged ids that follow
+  ARGV[5..4+n] acknowledged ids
+  ARGV[5+n..] pairs: job id, outcome (c completed | f failed for good | x cancelled)
   Returns {{event, tenant, failures, ...}, {id, json, priority, ...}, ms until a rate-limited tenant wakes (-1 none)}.
 ]]
 local now = nowMs()
 local slowCfg = cjson.decode(ARGV[3])
+local nAck = tonumber(ARGV[4])
+local acks, released = {}, {}
+for i = 5, 4 + nAck do acks[#acks + 1] = ARGV[i] end
+for i = 5 + nAck, #ARGV do released[#released + 1] = ARGV[i] end
 local touched, events = {}, {}
-for i = 4, #ARGV, 2 do
-  releaseOne(ARGV[i], ARGV[i + 1], now, slowCfg, touched, events)
-end
-for t in pairs(touched) do
-  if slowCfg.threshold > 0 then checkRecovery(t, now, slowCfg, events) end
-  activate(t)
-end
+releaseMany(released, now, slowCfg, touched, events)
+ack(acks, now)
+afterRelease(touched, now, slowCfg, events)
 local out = dispatch(tonumber(ARGV[2]), now)
+flushTenants(now)
 return {events, out, nextWake(now)}

@@ -1,16 +1,19 @@
 --[[
-  Periodic upkeep, run by every process: consumer heartbeat and window, lease reaping (a dead
-  process never holds a slot), re-sending stale in-transit jobs, slow-lane recovery, dispatch.
+  Periodic upkeep, run by every process: consumer heartbeat and window, acknowledgements, lease
+  reaping (a dead process never holds a slot), re-sending jobs that never reached BullMQ,
+  slow-lane recovery, dispatch.
   KEYS[1]  gate base key
   ARGV[1]  gate config (JSON, see fair-common.lua)
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  slow lane config (JSON, see fair-release.lua)
   ARGV[4]  BullMQ job key prefix ({<prefix>:<queue>}:<queue>:)
-  ARGV[5]  re-send in-transit jobs older than this (ms)
+  ARGV[5]  unused (the re-send delay is cfg.resend)
   ARGV[6]  consumer id of this process
   ARGV[7]  this process's worker concurrency (0 = no worker, -1 = leaving)
   ARGV[8]  consumer heartbeat ttl (ms)
   ARGV[9]  window per consumer slot (factor)
+  ARGV[10] n, the number of acknowledged ids that follow
+  ARGV[11..10+n] acknowledged ids
   Returns {{event, tenant, failures, ...}, {id, json, priority, ...}, ms until a rate-limited tenant wakes (-1 none)}.
 ]]
 local now = nowMs()
@@ -36,46 +39,55 @@ for _, v in ipairs(redis.call('HVALS', kConc)) do total = total + tonumber(v) en
 local win = math.max(cfg.minWin, math.ceil(total * tonumber(ARGV[9])))
 redis.call('HSET', kState, 'window', win, 'slots', total)
 
-local touched, events = {}, {}
-local expired = redis.call('ZRANGEBYSCORE', kLeases, '-inf', now, 'LIMIT', 0, 200)
-for _, id in ipairs(expired) do
+local acks = {}
+for i = 11, 10 + tonumber(ARGV[10]) do acks[#acks + 1] = ARGV[i] end
+ack(acks, now)
+
+local touched, events, released, out = {}, {}, {}, {}
+local delivered = 2 * (now + cfg.lease) + 1
+local transit = 2 * (now + (cfg.resend or 30000))
+local expired = redis.call('ZRANGEBYSCORE', kLeases, '-inf', 2 * now + 1, 'WITHSCORES', 'LIMIT', 0, 200)
+for i = 1, #expired, 2 do
+  local id, acked = expired[i], tonumber(expired[i + 1]) % 2 == 1
   local jk = jobPrefix .. id
   if redis.call('EXISTS', jk) == 1 then
     local f = redis.call('HMGET', jk, 'finishedOn', 'returnvalue', 'failedReason')
     if not f[1] then
-      redis.call('ZADD', kLeases, now + cfg.lease, id)
-    elseif f[2] then
-      releaseOne(id, 'c', now, slowCfg, touched, events)
-    elseif f[3] and string.sub(f[3], 1, 11) == '[cancelled:' then
-      releaseOne(id, 'x', now, slowCfg, touched, events)
+      redis.call('ZADD', kLeases, delivered, id)
     else
-      releaseOne(id, 'f', now, slowCfg, touched, events)
+      local outcome = 'f'
+      if f[2] then
+        outcome = 'c'
+      elseif f[3] and string.sub(f[3], 1, 11) == '[cancelled:' then
+        outcome = 'x'
+      end
+      released[#released + 1] = id
+      released[#released + 1] = outcome
     end
-  elseif redis.call('ZSCORE', kTransit, id) then
-    redis.call('ZADD', kLeases, now + cfg.lease, id)
+  elseif not acked then
+    -- Admitted but never handed to BullMQ (its sender died): send it again, same job id.
+    local v = redis.call('HGET', kJobs, id)
+    if v then
+      local _, json = splitJob(v)
+      redis.call('ZADD', kLeases, transit, id)
+      out[#out + 1] = id
+      out[#out + 1] = json
+      if #LANES > 1 then out[#out + 1] = 2 else out[#out + 1] = 0 end
+    else
+      redis.call('ZREM', kLeases, id)
+    end
   else
-    releaseOne(id, 'c', now, slowCfg, touched, events)
+    -- BullMQ ran it and removed it, and no release reached the gate.
+    released[#released + 1] = id
+    released[#released + 1] = 'c'
   end
 end
-
-local out = {}
-local stale = redis.call('ZRANGEBYSCORE', kTransit, '-inf', now - tonumber(ARGV[5]), 'LIMIT', 0, 200)
-for _, id in ipairs(stale) do
-  local payload = redis.call('HGET', kData, id)
-  if redis.call('EXISTS', jobPrefix .. id) == 1 or not payload then
-    redis.call('ZREM', kTransit, id)
-    redis.call('HDEL', kData, id)
-  else
-    redis.call('ZADD', kTransit, now, id)
-    out[#out + 1] = id
-    out[#out + 1] = payload
-    if #LANES > 1 then out[#out + 1] = 2 else out[#out + 1] = 0 end
-  end
-end
+releaseMany(released, now, slowCfg, touched, events)
 
 if slowCfg.threshold > 0 then
   for _, t in ipairs(redis.call('SRANDMEMBER', kSlow, 100)) do checkRecovery(t, now, slowCfg, events) end
 end
 for t in pairs(touched) do activate(t) end
 for _, v in ipairs(dispatch(tonumber(ARGV[2]), now)) do out[#out + 1] = v end
+flushTenants(now)
 return {events, out, nextWake(now)}

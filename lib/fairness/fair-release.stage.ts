@@ -1,0 +1,40 @@
+import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
+import { JobRunContext, JobStage } from '../processor/tenant-job-pipeline';
+import type { FairGate } from './fair-gate';
+
+/**
+ * Frees a fair job's slot as soon as its handler succeeds, before BullMQ's `moveToFinished`, so
+ * the gate admits the next job while BullMQ is still recording this one. Final failures are
+ * released on the worker's `failed` event (a failed attempt that will retry keeps its slot).
+ * Outermost stage: it sees the job's own outcome after every other stage.
+ */
+export class FairReleaseStage implements JobStage {
+  readonly order = 1;
+  private readonly gates = new WeakMap<TenantQueueDefinition, FairGate | null>();
+
+  constructor(
+    private readonly gateFor: (definition: TenantQueueDefinition) => FairGate | undefined,
+  ) {}
+
+  /** Only queues with a fair gate need it. */
+  appliesTo(definition: TenantQueueDefinition): boolean {
+    return this.gateOf(definition) !== null;
+  }
+
+  async run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
+    const gate = this.gateOf(context.definition);
+    if (!gate) return next();
+    const result = await next();
+    gate.release(context.job.id!, 'c');
+    return result;
+  }
+
+  private gateOf(definition: TenantQueueDefinition): FairGate | null {
+    let gate = this.gates.get(definition);
+    if (gate === undefined) {
+      gate = this.gateFor(definition) ?? null;
+      this.gates.set(definition, gate);
+    }
+    return gate;
+  }
+}
