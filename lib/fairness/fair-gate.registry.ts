@@ -102,8 +102,8 @@ export class FairGateRegistry
     if (!gate) {
       const options = resolveFairnessOptions(definition.name, definition.fairness!);
       gate = new FairGate(definition, options, {
-        // The producer's connection (no offline queue): a failed enqueue is never written later.
-        commands: () => fairCommands(this.redis.producer),
+        commands: () => fairCommands(this.redis.client),
+        enqueueCommands: () => fairCommands(this.redis.producer),
         bullQueue: () => this.registry.getQueue(definition.name).bullQueue,
         hints: (tenants) => this.hints(definition, tenants),
         onSlowLane: (event) => this.events.emit('slowLane', event),

@@ -44,7 +44,10 @@ interface AdmittedJob {
 }
 
 export interface FairGateDeps {
+  /** Upkeep (release, tick, admin): a client that waits out a short outage. */
   commands: () => FairCommands;
+  /** Enqueue: the producer's client (no offline queue), so a failed enqueue is never written later. */
+  enqueueCommands: () => FairCommands;
   bullQueue: () => Queue;
   hints: (tenants: string[]) => Promise<FairHints>;
   onSlowLane: (event: SlowLaneEvent) => void;
@@ -120,6 +123,13 @@ export class FairGate implements JobDispatcher {
     return this.commands;
   }
 
+  private enqueueClient: FairCommands | undefined;
+
+  private get enqueueRedis(): FairCommands {
+    this.enqueueClient ??= this.deps.enqueueCommands();
+    return this.enqueueClient;
+  }
+
   /**
    * Enqueue path of the queue: into the tenants' backlogs, then whatever the window admits, in
    * one script call, so a refused call (a backlog full) writes nothing. The admitted jobs are
@@ -163,7 +173,7 @@ export class FairGate implements JobDispatcher {
       args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, lane, json);
       admitted.push({ name: job.name, data: job.data, opts: opts as PreparedJob['opts'] });
     }
-    const [status, second, third] = await this.redis.tqFairEnqueue(
+    const [status, second, third] = await this.enqueueRedis.tqFairEnqueue(
       this.base,
       this.config,
       this.options.dispatchBatch,
