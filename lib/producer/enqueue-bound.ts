@@ -73,7 +73,8 @@ export class EnqueueBound {
 /** @internal One enqueue call under its bound. */
 export class EnqueueCall {
   expired = false;
-  sent = false;
+  /** Writes handed to the connection so far. */
+  sent = 0;
 
   constructor(
     private readonly bound: EnqueueBound,
@@ -95,11 +96,14 @@ export class EnqueueCall {
   /** Called right before a write: none starts once the call has failed. */
   send(): void {
     if (this.expired) throw this.unavailable('no answer');
-    this.sent = true;
+    this.sent++;
   }
 
   unavailable(why: string, cause?: unknown): EnqueueUnavailableError {
-    const written = this.sent ? 'unknown' : false;
+    // ioredis refuses a command it cannot write at once (no offline queue): when that was the
+    // call's first write, nothing reached Redis.
+    const refusedFirst = this.sent === 1 && isRefusedUnsent(cause);
+    const written = this.sent > 0 && !refusedFirst ? 'unknown' : false;
     return new EnqueueUnavailableError(
       this.queueName,
       written,
@@ -107,6 +111,11 @@ export class EnqueueCall {
       cause === undefined ? undefined : { cause },
     );
   }
+}
+
+/** ioredis's refusal of a command it never wrote (offline queue off, stream not writeable). */
+function isRefusedUnsent(error: unknown): boolean {
+  return error instanceof Error && /Stream isn't writeable/.test(error.message);
 }
 
 /** The errors ioredis rejects a command with when the connection is not there. */
