@@ -119,11 +119,14 @@ export class TenantQueueRedis implements OnApplicationShutdown {
       });
     }
     if (connection instanceof Redis) return connection.duplicate(overrides);
-    return new IORedis({
+    // BullMQ's ConnectionOptions may carry a `url` (as BullMQ reads it); ioredis takes it apart.
+    const { url, ...rest } = connection as RedisOptions & { url?: string };
+    const options: RedisOptions = {
       ...(retryStrategy ? { retryStrategy } : {}),
-      ...(connection as RedisOptions),
+      ...rest,
       ...(overrides ?? { maxRetriesPerRequest: null }),
-    });
+    };
+    return url ? new IORedis(url, options) : new IORedis(options);
   }
 
   async onApplicationShutdown(): Promise<void> {
