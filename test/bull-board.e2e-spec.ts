@@ -36,7 +36,8 @@ describeBrowser('bull-board on the module queues, in headless Chromium', () => {
             routing: { globex: 'exports-acme' },
           },
         ),
-        TenantQueueDashboardModule.register({ path: 'admin/tenants' }),
+        // Open for the browser test only: a real app passes its admin guard.
+        TenantQueueDashboardModule.register({ path: 'admin/tenants', allowUnauthenticated: true }),
         BullBoardModule.forRoot({ route: '/queues', adapter: ExpressAdapter }),
         TenantBullBoardModule.register({ adapter: BullMQAdapter, dashboardPath: 'admin/tenants' }),
       ],
