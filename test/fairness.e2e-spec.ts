@@ -257,7 +257,7 @@ describe('fair gate (one process, real Redis)', () => {
       concurrency: 2,
       started,
     });
-    const redis = moduleRef.get(TenantQueueRedis).producer as any; // the gate runs on the producer connection
+    const redis = moduleRef.get(TenantQueueRedis).client as any; // the gate's upkeep connection
     await waitFor(() => typeof redis.tqFairEnqueue === 'function', 'scripts loaded');
     const envelope = moduleRef.get(TenantEnvelopeCodec).create({
       tenantId: 'A',
