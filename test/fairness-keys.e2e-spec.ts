@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
-import { Job, Queue } from 'bullmq';
+import { Job } from 'bullmq';
 import {
   TenantBacklogFullError,
   TenantContext,
@@ -137,7 +137,7 @@ describe('fair gate: any tenant id, refused jobs, all-or-nothing enqueue (real R
     const redis = moduleRef.get(TenantQueueRedis).client as any;
     await waitFor(() => typeof redis.tqFairEnqueue === 'function', 'scripts loaded');
     const registry = moduleRef.get(TenantQueueRegistry);
-    const { bullPrefix, name } = registry.getQueue('keys').definition;
+    const { bullPrefix } = registry.getQueue('keys').definition;
     const codec = moduleRef.get(TenantEnvelopeCodec);
     const bad = (jobId: string, opts: object) => {
       const envelope = codec.create({ tenantId: 'evil', actor: { type: 'system' } });
@@ -170,8 +170,9 @@ describe('fair gate: any tenant id, refused jobs, all-or-nothing enqueue (real R
     );
     for (const tenant of ['good', 'other']) await enqueue(moduleRef, tenant, 20);
     await waitFor(() => done.length === 40, 'the good jobs');
-    const queue = new Queue(name, { connection: redis.options, prefix: bullPrefix });
-    try {
+    // The module's own BullMQ queue: it reads from the right Redis on a cluster too.
+    const queue = registry.getQueue('keys').bullQueue;
+    {
       const failed = async (id: string) => {
         const job = await Job.fromId(queue, id);
         return job && (await job.getState()) === 'failed' ? job : undefined;
@@ -180,8 +181,6 @@ describe('fair gate: any tenant id, refused jobs, all-or-nothing enqueue (real R
       expect((await failed('refused-1001'))!.failedReason).toContain('cannot be integers');
       await waitFor(async () => !!(await failed('bad-priority')), 'the refused priority');
       expect((await failed('bad-priority'))!.failedReason).toContain('Priority');
-    } finally {
-      await queue.close();
     }
     const evil = await moduleRef.get(TenantFairness).getTenant('keys', 'evil');
     expect([evil.backlog, evil.inFlight]).toEqual([0, 0]);
