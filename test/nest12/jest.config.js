@@ -3,30 +3,15 @@
 // CommonJS, so a Nest 12 app loads Nest through Node's require(esm). Jest has no require(esm):
 // the transform below turns Nest 12's modules into CommonJS, and every `@nestjs/*` import (the
 // library's, the tests', nestjs-cls's) resolves to this folder's Nest 12.
-const { join, resolve } = require('node:path');
-
-const root = resolve(__dirname, '../..');
+const { join } = require('node:path');
+const { variantConfig } = require('../support/variant-jest.config');
 const { names, modules } = require('./packages');
 
 const nest12 = join(modules, '@nestjs');
 const nestNames = names.join('|');
 
 // Worker processes the suites fork are plain Node: the hook points their `@nestjs/*` at Nest 12.
-process.env.NODE_OPTIONS = [
-  process.env.NODE_OPTIONS,
-  `--require=${JSON.stringify(join(__dirname, 'resolve-nest12.js'))}`,
-]
-  .filter(Boolean)
-  .join(' ');
-
-module.exports = {
-  rootDir: root,
-  testEnvironment: 'node',
-  testTimeout: 60000,
-  workerIdleMemoryLimit: '512MB',
-  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
-  globalSetup: '<rootDir>/test/support/global-setup.ts',
-  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+module.exports = variantConfig(join(__dirname, 'resolve-nest12.js'), {
   testMatch: [
     '<rootDir>/lib/**/*.spec.ts',
     '<rootDir>/test/**/*.e2e-spec.ts',
@@ -39,4 +24,4 @@ module.exports = {
     [`^@nestjs/(${nestNames})$`]: `${nest12}/$1`,
     [`^@nestjs/(${nestNames})/(.*)$`]: `${nest12}/$1/$2`,
   },
-};
+});
