@@ -3,8 +3,8 @@ export {
   TENANT_QUEUE_OPTIONS_TYPE,
   TENANT_QUEUE_ASYNC_OPTIONS_TYPE,
 } from './tenant-queue.module-definition';
-export { TenantQueueRegistry } from './tenant-queue.registry';
-export { TenantQueueRedis } from './tenant-queue.redis';
+export { TenantQueueRegistry } from './core/queues/tenant-queue.registry';
+export { TenantQueueRedis } from './core/redis/tenant-queue.redis';
 export {
   ENVELOPE_KEY,
   TENANT_JOB_CONTEXT_TYPE,
@@ -12,15 +12,15 @@ export {
   getTenantQueueToken,
 } from './tenant-queue.constants';
 export * from './interfaces';
-export * from './errors';
-export * from './context';
+export * from './core/errors';
+export * from './core/context';
 
-export * from './processor';
-export * from './scope';
+export * from './core/processor';
+export * from './core/scope';
 export * from './dead-letters';
 export * from './guards';
-export { TenantQueue, InjectTenantQueue } from './producer';
-export type { TenantBulkJob, TenantJobOptions } from './producer';
+export { TenantQueue, InjectTenantQueue } from './core/queues';
+export type { TenantBulkJob, TenantJobOptions } from './core/queues';
 export {
   InMemoryTenantDirectory,
   InMemoryEntitlementChecker,
@@ -33,5 +33,5 @@ export * from './scheduler';
 export * from './fairness';
 export * from './metrics';
 export * from './dashboard';
-export * from './tiers';
-export * from './cls';
+export * from './core/tenants';
+export * from './core/cls';

@@ -1,4 +1,4 @@
-import { TenantTiers } from './tiers/tenant-tiers.service';
+import { TenantTiers } from './core/tenants/tenant-tiers.service';
 import {
   DynamicModule,
   Global,
@@ -11,12 +11,12 @@ import {
 } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ClsModule } from 'nestjs-cls';
-import { TenantContext } from './context/tenant-context';
+import { TenantContext } from './core/context/tenant-context';
 import { DeadLetterWorkerPlugin } from './dead-letters/dead-letter.plugin';
 import { DeadLetters } from './dead-letters/dead-letters.service';
-import { TenantResolutionMiddleware } from './context/tenant-resolution.middleware';
-import { TenantResolver } from './context/tenant-resolver';
-import { TenantEnvelopeCodec } from './envelope/tenant-envelope.codec';
+import { TenantResolutionMiddleware } from './core/context/tenant-resolution.middleware';
+import { TenantResolver } from './core/context/tenant-resolver';
+import { TenantEnvelopeCodec } from './core/envelope/tenant-envelope.codec';
 import { JobCancellations } from './guards/job-cancellations';
 import { TenantJobGuardsStage } from './guards/tenant-job-guards.stage';
 import { FairGateRegistry } from './fairness/fair-gate.registry';
@@ -29,15 +29,15 @@ import {
 import { TenantRequiredGuard } from './guards/tenant-required.guard';
 import { TenantStatusService } from './guards/tenant-status.service';
 import { RegisterTenantQueueOptions } from './interfaces/register-queue-options.interface';
-import { IdempotencyStage } from './processor/idempotency.stage';
-import { TenantJobPipeline } from './processor/tenant-job-pipeline';
-import { TimeoutStage } from './processor/timeout.stage';
-import { TenantJobRunner } from './processor/tenant-job.runner';
-import { TenantProcessorExplorer } from './processor/tenant-processor.explorer';
-import { TenantProcessorMetadataAccessor } from './processor/tenant-processor.metadata-accessor';
-import { JobScope } from './scope/job-scope';
-import { QueueConsumerCheck } from './processor/queue-consumer.check';
-import { TenantQueueRootMissingError } from './errors/tenant-queue-root-missing.error';
+import { IdempotencyStage } from './idempotency/idempotency.stage';
+import { TenantJobPipeline } from './core/processor/tenant-job-pipeline';
+import { TimeoutStage } from './core/processor/timeout.stage';
+import { TenantJobRunner } from './core/processor/tenant-job.runner';
+import { TenantProcessorExplorer } from './core/processor/tenant-processor.explorer';
+import { TenantProcessorMetadataAccessor } from './core/processor/tenant-processor.metadata-accessor';
+import { JobScope } from './core/scope/job-scope';
+import { QueueConsumerCheck } from './core/processor/queue-consumer.check';
+import { TenantQueueRootMissingError } from './core/errors/tenant-queue-root-missing.error';
 import { Messages } from './tenant-queue.messages';
 import { getTenantQueueToken } from './tenant-queue.constants';
 import {
@@ -48,15 +48,15 @@ import {
   ResolvedTenantQueueOptions,
   TENANT_QUEUE_OPTIONS,
   resolveTenantQueueOptions,
-} from './tenant-queue.options';
-import { TenantQueueRedis } from './tenant-queue.redis';
+} from './core/core.options';
+import { TenantQueueRedis } from './core/redis/tenant-queue.redis';
 import { METRICS_SINK_PROVIDER } from './metrics/metrics-sink.provider';
 import { MetricsSink } from './metrics/metrics-sink.interface';
 import { TENANT_QUEUE_METRICS_OPTIONS, resolveMetricsOptions } from './metrics/metrics.options';
 import { TenantMetricsGauges } from './metrics/tenant-metrics.gauges';
 import { TenantMetricsRecorder } from './metrics/tenant-metrics.recorder';
 import { TenantQueueInspector } from './metrics/tenant-queue-inspector.service';
-import { TenantQueueRegistry } from './tenant-queue.registry';
+import { TenantQueueRegistry } from './core/queues/tenant-queue.registry';
 import { TenantSpanStage } from './telemetry/tenant-span.stage';
 import { ScheduleStore } from './scheduler/schedule.store';
 import { ScheduleTicker } from './scheduler/schedule-ticker';
@@ -67,8 +67,8 @@ import {
   TENANT_SCHEDULER_OPTIONS,
   resolveTenantSchedulerOptions,
 } from './scheduler/tenant-scheduler.options';
-import { JobClsSetup, TENANT_JOB_CLS_OPTIONS } from './cls/job-cls-setup';
-import { resolveJobClsOptions } from './cls/job-cls.options';
+import { JobClsSetup, TENANT_JOB_CLS_OPTIONS } from './core/cls/job-cls-setup';
+import { resolveJobClsOptions } from './core/cls/job-cls.options';
 
 /** @internal Providers of the root module, shared with `TenantQueueTestingModule`. */
 export const TENANT_QUEUE_CORE_PROVIDERS: Provider[] = [

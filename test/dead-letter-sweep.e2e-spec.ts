@@ -5,7 +5,7 @@ import { ClsModule } from 'nestjs-cls';
 import { DeadLetters, TenantQueueModule, TenantQueueRegistry } from '../lib';
 import { DeadLetterWorkerPlugin } from '../lib/dead-letters/dead-letter.plugin';
 import { DeadLettersScript } from '../lib/dead-letters/dead-letters.script';
-import { TenantQueueRedis } from '../lib/tenant-queue.redis';
+import { TenantQueueRedis } from '../lib/core/redis/tenant-queue.redis';
 import { redisConnection, uniquePrefix } from './support/redis-url';
 import { waitFor } from './support/wait';
 

@@ -15,7 +15,7 @@ import {
   TenantWorkerHost,
   parseCancelReason,
 } from '../lib';
-import { signEnvelope } from '../lib/envelope/envelope-signature';
+import { signEnvelope } from '../lib/core/envelope/envelope-signature';
 import { redisConnection, uniquePrefix } from './support/redis-url';
 import { waitFor } from './support/wait';
 

@@ -13,8 +13,8 @@ import {
   TenantQueueRegistry,
   TenantWorkerHost,
 } from '../lib';
-import { tenantKeyPart } from '../lib/context/tenant-key';
-import { TenantEnvelopeCodec } from '../lib/envelope/tenant-envelope.codec';
+import { tenantKeyPart } from '../lib/core/context/tenant-key';
+import { TenantEnvelopeCodec } from '../lib/core/envelope/tenant-envelope.codec';
 import { testRootImports } from './support/test-module';
 import { uniquePrefix } from './support/redis-url';
 import { waitFor } from './support/wait';

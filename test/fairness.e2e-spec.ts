@@ -10,7 +10,7 @@ import {
   TenantQueueRedis,
   TenantQueueRegistry,
 } from '../lib';
-import { TenantEnvelopeCodec } from '../lib/envelope/tenant-envelope.codec';
+import { TenantEnvelopeCodec } from '../lib/core/envelope/tenant-envelope.codec';
 import { FairJobData, Started, bootFairApp } from './fixtures/fairness-app';
 import { uniquePrefix } from './support/redis-url';
 import { sleep, waitFor } from './support/wait';

@@ -22,8 +22,8 @@ import {
   TenantQueueRegistry,
   TenantWorkerHost,
 } from '../lib';
-import { JobClsSetup } from '../lib/cls/job-cls-setup';
-import { TenantJobPipeline } from '../lib/processor/tenant-job-pipeline';
+import { JobClsSetup } from '../lib/core/cls/job-cls-setup';
+import { TenantJobPipeline } from '../lib/core/processor/tenant-job-pipeline';
 import { uniquePrefix } from './support/redis-url';
 import { testConnection } from './support/test-redis';
 import { waitFor } from './support/wait';

@@ -86,7 +86,7 @@ describe('the packed package (exports map, types, LICENSE)', () => {
       }
       out.version = require('nestjs-tenant-queue/package.json').version;
       try {
-        require('nestjs-tenant-queue/dist/tenant-queue.registry');
+        require('nestjs-tenant-queue/dist/core/queues/tenant-queue.registry');
         out.internal = 'reachable';
       } catch (error) {
         out.internal = error.code;

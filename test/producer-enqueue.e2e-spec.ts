@@ -132,7 +132,7 @@ describe('options BullMQ would refuse are refused at enqueue, on every queue kin
 
 describe("differential: our verdict on BullMQ's own rules == plain Queue.add's (real Redis)", () => {
   it('agrees on 300 generated option sets', async () => {
-    const { jobOptionsProblem } = await import('../lib/producer/job-options.check');
+    const { jobOptionsProblem } = await import('../lib/core/queues/job-options.check');
     const bull = new Queue('diff', { connection: testConnection(), prefix: `{${prefix}:diff}` });
     let seed = 1234;
     const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;

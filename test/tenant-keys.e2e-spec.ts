@@ -5,9 +5,9 @@ import {
   TenantQueueInspector,
   TenantScheduler,
 } from '../lib';
-import { resolveTenantQueueOptions } from '../lib/tenant-queue.options';
+import { resolveTenantQueueOptions } from '../lib/core/core.options';
 import { TenantMetricsRecorder } from '../lib/metrics/tenant-metrics.recorder';
-import { IdempotencyScript } from '../lib/processor/idempotency.script';
+import { IdempotencyScript } from '../lib/idempotency/idempotency.script';
 import { HostileApp, bootHostileApp, seen } from './support/hostile-app';
 import { waitFor } from './support/wait';
 

@@ -12,8 +12,8 @@ import {
   TenantWorkerHost,
   parseCancelReason,
 } from '../lib';
-import { signEnvelope } from '../lib/envelope/envelope-signature';
-import { TenantQueueRedis } from '../lib/tenant-queue.redis';
+import { signEnvelope } from '../lib/core/envelope/envelope-signature';
+import { TenantQueueRedis } from '../lib/core/redis/tenant-queue.redis';
 import { redisConnection, uniquePrefix } from './support/redis-url';
 import { waitFor } from './support/wait';
 

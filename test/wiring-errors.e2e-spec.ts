@@ -9,7 +9,7 @@ import {
   TenantQueueRootMissingError,
   TenantWorkerHost,
 } from '../lib';
-import { QueueConsumerCheck } from '../lib/processor/queue-consumer.check';
+import { QueueConsumerCheck } from '../lib/core/processor/queue-consumer.check';
 import { uniquePrefix } from './support/redis-url';
 import { testConnection } from './support/test-redis';
 import { sleep, waitFor } from './support/wait';

@@ -13,7 +13,7 @@ import {
   parseCancelReason,
   withRunOptions,
 } from '../lib';
-import { JobRunContext, TenantJobPipeline } from '../lib/processor/tenant-job-pipeline';
+import { JobRunContext, TenantJobPipeline } from '../lib/core/processor/tenant-job-pipeline';
 import { redisConnection, uniquePrefix } from './support/redis-url';
 import { sleep, waitFor } from './support/wait';
 

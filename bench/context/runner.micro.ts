@@ -17,11 +17,11 @@ import {
   TenantQueueRegistry,
   TenantWorkerHost,
 } from '../../lib';
-import { TenantEnvelopeCodec } from '../../lib/envelope/tenant-envelope.codec';
-import { TenantJobRunner } from '../../lib/processor/tenant-job.runner';
-import { JobRunContext, TenantJobPipeline } from '../../lib/processor/tenant-job-pipeline';
-import { TenantBullJob } from '../../lib/processor/tenant-bull-job';
-import { TENANT_STATE } from '../../lib/context/tenant-state';
+import { TenantEnvelopeCodec } from '../../lib/core/envelope/tenant-envelope.codec';
+import { TenantJobRunner } from '../../lib/core/processor/tenant-job.runner';
+import { JobRunContext, TenantJobPipeline } from '../../lib/core/processor/tenant-job-pipeline';
+import { TenantBullJob } from '../../lib/core/processor/tenant-bull-job';
+import { TENANT_STATE } from '../../lib/core/context/tenant-state';
 
 const N = Number(process.env.N ?? 50_000);
 

@@ -5,7 +5,7 @@
  */
 import 'reflect-metadata';
 import { Reflector } from '@nestjs/core';
-import { TenantEnvelopeCodec } from '../../lib/envelope/tenant-envelope.codec';
+import { TenantEnvelopeCodec } from '../../lib/core/envelope/tenant-envelope.codec';
 import { TenantJobGuardsStage } from '../../lib/guards/tenant-job-guards.stage';
 import { TenantStatusService } from '../../lib/guards/tenant-status.service';
 import {
@@ -16,9 +16,9 @@ import {
   RequiresEntitlement,
   TenantWorkerHost,
 } from '../../lib';
-import { TenantJobPipeline } from '../../lib/processor/tenant-job-pipeline';
-import { TenantProcessorMetadataAccessor } from '../../lib/processor/tenant-processor.metadata-accessor';
-import { resolveTenantQueueOptions } from '../../lib/tenant-queue.options';
+import { TenantJobPipeline } from '../../lib/core/processor/tenant-job-pipeline';
+import { TenantProcessorMetadataAccessor } from '../../lib/core/processor/tenant-processor.metadata-accessor';
+import { resolveTenantQueueOptions } from '../../lib/core/core.options';
 
 const N = Number(process.argv[2] ?? 200_000);
 

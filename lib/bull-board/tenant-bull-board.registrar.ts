@@ -2,8 +2,8 @@ import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import { BULL_BOARD_INSTANCE } from '@bull-board/nestjs';
 import { isFairnessOn } from '../fairness/fairness-options';
 import { TenantQueueInspector } from '../metrics/tenant-queue-inspector.service';
-import type { TenantQueue } from '../producer/tenant-queue';
-import { TenantQueueRegistry } from '../tenant-queue.registry';
+import type { TenantQueue } from '../core/queues/tenant-queue';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { BullBoardQueueAdapter, TenantBullBoardOptions } from './tenant-bull-board.options';
 
 /** @internal */

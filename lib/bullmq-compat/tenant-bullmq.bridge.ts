@@ -8,14 +8,14 @@ import {
 import { DiscoveryService, ModuleRef } from '@nestjs/core';
 import { WorkerHost } from '@nestjs/bullmq';
 import type { Processor, Worker } from 'bullmq';
-import { InvalidTenantQueueOptionsError } from '../errors';
-import { TenantJobPipeline } from '../processor/tenant-job-pipeline';
-import { TenantJobRunner } from '../processor/tenant-job.runner';
-import { TenantProcessorOptions } from '../processor/tenant-processor.decorator';
-import { TenantWorkerHost } from '../processor/tenant-worker-host';
-import type { TenantQueue } from '../producer/tenant-queue';
+import { InvalidTenantQueueOptionsError } from '../core/errors';
+import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
+import { TenantJobRunner } from '../core/processor/tenant-job.runner';
+import { TenantProcessorOptions } from '../core/processor/tenant-processor.decorator';
+import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
+import type { TenantQueue } from '../core/queues/tenant-queue';
 import { Messages } from '../tenant-queue.messages';
-import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { adoptWorker, claimQueues, notifyBound } from './processor-seam';
 
 /** @internal The tenant queues one `TenantBullMqModule.registerQueue(...)` declared. */

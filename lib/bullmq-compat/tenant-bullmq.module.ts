@@ -1,11 +1,11 @@
 import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { BullModule, getQueueToken } from '@nestjs/bullmq';
-import { InvalidTenantQueueOptionsError } from '../errors';
+import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { RegisterTenantQueueOptions } from '../interfaces/register-queue-options.interface';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueModule } from '../tenant-queue.module';
-import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { installProcessorSeam } from './processor-seam';
 import { TENANT_BULLMQ_QUEUES, TenantBullMqBridge } from './tenant-bullmq.bridge';
 

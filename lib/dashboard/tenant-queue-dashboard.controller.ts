@@ -18,7 +18,7 @@ import {
   CanActivate,
 } from '@nestjs/common';
 import { DeadLetters } from '../dead-letters/dead-letters.service';
-import { TenantQueueError, UnknownTenantQueueError } from '../errors';
+import { TenantQueueError, UnknownTenantQueueError } from '../core/errors';
 import { TenantQueueInspector } from '../metrics/tenant-queue-inspector.service';
 import { TenantQueueControls } from '../metrics/tenant-queue-state-source.interface';
 import { TenantScheduler } from '../scheduler/tenant-scheduler';

@@ -9,7 +9,7 @@ import {
   Provider,
   Type,
 } from '@nestjs/common';
-import { InvalidTenantQueueOptionsError } from '../errors';
+import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { TenantQueueControls } from '../metrics/tenant-queue-state-source.interface';
 import { Messages } from '../tenant-queue.messages';
 import {

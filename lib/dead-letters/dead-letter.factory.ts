@@ -1,14 +1,14 @@
 import type { Job } from 'bullmq';
-import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
-import { TIMEOUT_REASON_PREFIX } from '../errors';
-import { TenantEnvelope } from '../interfaces/tenant-envelope.interface';
-import { TenantJob } from '../interfaces/tenant-job.interface';
+import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
+import { TIMEOUT_REASON_PREFIX } from '../core/errors';
+import { TenantEnvelope } from '../core/envelope/tenant-envelope.interface';
+import { TenantJob } from '../core/processor/tenant-job.interface';
 import {
   JobRunOptions,
   RUN_OPTIONS_KEY,
   runOptionsOf,
   runOptionsProblem,
-} from '../processor/job-run-options';
+} from '../core/processor/job-run-options';
 import { ENVELOPE_KEY } from '../tenant-queue.constants';
 import { DeadLetter, DeadLetterReason } from './dead-letter.interface';
 

@@ -1,14 +1,14 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Job, Worker } from 'bullmq';
-import { parseCancelReason } from '../errors';
+import { parseCancelReason } from '../core/errors';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
-import { TenantJobPipeline, WorkerPlugin } from '../processor/tenant-job-pipeline';
-import { TenantProcessorOptions } from '../processor/tenant-processor.decorator';
-import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { TenantJobPipeline, WorkerPlugin } from '../core/processor/tenant-job-pipeline';
+import { TenantProcessorOptions } from '../core/processor/tenant-processor.decorator';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { DeadLetters } from './dead-letters.service';
 import { DeadLettersScript } from './dead-letters.script';
 import { Messages } from '../tenant-queue.messages';
-import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
+import { jobLogRef, tenantLogFields } from '../core/context/tenant-log-fields';
 
 const SWEEP_INTERVAL_MS = 30_000;
 /** How far back each sweep looks past the last one, for failures written by skewed clocks. */

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tenantKeyPart } from '../context/tenant-key';
+import { tenantKeyPart } from '../core/context/tenant-key';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
-import { RedisClient } from '../tenant-queue.redis';
+import { RedisClient } from '../core/redis/tenant-queue.redis';
 
 const lua = (file: string) => readFileSync(join(__dirname, file), 'utf8');
 const SCRIPTS = {

@@ -1,15 +1,15 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { Job } from 'bullmq';
-import { TenantContext } from '../context/tenant-context';
-import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
-import { DeadLetterNotFoundError, TenantNotActiveError } from '../errors';
+import { TenantContext } from '../core/context/tenant-context';
+import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
+import { DeadLetterNotFoundError, TenantNotActiveError } from '../core/errors';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
-import { TenantDirectory } from '../interfaces/tenant-directory.interface';
-import { EnqueuedJob } from '../interfaces/tenant-job.interface';
-import { RUN_OPTIONS_KEY } from '../processor/job-run-options';
+import { TenantDirectory } from '../core/tenants/tenant-directory.interface';
+import { EnqueuedJob } from '../core/processor/tenant-job.interface';
+import { RUN_OPTIONS_KEY } from '../core/processor/job-run-options';
 import { Messages } from '../tenant-queue.messages';
-import { TenantQueueRedis } from '../tenant-queue.redis';
-import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { deadLetterOf } from './dead-letter.factory';
 import {
   DeadLetter,
@@ -18,7 +18,7 @@ import {
   DeadLetterQuery,
 } from './dead-letter.interface';
 import { DeadLettersScript } from './dead-letters.script';
-import { tenantLogFields } from '../context/tenant-log-fields';
+import { tenantLogFields } from '../core/context/tenant-log-fields';
 
 const MAX_LIMIT = 100;
 

@@ -1,7 +1,7 @@
 import type { JobsOptions } from 'bullmq';
-import { InvalidPayloadError } from '../errors';
-import { EnqueuedJob } from '../interfaces/tenant-job.interface';
-import { TenantQueue } from '../producer/tenant-queue';
+import { InvalidPayloadError } from '../core/errors';
+import { EnqueuedJob } from '../core/processor/tenant-job.interface';
+import { TenantQueue } from '../core/queues/tenant-queue';
 import { Messages } from '../tenant-queue.messages';
 
 /** One slice of a big job, handed to `AddChunkedOptions.data`. */

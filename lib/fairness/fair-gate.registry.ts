@@ -8,16 +8,16 @@ import {
   OnModuleInit,
 } from '@nestjs/common';
 import type { Worker } from 'bullmq';
-import { InvalidTenantQueueOptionsError, parseCancelReason } from '../errors';
+import { InvalidTenantQueueOptionsError, parseCancelReason } from '../core/errors';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
-import { TenantLimits } from '../tiers/tenant-tier-options.interface';
-import { TenantTiers } from '../tiers/tenant-tiers.service';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
-import { TenantJobPipeline } from '../processor/tenant-job-pipeline';
-import { TenantProcessorOptions } from '../processor/tenant-processor.decorator';
+import { TenantLimits } from '../core/tenants/tenant-tier-options.interface';
+import { TenantTiers } from '../core/tenants/tenant-tiers.service';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
+import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
+import { TenantProcessorOptions } from '../core/processor/tenant-processor.decorator';
 import { Messages } from '../tenant-queue.messages';
-import { TenantQueueRedis } from '../tenant-queue.redis';
-import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { FairGate, FairHint, FairHints, SYSTEM_TENANT } from './fair-gate';
 import { fairCommands } from './fair-gate.script';
 import { FairReleaseStage } from './fair-release.stage';

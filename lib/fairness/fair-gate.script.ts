@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TENANT_KEY_PART_LUA } from '../context/tenant-key';
-import type { RedisClient } from '../tenant-queue.redis';
+import { TENANT_KEY_PART_LUA } from '../core/context/tenant-key';
+import type { RedisClient } from '../core/redis/tenant-queue.redis';
 
 type Arg = string | number;
 

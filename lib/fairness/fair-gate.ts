@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { Job, type Queue } from 'bullmq';
-import { TenantBacklogFullError } from '../errors';
+import { TenantBacklogFullError } from '../core/errors';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
 import {
   JobDispatcher,
   PreparedJob,
   TenantJobOptions,
   directDispatcher,
-} from '../producer/job-dispatcher.interface';
+} from '../core/queues/job-dispatcher.interface';
 import { Messages } from '../tenant-queue.messages';
-import type { RedisClient } from '../tenant-queue.redis';
+import type { RedisClient } from '../core/redis/tenant-queue.redis';
 import { FairCommands } from './fair-gate.script';
 import { ResolvedFairnessOptions, encodeRate } from './fairness-options';
 import { assertLane } from './lanes';

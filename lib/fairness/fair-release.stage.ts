@@ -1,5 +1,5 @@
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
-import { JobRunContext, JobStage } from '../processor/tenant-job-pipeline';
+import { JobRunContext, JobStage } from '../core/processor/tenant-job-pipeline';
 import type { FairGate } from './fair-gate';
 
 /**

@@ -1,4 +1,4 @@
-import { InvalidTenantQueueOptionsError } from '../errors';
+import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { isFairnessOn, resolveFairnessOptions } from './fairness-options';
 
 describe('resolveFairnessOptions', () => {

@@ -1,7 +1,7 @@
-import { InvalidTenantQueueOptionsError } from '../errors';
+import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
-import { TenantRateLimit } from '../tiers/tenant-tier-options.interface';
-import { checkRateLimit } from '../tiers/tenant-tiers.options';
+import { TenantRateLimit } from '../core/tenants/tenant-tier-options.interface';
+import { checkRateLimit } from '../core/tenants/tenant-tiers.options';
 import { TenantFairnessOptions, TenantLaneOptions } from './tenant-fairness-options.interface';
 
 /** Fairness options of one queue with every default filled in. */

@@ -4,7 +4,7 @@ import {
   TenantQueueLiveState,
   TenantQueueStateSource,
 } from '../metrics/tenant-queue-state-source.interface';
-import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { isFairnessOn } from './fairness-options';
 import { TenantFairness } from './tenant-fairness.service';
 

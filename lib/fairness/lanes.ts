@@ -1,4 +1,4 @@
-import { InvalidLaneError } from '../errors';
+import { InvalidLaneError } from '../core/errors';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
 import { Messages } from '../tenant-queue.messages';
 import { isFairnessOn, resolveFairnessOptions } from './fairness-options';

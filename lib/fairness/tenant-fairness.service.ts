@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
-import { InvalidTenantQueueOptionsError } from '../errors';
+import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
+import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
-import { TenantRateLimit } from '../tiers/tenant-tier-options.interface';
-import { checkRateLimit } from '../tiers/tenant-tiers.options';
+import { TenantRateLimit } from '../core/tenants/tenant-tier-options.interface';
+import { checkRateLimit } from '../core/tenants/tenant-tiers.options';
 import { FairGateRegistry } from './fair-gate.registry';
 import { decodeRate, encodeRate } from './fairness-options';
 import { SlowLaneEvent } from './slow-lane-event.interface';

@@ -1,4 +1,4 @@
-import { TenantPortUnavailableError } from '../errors';
+import { TenantPortUnavailableError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
 
 /**

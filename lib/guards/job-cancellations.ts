@@ -1,11 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Job, Worker } from 'bullmq';
-import { TenantContext } from '../context/tenant-context';
-import { CancelReason, parseCancelReason } from '../errors';
-import { TenantActor } from '../interfaces/actor.interface';
-import { TenantJob } from '../interfaces/tenant-job.interface';
-import { TenantJobPipeline } from '../processor/tenant-job-pipeline';
-import { TenantJobRunner } from '../processor/tenant-job.runner';
+import { TenantContext } from '../core/context/tenant-context';
+import { CancelReason, parseCancelReason } from '../core/errors';
+import { TenantActor } from '../core/context/actor.interface';
+import { TenantJob } from '../core/processor/tenant-job.interface';
+import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
+import { TenantJobRunner } from '../core/processor/tenant-job.runner';
 
 /** A job that was cancelled instead of run (never retried, not a tenant failure). */
 export interface JobCancelledEvent {

@@ -1,10 +1,10 @@
 import { Provider } from '@nestjs/common';
-import { InvalidTenantQueueOptionsError } from '../errors';
+import { InvalidTenantQueueOptionsError } from '../core/errors';
 import {
   ActorPermissionChecker,
   EntitlementChecker,
   TenantDirectory,
-} from '../interfaces/tenant-directory.interface';
+} from '../core/tenants/tenant-directory.interface';
 import {
   TenantQueuePortOptions,
   TenantQueuePortProvider,
@@ -14,7 +14,7 @@ import {
   PermissiveTenantDirectory,
   UnconfiguredActorPermissionChecker,
   UnconfiguredEntitlementChecker,
-} from './default-ports';
+} from '../core/tenants/default-ports';
 
 const SHAPES = ['useClass', 'useExisting', 'useFactory', 'useValue'] as const;
 

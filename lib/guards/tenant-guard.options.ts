@@ -1,5 +1,5 @@
 import { IsInt, IsOptional, Max, Min, validateSync } from 'class-validator';
-import { InvalidTenantQueueOptionsError } from '../errors';
+import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { TenantGuardOptions } from '../interfaces/tenant-queue-options.interface';
 import { Messages } from '../tenant-queue.messages';
 

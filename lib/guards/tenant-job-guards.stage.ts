@@ -1,21 +1,21 @@
 import { Inject, Injectable, OnModuleInit, Type } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
-import { JobCancelledError, PortNotConfiguredError } from '../errors';
+import { JobCancelledError, PortNotConfiguredError } from '../core/errors';
 import {
   ActorPermissionChecker,
   EntitlementChecker,
-} from '../interfaces/tenant-directory.interface';
-import { TenantEnvelope } from '../interfaces/tenant-envelope.interface';
-import { JobRunContext, JobStage, TenantJobPipeline } from '../processor/tenant-job-pipeline';
-import { TenantProcessorMetadataAccessor } from '../processor/tenant-processor.metadata-accessor';
-import { TenantWorkerHost } from '../processor/tenant-worker-host';
+} from '../core/tenants/tenant-directory.interface';
+import { TenantEnvelope } from '../core/envelope/tenant-envelope.interface';
+import { JobRunContext, JobStage, TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
+import { TenantProcessorMetadataAccessor } from '../core/processor/tenant-processor.metadata-accessor';
+import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
 import { Messages } from '../tenant-queue.messages';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
 import { callPort } from './call-port';
 import {
   UnconfiguredActorPermissionChecker,
   UnconfiguredEntitlementChecker,
-} from './default-ports';
+} from '../core/tenants/default-ports';
 import {
   JOB_GUARDS_STAGE_ORDER,
   REQUIRES_ACTOR_PERMISSION_METADATA,

@@ -7,10 +7,10 @@ import {
   Injectable,
   ServiceUnavailableException,
 } from '@nestjs/common';
-import { TenantContext } from '../context/tenant-context';
-import { TenantPortUnavailableError } from '../errors';
+import { TenantContext } from '../core/context/tenant-context';
+import { TenantPortUnavailableError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
 import { isTenantJobContext } from './is-tenant-job-context';
 import { TenantStatusService } from './tenant-status.service';
 

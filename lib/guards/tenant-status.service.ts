@@ -1,9 +1,9 @@
-import { isTenantDirectoryConfigured } from './default-ports';
+import { isTenantDirectoryConfigured } from '../core/tenants/default-ports';
 import { Inject, Injectable } from '@nestjs/common';
-import { CancelReason } from '../errors';
-import { TenantDirectory, TenantRecord } from '../interfaces/tenant-directory.interface';
+import { CancelReason } from '../core/errors';
+import { TenantDirectory, TenantRecord } from '../core/tenants/tenant-directory.interface';
 import { Messages } from '../tenant-queue.messages';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
 import { callPort } from './call-port';
 
 /** What the directory says about one tenant, right now. */

@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { ScheduleTicker } from '../scheduler/schedule-ticker';
-import { TenantQueueRedis } from '../tenant-queue.redis';
-import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 
 /** Options of `TenantQueueHealthIndicator.check`. */
 export interface TenantQueueHealthOptions {

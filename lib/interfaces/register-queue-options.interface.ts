@@ -1,6 +1,6 @@
 import type { BackoffOptions, JobsOptions } from 'bullmq';
 import type { TenantFairnessOptions } from '../fairness/tenant-fairness-options.interface';
-import type { TenantProfile } from '../tiers/tenant-tiers.service';
+import type { TenantProfile } from '../core/tenants/tenant-tiers.service';
 
 /** What a routing function knows about the tenant: its id, tier and directory record. */
 export type TenantRoute = TenantProfile;

@@ -1,9 +1,9 @@
-import type { TenantTierOptions } from '../tiers/tenant-tier-options.interface';
+import type { TenantTierOptions } from '../core/tenants/tenant-tier-options.interface';
 import type { ConnectionOptions, Telemetry } from 'bullmq';
-import { TenantActor } from './actor.interface';
+import { TenantActor } from '../core/context/actor.interface';
 import { TenantQueueMetricsOptions } from '../metrics/metrics-options.interface';
 import { TenantSchedulerOptions } from './tenant-scheduler-options.interface';
-import type { TenantJobClsOptions } from '../cls/job-cls-options.interface';
+import type { TenantJobClsOptions } from '../core/cls/job-cls-options.interface';
 
 /** Strategy names tried, in order, to find the tenant of an HTTP request. */
 export type TenantResolverName = 'header' | 'subdomain' | 'jwtClaim' | 'pathParam' | 'custom';

@@ -1,6 +1,6 @@
 import { Provider } from '@nestjs/common';
 import type { Registry } from 'prom-client';
-import { InvalidTenantQueueOptionsError } from '../errors';
+import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
 import { MetricsSink, noopMetricsSink } from './metrics-sink.interface';
 import { ResolvedMetricsOptions, TENANT_QUEUE_METRICS_OPTIONS } from './metrics.options';

@@ -1,5 +1,5 @@
-import { InvalidTenantQueueOptionsError } from '../errors';
-import { TRACEPARENT } from '../envelope/tenant-envelope.dto';
+import { InvalidTenantQueueOptionsError } from '../core/errors';
+import { TRACEPARENT } from '../core/envelope/tenant-envelope.dto';
 import { TenantLabeler, resolveMetricsOptions } from './metrics.options';
 
 const resolve = (metrics: unknown) => resolveMetricsOptions({ connection: {}, metrics } as never);

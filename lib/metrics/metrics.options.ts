@@ -1,4 +1,4 @@
-import { InvalidTenantQueueOptionsError } from '../errors';
+import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { TenantQueueModuleOptions } from '../interfaces/tenant-queue-options.interface';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueMetricsOptions } from './metrics-options.interface';

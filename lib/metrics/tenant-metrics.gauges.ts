@@ -5,7 +5,7 @@ import {
   Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
-import { tenantLogFields } from '../context/tenant-log-fields';
+import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { MetricsSink, noopMetricsSink } from './metrics-sink.interface';
 import {
   ResolvedMetricsOptions,

@@ -7,19 +7,19 @@ import {
 } from '@nestjs/common';
 import type { Job, Worker } from 'bullmq';
 import { ClsService } from 'nestjs-cls';
-import { TENANT_JOB_ID, jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
-import { TIMEOUT_REASON_PREFIX, parseCancelReason } from '../errors';
+import { TENANT_JOB_ID, jobLogRef, tenantLogFields } from '../core/context/tenant-log-fields';
+import { TIMEOUT_REASON_PREFIX, parseCancelReason } from '../core/errors';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
-import { TenantJob } from '../interfaces/tenant-job.interface';
+import { TenantJob } from '../core/processor/tenant-job.interface';
 import {
   JobRunContext,
   JobStage,
   TenantJobPipeline,
   WorkerPlugin,
-} from '../processor/tenant-job-pipeline';
-import { PreparedJob } from '../producer/job-dispatcher.interface';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
-import { TenantQueueRedis } from '../tenant-queue.redis';
+} from '../core/processor/tenant-job-pipeline';
+import { PreparedJob } from '../core/queues/job-dispatcher.interface';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
+import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { seriesOf } from './metric-series';
 import { MetricsSink } from './metrics-sink.interface';
 import {

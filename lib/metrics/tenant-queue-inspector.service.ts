@@ -1,8 +1,8 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { DeadLettersScript } from '../dead-letters/dead-letters.script';
-import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
-import { TenantQueueRedis } from '../tenant-queue.redis';
-import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
+import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { LAG_BUCKETS_MS, quantileOf } from './lag-buckets';
 import { ResolvedMetricsOptions, TENANT_QUEUE_METRICS_OPTIONS } from './metrics.options';
 import { TenantQueueStateSource } from './tenant-queue-state-source.interface';

@@ -1,4 +1,4 @@
-import { RedisClient } from '../tenant-queue.redis';
+import { RedisClient } from '../core/redis/tenant-queue.redis';
 import { MetricSeries } from './metric-series';
 import { RESULT_FIELDS, TenantRecord } from './tenant-record';
 import { VisibilityKeys } from './visibility-keys';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RedisClient } from '../tenant-queue.redis';
+import { RedisClient } from '../core/redis/tenant-queue.redis';
 import { VisibilityKeys } from './visibility-keys';
 
 const COUNT_LUA = readFileSync(join(__dirname, 'visibility-count.lua'), 'utf8');

@@ -1,4 +1,4 @@
-import { tenantKeyPart } from '../context/tenant-key';
+import { tenantKeyPart } from '../core/context/tenant-key';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
 
 /** A tenant slot for jobs without a tenant (system work). */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
-import { RedisClient } from '../tenant-queue.redis';
+import { RedisClient } from '../core/redis/tenant-queue.redis';
 
 const LUA = readFileSync(join(__dirname, 'pool-ids.lua'), 'utf8');
 const CHUNK = 1000;

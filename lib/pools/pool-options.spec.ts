@@ -1,4 +1,4 @@
-import { InvalidTenantQueueOptionsError } from '../errors';
+import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { poolsToConsume, resolvePools } from './pool-options';
 
 describe('resolvePools', () => {

@@ -1,10 +1,10 @@
-import { InvalidTenantQueueOptionsError } from '../errors';
+import { InvalidTenantQueueOptionsError } from '../core/errors';
 import {
   RegisterTenantQueueOptions,
   TenantQueueDefinition,
 } from '../interfaces/register-queue-options.interface';
 import { Messages } from '../tenant-queue.messages';
-import { TenantTierOptions } from '../tiers/tenant-tier-options.interface';
+import { TenantTierOptions } from '../core/tenants/tenant-tier-options.interface';
 
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 const NAME_RULE = 'must be 1-100 letters, digits, "_", "." or "-" (no ":")';

@@ -1,8 +1,8 @@
-import { PoolRoutingUnavailableError, UnknownPoolError } from '../errors';
-import { TenantRecord } from '../interfaces/tenant-directory.interface';
-import { PreparedJob } from '../producer/job-dispatcher.interface';
+import { PoolRoutingUnavailableError, UnknownPoolError } from '../core/errors';
+import { TenantRecord } from '../core/tenants/tenant-directory.interface';
+import { PreparedJob } from '../core/queues/job-dispatcher.interface';
 import { InMemoryTenantDirectory } from '../testing/in-memory-tenant-directory';
-import { TenantTiers } from '../tiers/tenant-tiers.service';
+import { TenantTiers } from '../core/tenants/tenant-tiers.service';
 import { PoolIdLedger } from './pool-ids.script';
 import { PoolRouter } from './pool-router';
 

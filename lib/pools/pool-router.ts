@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
-import { PoolRoutingUnavailableError, UnknownPoolError } from '../errors';
+import { PoolRoutingUnavailableError, UnknownPoolError } from '../core/errors';
 import { TenantPoolRouting } from '../interfaces/register-queue-options.interface';
-import { PreparedJob } from '../producer/job-dispatcher.interface';
-import { tenantLogFields } from '../context/tenant-log-fields';
+import { PreparedJob } from '../core/queues/job-dispatcher.interface';
+import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { Messages } from '../tenant-queue.messages';
-import { TenantProfile, TenantTiers } from '../tiers/tenant-tiers.service';
+import { TenantProfile, TenantTiers } from '../core/tenants/tenant-tiers.service';
 import { PoolIdLedger } from './pool-ids.script';
 
 const MAX_REMEMBERED = 10_000;

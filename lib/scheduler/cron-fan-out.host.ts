@@ -1,15 +1,15 @@
 import { Logger } from '@nestjs/common';
-import { InvalidTenantIdError } from '../errors';
-import { TenantDirectory, TenantRecord } from '../interfaces/tenant-directory.interface';
-import { TenantJob } from '../interfaces/tenant-job.interface';
-import { TenantWorkerHost } from '../processor/tenant-worker-host';
-import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { InvalidTenantIdError } from '../core/errors';
+import { TenantDirectory, TenantRecord } from '../core/tenants/tenant-directory.interface';
+import { TenantJob } from '../core/processor/tenant-job.interface';
+import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { RunPlan, planRuns } from './run-plan';
 import { tenantCronJobId } from './schedule-job-id';
 import { FanOutJobData, ScheduleTicker } from './schedule-ticker';
 import { TenantCronMetadata } from './tenant-cron.decorator';
 import { isValidTimezone } from './zoned-cron';
-import { tenantLogFields } from '../context/tenant-log-fields';
+import { tenantLogFields } from '../core/context/tenant-log-fields';
 
 /**
  * @internal Runs a `@TenantCron` fan-out job: pages through the active tenants and enqueues one

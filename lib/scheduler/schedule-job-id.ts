@@ -1,4 +1,4 @@
-import { tenantKeyPart } from '../context/tenant-key';
+import { tenantKeyPart } from '../core/context/tenant-key';
 
 /**
  * Deterministic job ids of scheduled jobs. BullMQ refuses ids containing ":" (and integer-like

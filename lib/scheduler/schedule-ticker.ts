@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { TenantDirectory } from '../interfaces/tenant-directory.interface';
-import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { TenantDirectory } from '../core/tenants/tenant-directory.interface';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { AnyZoneCron } from './any-zone-cron';
 import { planRuns } from './run-plan';
 import { fanOutJobId, tenantScheduleJobId } from './schedule-job-id';
@@ -18,7 +18,7 @@ import {
   TENANT_SCHEDULER_OPTIONS,
 } from './tenant-scheduler.options';
 import { ZonedCron, isValidTimezone } from './zoned-cron';
-import { tenantLogFields } from '../context/tenant-log-fields';
+import { tenantLogFields } from '../core/context/tenant-log-fields';
 
 /** Data of a `@TenantCron` fan-out job: settle every occurrence in [from, to]. */
 export interface FanOutJobData {

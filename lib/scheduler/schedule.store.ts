@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tenantKeyPart } from '../context/tenant-key';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
-import { RedisClient, TenantQueueRedis } from '../tenant-queue.redis';
+import { tenantKeyPart } from '../core/context/tenant-key';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
+import { RedisClient, TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { MissedRunPolicy, TenantScheduleJob } from './tenant-schedule.interface';
 
 /** A schedule as stored in Redis: a tenant's schedule, or the driver of a `@TenantCron`. */

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { TenantQueueRedis } from '../tenant-queue.redis';
+import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 
 /**
  * The scheduler's notion of "now" (epoch milliseconds). The default reads the Redis server's

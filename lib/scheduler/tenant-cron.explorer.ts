@@ -1,4 +1,4 @@
-import { isTenantDirectoryConfigured } from '../guards/default-ports';
+import { isTenantDirectoryConfigured } from '../core/tenants/default-ports';
 import {
   Inject,
   Injectable,
@@ -8,22 +8,22 @@ import {
   Optional,
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { TenantWorker } from '../processor/tenant-bull-job';
-import { InvalidScheduleError, InvalidTenantQueueOptionsError } from '../errors';
-import { TenantDirectory } from '../interfaces/tenant-directory.interface';
-import { TenantJobPipeline } from '../processor/tenant-job-pipeline';
-import { TenantJobRunner } from '../processor/tenant-job.runner';
-import { TenantWorkerHost } from '../processor/tenant-worker-host';
+import { TenantWorker } from '../core/processor/tenant-bull-job';
+import { InvalidScheduleError, InvalidTenantQueueOptionsError } from '../core/errors';
+import { TenantDirectory } from '../core/tenants/tenant-directory.interface';
+import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
+import { TenantJobRunner } from '../core/processor/tenant-job.runner';
+import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
 import { Messages } from '../tenant-queue.messages';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
-import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { CronFanOutHost } from './cron-fan-out.host';
 import { ScheduleStore, StoredSchedule, cronScheduleId } from './schedule.store';
 import { ScheduleTicker } from './schedule-ticker';
 import { TENANT_CRON_METADATA, TenantCronMetadata } from './tenant-cron.decorator';
 import { TenantCronHandler, TenantCronHost } from './tenant-cron.host';
 import { MAX_CATCH_UP, MISSED_POLICIES, SCHEDULE_KEY_PATTERN } from './tenant-schedule.dto';
-import { tenantLogFields } from '../context/tenant-log-fields';
+import { tenantLogFields } from '../core/context/tenant-log-fields';
 
 type Cron = TenantCronMetadata & { queue: string };
 

@@ -1,5 +1,5 @@
-import { TenantJob } from '../interfaces/tenant-job.interface';
-import { TenantWorkerHost } from '../processor/tenant-worker-host';
+import { TenantJob } from '../core/processor/tenant-job.interface';
+import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
 import { TenantCronRun } from './tenant-cron.decorator';
 
 export type TenantCronHandler = (run: TenantCronRun, job: TenantJob) => Promise<unknown>;

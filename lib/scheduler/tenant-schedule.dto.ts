@@ -14,7 +14,7 @@ import {
   ValidationError,
   validateSync,
 } from 'class-validator';
-import { InvalidScheduleError } from '../errors';
+import { InvalidScheduleError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
 import { TenantScheduleInput } from './tenant-schedule.interface';
 

@@ -1,5 +1,5 @@
 import { IsBoolean, IsInt, IsOptional, Matches, Max, Min, validateSync } from 'class-validator';
-import { InvalidTenantQueueOptionsError } from '../errors';
+import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { TenantQueueModuleOptions } from '../interfaces/tenant-queue-options.interface';
 import { TenantSchedulerOptions } from '../interfaces/tenant-scheduler-options.interface';
 import { Messages } from '../tenant-queue.messages';

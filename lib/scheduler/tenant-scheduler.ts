@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
-import { InvalidScheduleError } from '../errors';
+import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
+import { InvalidScheduleError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
-import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { ScheduleStore, StoredSchedule, tenantScheduleId } from './schedule.store';
 import { ScheduleTicker } from './schedule-ticker';
 import { SCHEDULE_KEY_PATTERN, validateScheduleInput } from './tenant-schedule.dto';

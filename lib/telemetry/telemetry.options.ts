@@ -1,5 +1,5 @@
 import type { Telemetry } from 'bullmq';
-import { InvalidTenantQueueOptionsError } from '../errors';
+import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { TenantQueueModuleOptions } from '../interfaces/tenant-queue-options.interface';
 import { TenantLabeler, resolveMetricsOptions } from '../metrics/metrics.options';
 import { Messages } from '../tenant-queue.messages';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { JobRunContext, JobStage, TenantJobPipeline } from '../processor/tenant-job-pipeline';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
+import { JobRunContext, JobStage, TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
 import { TENANT_ID_ATTRIBUTE } from './otel-api';
 import { ResolvedTelemetry } from './telemetry.options';
 

@@ -1,4 +1,4 @@
-import { JobDispatcher, PreparedJob } from '../producer/job-dispatcher.interface';
+import { JobDispatcher, PreparedJob } from '../core/queues/job-dispatcher.interface';
 import { ENVELOPE_KEY } from '../tenant-queue.constants';
 import { TENANT_ID_ATTRIBUTE } from './otel-api';
 import { ResolvedTelemetry } from './telemetry.options';

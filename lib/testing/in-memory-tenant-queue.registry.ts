@@ -2,10 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
 import { PoolIdLedger } from '../pools/pool-ids.script';
-import { EnqueueBound } from '../producer/enqueue-bound';
-import { JobDispatcher } from '../producer/job-dispatcher.interface';
-import { JobIdOwners } from '../producer/job-id-owners.script';
-import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { EnqueueBound } from '../core/queues/enqueue-bound';
+import { JobDispatcher } from '../core/queues/job-dispatcher.interface';
+import { JobIdOwners } from '../core/queues/job-id-owners.script';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { TenantQueueTesting } from './tenant-queue-testing';
 
 /** Queues with no Redis behind them: writes go to `TenantQueueTesting`. */

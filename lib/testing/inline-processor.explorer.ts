@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { EventEmitter } from 'node:events';
-import { TenantProcessorExplorer } from '../processor/tenant-processor.explorer';
-import { TenantProcessorOptions } from '../processor/tenant-processor.decorator';
-import { TenantWorkerHost } from '../processor/tenant-worker-host';
+import { TenantProcessorExplorer } from '../core/processor/tenant-processor.explorer';
+import { TenantProcessorOptions } from '../core/processor/tenant-processor.decorator';
+import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
 import { TenantQueueTesting } from './tenant-queue-testing';
 
 /** Wires each `@TenantProcessor` to `TenantQueueTesting` instead of starting a BullMQ worker. */

@@ -12,15 +12,15 @@ import { ClsModule } from 'nestjs-cls';
 import { TenantQueueModuleOptions } from '../interfaces/tenant-queue-options.interface';
 import { TenantQueuePortOptions } from '../interfaces/tenant-queue-ports.interface';
 import { PORT_TOKENS, omitPortOptions, portProviders } from '../guards/port-providers';
-import { TenantProcessorExplorer } from '../processor/tenant-processor.explorer';
+import { TenantProcessorExplorer } from '../core/processor/tenant-processor.explorer';
 import { TENANT_QUEUE_MODULE_OPTIONS } from '../tenant-queue.module-definition';
 import {
   TENANT_QUEUE_CORE_EXPORTS,
   TENANT_QUEUE_CORE_PROVIDERS,
   mountTenantResolution,
 } from '../tenant-queue.module';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
-import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { InMemoryTenantQueueRegistry } from './in-memory-tenant-queue.registry';
 import { InlineProcessorExplorer } from './inline-processor.explorer';
 import { TenantQueueTesting } from './tenant-queue-testing';

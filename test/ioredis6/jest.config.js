@@ -7,7 +7,7 @@ const { root, variantConfig } = require('../support/variant-jest.config');
 const ioredis = join(__dirname, 'node_modules', 'ioredis');
 
 module.exports = variantConfig(join(__dirname, 'resolve-ioredis6.js'), {
-  testMatch: ['<rootDir>/lib/context/tenant-key.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
+  testMatch: ['<rootDir>/lib/core/context/tenant-key.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
   modulePathIgnorePatterns: ['<rootDir>/test/nest12/'],
   setupFiles: [join(__dirname, 'assert-ioredis6.js')],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: join(root, 'tsconfig.json') }] },

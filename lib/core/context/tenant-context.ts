@@ -1,0 +1,108 @@
+import { Injectable } from '@nestjs/common';
+import { ClsService } from 'nestjs-cls';
+import { MissingTenantError } from '../errors';
+import { TenantActor } from './actor.interface';
+import { TenantEnvelope } from '../envelope/tenant-envelope.interface';
+import { Messages } from '../../tenant-queue.messages';
+import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
+import { TenantResolver } from './tenant-resolver';
+import { TENANT_STATE, TenantState, stateFromEnvelope } from './tenant-state';
+
+/** Input of `TenantContext.run`: a tenant id, an envelope, or a partial state. */
+export type TenantRunInput = string | TenantEnvelope | (TenantState & { tenantId: string });
+
+/**
+ * The tenant of the current HTTP request or job. A facade over nestjs-cls: inject it anywhere;
+ * it reads the context of the code that calls it.
+ */
+@Injectable()
+export class TenantContext {
+  constructor(
+    private readonly cls: ClsService,
+    private readonly resolver: TenantResolver,
+    private readonly codec: TenantEnvelopeCodec,
+  ) {}
+
+  /** The tenant id, or undefined outside a tenant context. */
+  get tenantId(): string | undefined {
+    return this.state()?.tenantId;
+  }
+
+  /** The tenant id; throws `MissingTenantError` when there is none. */
+  getTenantIdOrThrow(): string {
+    const tenantId = this.tenantId;
+    if (tenantId === undefined) throw new MissingTenantError(Messages.missingTenantInContext());
+    return tenantId;
+  }
+
+  get actor(): TenantActor | undefined {
+    return this.state()?.actor;
+  }
+
+  get correlationId(): string | undefined {
+    return this.state()?.correlationId;
+  }
+
+  get locale(): string | undefined {
+    return this.state()?.locale;
+  }
+
+  get environment(): string | undefined {
+    return this.state()?.environment;
+  }
+
+  /** W3C `traceparent` of the request, or of the request that enqueued the running job. */
+  get traceparent(): string | undefined {
+    return this.state()?.traceparent;
+  }
+
+  /** The trace id (32 hex) of `traceparent`, for logs and trace lookups. */
+  get traceId(): string | undefined {
+    return this.traceparent?.slice(3, 35);
+  }
+
+  /** The envelope of the job being processed; undefined in HTTP requests. */
+  get envelope(): TenantEnvelope | undefined {
+    return this.state()?.envelope;
+  }
+
+  /** A snapshot of the whole context (for logs or hand-off). */
+  snapshot(): Readonly<TenantState> | undefined {
+    const state = this.state();
+    if (!state) return undefined;
+    const { request: _request, attempt: _attempt, ...rest } = state;
+    return rest;
+  }
+
+  /**
+   * Runs `fn` in a child context bound to a tenant (for scripts, tests and system work). The
+   * tenant id is validated like any other.
+   */
+  run<T>(input: TenantRunInput, fn: () => T): T {
+    const next: TenantState =
+      typeof input === 'string' ? { tenantId: input, actor: { type: 'system' } } : toState(input);
+    this.codec.assertTenantId(next.tenantId);
+    // Inside a job, the child context still belongs to the job's attempt (its JobScope).
+    const attempt = this.cls.isActive()
+      ? this.cls.get<TenantState | undefined>(TENANT_STATE)?.attempt
+      : undefined;
+    if (attempt !== undefined) next.attempt = attempt;
+    return this.cls.run(() => {
+      this.cls.set(TENANT_STATE, next);
+      return fn();
+    });
+  }
+
+  /** @internal Raw state for the module's own producer and runner. */
+  state(): TenantState | undefined {
+    if (!this.cls.isActive()) return undefined;
+    const state = this.cls.get<TenantState | undefined>(TENANT_STATE);
+    if (state?.request !== undefined) this.resolver.settle(state);
+    return state;
+  }
+}
+
+function toState(input: TenantEnvelope | (TenantState & { tenantId: string })): TenantState {
+  if ('v' in input && 'actorType' in input) return stateFromEnvelope(input);
+  return { actor: { type: 'system' }, ...input, request: undefined };
+}

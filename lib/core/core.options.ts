@@ -1,0 +1,226 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
+import {
+  ArrayNotEmpty,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsInstance,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateBy,
+  ValidationError,
+  validateSync,
+} from 'class-validator';
+import {
+  DEFAULT_CORRELATION_HEADER,
+  DEFAULT_JWT_CLAIM,
+  DEFAULT_PATH_PARAM,
+  DEFAULT_PREFIX,
+  DEFAULT_TENANT_HEADER,
+  DEFAULT_TENANT_ID_PATTERN,
+  MAX_TENANT_ID_LENGTH,
+} from '../tenant-queue.constants';
+import { InvalidTenantQueueOptionsError } from './errors';
+import {
+  ResolvedEnvelopeOptions,
+  resolveEnvelopeOptions,
+} from './envelope/envelope-signing.options';
+import { ResolvedGuardOptions, resolveGuardOptions } from '../guards/tenant-guard.options';
+import { Messages } from '../tenant-queue.messages';
+import { TenantTierOptions } from './tenants/tenant-tier-options.interface';
+import { resolveTierCacheMs, resolveTiers } from './tenants/tenant-tiers.options';
+import { TenantActor } from './context/actor.interface';
+import { ResolvedTelemetry, resolveTelemetry } from '../telemetry/telemetry.options';
+import {
+  TenantQueueModuleOptions,
+  TenantResolverName,
+} from '../interfaces/tenant-queue-options.interface';
+
+export const RESOLVER_NAMES: readonly TenantResolverName[] = [
+  'header',
+  'subdomain',
+  'jwtClaim',
+  'pathParam',
+  'custom',
+];
+
+/** Module options after validation, with every default filled in. */
+export interface ResolvedTenantQueueOptions {
+  connection: TenantQueueModuleOptions['connection'];
+  prefix: string;
+  tenantIdPattern: RegExp;
+  resolution: {
+    order: TenantResolverName[];
+    header: string;
+    jwtClaim: string;
+    pathParam: string;
+    subdomainBaseDomains: string[];
+    custom?: (req: any) => string | undefined;
+    mount: boolean;
+  };
+  resolveActor: (req: any) => TenantActor | undefined;
+  resolveLocale: (req: any) => string | undefined;
+  correlationHeader: string;
+  environment?: string;
+  globalEnhancers: boolean;
+  newCorrelationId: () => string;
+  envelope: ResolvedEnvelopeOptions;
+  guards: ResolvedGuardOptions;
+  tiers: Readonly<Record<string, TenantTierOptions>>;
+  tierCacheMs: number;
+  enqueueTimeoutMs: number;
+  telemetry: ResolvedTelemetry | undefined;
+}
+
+const DEFAULT_ENQUEUE_TIMEOUT_MS = 5000;
+
+const IsCallable = () =>
+  ValidateBy({
+    name: 'isCallable',
+    validator: {
+      validate: (value) => typeof value === 'function',
+      defaultMessage: () => 'must be a function',
+    },
+  });
+
+const HEADER = /^[a-z0-9-]{1,64}$/i;
+
+class ResolutionSchema {
+  @IsOptional()
+  @IsArray()
+  @ArrayNotEmpty()
+  @IsIn(RESOLVER_NAMES, { each: true })
+  order?: TenantResolverName[];
+  @IsOptional() @Matches(HEADER) header?: string;
+  @IsOptional() @IsString() @MaxLength(64) jwtClaim?: string;
+  @IsOptional() @IsString() @MaxLength(64) pathParam?: string;
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  subdomainBaseDomains?: string[];
+  @IsOptional() @IsCallable() custom?: unknown;
+  @IsOptional() @IsBoolean() mount?: boolean;
+}
+
+class OptionsSchema {
+  @IsDefined() connection!: unknown;
+  @IsOptional() @Matches(/^[A-Za-z0-9_.-]{1,32}$/) prefix?: string;
+  @IsOptional() resolution?: unknown;
+  @IsOptional() @IsInstance(RegExp) tenantIdPattern?: RegExp;
+  @IsOptional() @IsCallable() resolveActor?: unknown;
+  @IsOptional() @IsCallable() resolveLocale?: unknown;
+  @IsOptional() @Matches(HEADER) correlationHeader?: string;
+  @IsOptional() @IsString() @MaxLength(32) environment?: string;
+  @IsOptional() @IsBoolean() globalEnhancers?: boolean;
+  @IsOptional() scheduler?: unknown;
+  @IsOptional() envelope?: unknown;
+  @IsOptional() guards?: unknown;
+  @IsOptional() metrics?: unknown;
+  @IsOptional() tiers?: unknown;
+  @IsOptional() tierCacheMs?: unknown;
+  @IsOptional() @IsInt() @Min(100) @Max(600_000) enqueueTimeoutMs?: number;
+  @IsOptional() telemetry?: unknown;
+  @IsOptional() cls?: unknown;
+}
+
+function check(schema: object, input: object, path: string): void {
+  const errors = validateSync(Object.assign(schema, input), {
+    whitelist: true,
+    forbidNonWhitelisted: true,
+  });
+  if (errors.length > 0) throw toOptionsError(errors[0], path);
+}
+
+function toOptionsError(error: ValidationError, path: string): InvalidTenantQueueOptionsError {
+  const field = `${path}${error.property}`;
+  const why = Object.values(error.constraints ?? {}).join('; ') || 'is not valid';
+  return new InvalidTenantQueueOptionsError(Messages.invalidOptions(field, why));
+}
+
+const LOCALE = /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8}){0,4}$/;
+
+export function defaultResolveLocale(req: any): string | undefined {
+  const header = req?.headers?.['accept-language'];
+  if (typeof header !== 'string') return undefined;
+  const first = header.split(',')[0]?.split(';')[0]?.trim();
+  return first && LOCALE.test(first) ? first : undefined;
+}
+
+export function defaultResolveActor(req: any): TenantActor | undefined {
+  const user = req?.user;
+  const id = user?.id ?? user?.sub;
+  if (id === undefined || id === null) return { type: 'anonymous' };
+  return { type: 'user', id: String(id) };
+}
+
+/** Validates the module options once and fills in defaults. Throws on the first bad field. */
+export function resolveTenantQueueOptions(
+  options: TenantQueueModuleOptions,
+): ResolvedTenantQueueOptions {
+  if (!options || typeof options !== 'object') {
+    throw new InvalidTenantQueueOptionsError(
+      Messages.invalidOptions('(root)', 'must be an object'),
+    );
+  }
+  check(new OptionsSchema(), options, '');
+  const resolution = options.resolution ?? {};
+  check(new ResolutionSchema(), resolution, 'resolution.');
+  const order = resolution.order ?? ['header'];
+  if (order.includes('custom') && !resolution.custom) {
+    throw new InvalidTenantQueueOptionsError(
+      Messages.invalidOptions('resolution.custom', 'is required when order includes "custom"'),
+    );
+  }
+  if (options.tenantIdPattern) checkTenantIdPattern(options.tenantIdPattern);
+  return {
+    connection: options.connection,
+    prefix: options.prefix ?? DEFAULT_PREFIX,
+    tenantIdPattern: options.tenantIdPattern ?? DEFAULT_TENANT_ID_PATTERN,
+    resolution: {
+      order,
+      header: (resolution.header ?? DEFAULT_TENANT_HEADER).toLowerCase(),
+      jwtClaim: resolution.jwtClaim ?? DEFAULT_JWT_CLAIM,
+      pathParam: resolution.pathParam ?? DEFAULT_PATH_PARAM,
+      subdomainBaseDomains: (resolution.subdomainBaseDomains ?? []).map((d) => d.toLowerCase()),
+      custom: resolution.custom,
+      mount: resolution.mount ?? true,
+    },
+    resolveActor: options.resolveActor ?? defaultResolveActor,
+    resolveLocale: options.resolveLocale ?? defaultResolveLocale,
+    correlationHeader: (options.correlationHeader ?? DEFAULT_CORRELATION_HEADER).toLowerCase(),
+    environment: options.environment,
+    globalEnhancers: options.globalEnhancers ?? false,
+    newCorrelationId: randomUUID,
+    envelope: resolveEnvelopeOptions(options.envelope),
+    guards: resolveGuardOptions(options.guards),
+    tiers: resolveTiers(options.tiers),
+    tierCacheMs: resolveTierCacheMs(options.tierCacheMs),
+    enqueueTimeoutMs: options.enqueueTimeoutMs ?? DEFAULT_ENQUEUE_TIMEOUT_MS,
+    telemetry: resolveTelemetry(options),
+  };
+}
+
+export const TENANT_QUEUE_OPTIONS = Symbol('TENANT_QUEUE_OPTIONS');
+
+const LONG_PROBES = ['a', 'A', '0', '_', '-', '.', 'é'].map((c) =>
+  c.repeat(MAX_TENANT_ID_LENGTH + 1),
+);
+
+/** Refuses a stateful pattern; warns (once, at boot) when it admits ids the envelope cannot carry. */
+function checkTenantIdPattern(pattern: RegExp): void {
+  if (pattern.global || pattern.sticky) {
+    throw new InvalidTenantQueueOptionsError(
+      Messages.invalidOptions('tenantIdPattern', Messages.tenantIdPatternStateful(pattern)),
+    );
+  }
+  if (LONG_PROBES.some((probe) => pattern.test(probe))) {
+    new Logger('TenantQueue').warn(Messages.tenantIdPatternTooLong(pattern, MAX_TENANT_ID_LENGTH));
+  }
+}

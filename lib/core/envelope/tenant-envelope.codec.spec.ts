@@ -1,0 +1,63 @@
+import { InvalidEnvelopeError, InvalidTenantIdError } from '../errors';
+import { resolveTenantQueueOptions } from '../core.options';
+import { TenantEnvelopeCodec } from './tenant-envelope.codec';
+
+const codec = new TenantEnvelopeCodec(
+  resolveTenantQueueOptions({ connection: {}, environment: 'prod' }),
+);
+
+describe('TenantEnvelopeCodec', () => {
+  it('builds a complete, valid envelope from a context', () => {
+    const envelope = codec.create({
+      tenantId: 'acme',
+      actor: { type: 'api_key', id: 'key-1' },
+      correlationId: 'c-1',
+      locale: 'fr-CA',
+      strategy: 'header',
+    });
+    expect(envelope).toEqual({
+      v: 1,
+      tenantId: 'acme',
+      actorType: 'api_key',
+      actorId: 'key-1',
+      enqueuedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      correlationId: 'c-1',
+      locale: 'fr-CA',
+      environment: 'prod',
+      strategy: 'header',
+    });
+    expect(codec.open(JSON.parse(JSON.stringify(envelope)))).toEqual(envelope);
+  });
+
+  it('defaults the actor to system and makes a correlation id', () => {
+    const envelope = codec.create({ tenantId: 'acme' });
+    expect(envelope.actorType).toBe('system');
+    expect(envelope.correlationId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it.each([
+    ['unknown field', { extra: 1 }],
+    ['locale injection', { locale: 'en"; DROP' }],
+    ['non-ASCII actor', { actorId: 'ü' }],
+    ['empty correlation id', { correlationId: '' }],
+    ['strategy outside the list', { strategy: 'cookie' }],
+    ['signature of the wrong length', { sig: 'abc' }],
+    ['date without zone', { enqueuedAt: '2026-01-01T00:00:00' }],
+  ])('refuses %s', (_label, patch) => {
+    const envelope = { ...codec.create({ tenantId: 'acme' }), ...patch };
+    expect(() => codec.open(envelope)).toThrow(InvalidEnvelopeError);
+  });
+
+  it('never lets a __proto__ key through', () => {
+    const raw = JSON.parse(
+      `{"__proto__":{"x":1},${JSON.stringify(codec.create({ tenantId: 'a' })).slice(1)}`,
+    );
+    expect(() => codec.open(raw)).toThrow(/unknown field "__proto__"/);
+  });
+
+  it('asserts tenant ids against the pattern', () => {
+    expect(() => codec.assertTenantId('ok-1')).not.toThrow();
+    expect(() => codec.assertTenantId('no/slash')).toThrow(InvalidTenantIdError);
+    expect(() => codec.assertTenantId(42)).toThrow(InvalidTenantIdError);
+  });
+});

@@ -1,0 +1,31 @@
+import { ActorType } from '../context/actor.interface';
+
+/** How the tenant of a job was determined. */
+export type TenantResolutionStrategy =
+  | 'header'
+  | 'subdomain'
+  | 'jwtClaim'
+  | 'pathParam'
+  | 'custom'
+  | 'system'
+  | 'inherited'
+  | 'explicit';
+
+/** The `_tenant` envelope stored inside every tenant job's data. */
+export interface TenantEnvelope {
+  /** Envelope format version. */
+  v: 1;
+  tenantId: string;
+  actorId?: string;
+  actorType: ActorType;
+  /** ISO-8601 instant the job was enqueued. */
+  enqueuedAt: string;
+  correlationId: string;
+  locale?: string;
+  environment?: string;
+  strategy?: TenantResolutionStrategy;
+  /** W3C trace context of the request (or job) that enqueued this job. */
+  traceparent?: string;
+  /** HMAC-SHA256 of the canonical envelope, when `envelope.secret` is configured. */
+  sig?: string;
+}

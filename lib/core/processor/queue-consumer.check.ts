@@ -1,0 +1,63 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { tenantLogFields } from '../context/tenant-log-fields';
+import { Messages } from '../../tenant-queue.messages';
+import { TenantQueueRegistry } from '../queues/tenant-queue.registry';
+
+/** Worker processes of a split deployment may start a little after the producers. */
+export const CONSUMER_CHECK_DELAY_MS = 3000;
+
+/**
+ * Warns once per queue (or pool) declared with `registerQueue` that no worker consumes, here or
+ * in any process on the same Redis: the usual cause is a `@TenantProcessor` class missing from
+ * `providers`, which Nest does not report, and whose jobs would wait for ever.
+ */
+@Injectable()
+export class QueueConsumerCheck implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('TenantQueue');
+  private readonly declared = new Set<string>();
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<string[]>;
+
+  constructor(private readonly registry: TenantQueueRegistry) {}
+
+  /** @internal Called by `registerQueue` for each queue it declares. */
+  expect(queue: string): void {
+    this.declared.add(queue);
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.declared.size === 0) return;
+    this.timer = setTimeout(() => {
+      this.running = this.check();
+    }, CONSUMER_CHECK_DELAY_MS);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** The queues and pools without a worker anywhere, each warned about once. */
+  async check(): Promise<string[]> {
+    const idle: string[] = [];
+    for (const name of this.declared) {
+      for (const pool of this.registry.poolsToConsume(name)) {
+        if (this.registry.getWorker(pool) || (await this.hasRemoteWorker(pool))) continue;
+        idle.push(pool);
+        this.logger.warn(
+          `${tenantLogFields()} ${Messages.noWorkerForQueue(pool, CONSUMER_CHECK_DELAY_MS / 1000)}`,
+        );
+      }
+    }
+    return idle;
+  }
+
+  private async hasRemoteWorker(pool: string): Promise<boolean> {
+    try {
+      return (await this.registry.getQueue(pool).bullQueue.getWorkersCount()) > 0;
+    } catch {
+      return true; // CLIENT LIST refused (some managed Redis): no claim either way
+    }
+  }
+}

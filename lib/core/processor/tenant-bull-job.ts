@@ -1,0 +1,92 @@
+import { Job, Worker } from 'bullmq';
+import { TenantEnvelope } from '../envelope/tenant-envelope.interface';
+import { ENVELOPE_KEY } from '../../tenant-queue.constants';
+import { JobRunOptions, RUN_OPTIONS_KEY, RUN_OPTIONS_OF } from './job-run-options';
+
+/**
+ * @internal The job class of the module's workers. What the runner gives each job (its envelope,
+ * run id, run options and what `updateData` must write back) lives in declared fields, so every
+ * job keeps the one hidden class of this class: no `defineProperty`, no closure per job.
+ */
+export class TenantBullJob<T = any, R = any, N extends string = string> extends Job<T, R, N> {
+  /** The validated envelope (`TenantJob.tenant`); undefined for a system job without a tenant. */
+  tenant: TenantEnvelope | undefined = undefined;
+  /** `TenantJob.runId`. */
+  runId: string | undefined = undefined;
+  /** The `_run` options taken from the data. */
+  runOptions: JobRunOptions | undefined = undefined;
+  /** The raw `_tenant` and `_run` values detached from the data, which `updateData` keeps. */
+  keptEnvelope: unknown = undefined;
+  keptRunOptions: unknown = undefined;
+
+  /** Writes `data` as the new payload, keeping the envelope and run options in Redis. */
+  override async updateData(data: T): Promise<void> {
+    if (this.keptEnvelope === undefined && this.keptRunOptions === undefined) {
+      return super.updateData(data);
+    }
+    await super.updateData(withKept(data, this.keptEnvelope, this.keptRunOptions) as T);
+    this.data = data;
+  }
+
+  /** BullMQ's own JSON of the job, with `tenant` and `runId` but not the runner's internals. */
+  override toJSON() {
+    const json = super.toJSON();
+    const fields = json as unknown as Record<string, unknown>;
+    delete fields.runOptions;
+    delete fields.keptEnvelope;
+    delete fields.keptRunOptions;
+    return json;
+  }
+}
+
+/** @internal A BullMQ worker whose jobs are `TenantBullJob`s. */
+export class TenantWorker<T = any, R = any, N extends string = string> extends Worker<T, R, N> {
+  protected override get Job(): typeof Job {
+    return TenantBullJob as typeof Job;
+  }
+}
+
+/** @internal The data to write for `payload` with the detached envelope and run options put back. */
+export function withKept(payload: unknown, envelope: unknown, runOptions: unknown): unknown {
+  const data: Record<string, unknown> = { ...(payload as object) };
+  if (runOptions !== undefined) data[RUN_OPTIONS_KEY] = runOptions;
+  if (envelope !== undefined) data[ENVELOPE_KEY] = envelope;
+  return data;
+}
+
+/**
+ * @internal Gives an opened job its envelope, run id and run options, and makes its `updateData`
+ * keep the detached `_tenant` and `_run` values. A `TenantBullJob` takes them in its declared
+ * fields; any other job (a test double, a worker the module did not create) gets them as
+ * non-enumerable properties and a wrapped `updateData`.
+ */
+export function attachRun(
+  job: Job,
+  envelope: TenantEnvelope | undefined,
+  runOptions: JobRunOptions,
+  keptEnvelope: unknown,
+  keptRunOptions: unknown,
+): void {
+  const runId = runOptions.runId ?? job.id;
+  if (job instanceof TenantBullJob) {
+    job.tenant = envelope;
+    job.runId = runId;
+    job.runOptions = runOptions;
+    job.keptEnvelope = keptEnvelope;
+    job.keptRunOptions = keptRunOptions;
+    return;
+  }
+  if (envelope !== undefined) hide(job, 'tenant', envelope);
+  hide(job, 'runId', runId);
+  hide(job, RUN_OPTIONS_OF, runOptions);
+  if (keptEnvelope === undefined && keptRunOptions === undefined) return;
+  const updateData = job.updateData.bind(job);
+  job.updateData = async (next: unknown) => {
+    await updateData(withKept(next, keptEnvelope, keptRunOptions));
+    job.data = next;
+  };
+}
+
+function hide(job: Job, key: string | symbol, value: unknown): void {
+  Object.defineProperty(job, key, { value, configurable: true, enumerable: false });
+}

@@ -1,0 +1,128 @@
+import type { Queue } from 'bullmq';
+import { EnqueueUnavailableError } from '../errors';
+import { Messages } from '../../tenant-queue.messages';
+import type { RedisClient } from '../redis/tenant-queue.redis';
+
+const TIMEOUT = Symbol('timeout');
+
+/** Resolves to `value`, or to `TIMEOUT` at `deadline`. */
+function until<T>(value: Promise<T>, deadline: number): Promise<T | typeof TIMEOUT> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<typeof TIMEOUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMEOUT), Math.max(0, deadline - Date.now()));
+  });
+  return Promise.race([value, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** One wait for `ready` per client and connection attempt, shared by every waiting call. */
+const readyOf = new WeakMap<RedisClient, Promise<void>>();
+
+/** Resolves once the client is connected, or to `TIMEOUT` at `deadline`. */
+function connected(client: RedisClient, deadline: number): Promise<unknown> {
+  if (client.status === 'ready') return Promise.resolve();
+  if (client.status === 'wait') client.connect().catch(() => undefined);
+  let ready = readyOf.get(client);
+  if (!ready) {
+    ready = new Promise<void>((resolve) => client.once('ready', resolve)).finally(() =>
+      readyOf.delete(client),
+    );
+    readyOf.set(client, ready);
+  }
+  return until(ready, deadline);
+}
+
+/**
+ * @internal The bound of every enqueue: Redis must take the call within `ms`. Nothing is handed
+ * to the connection before it is ready, no write starts after the deadline, and the connection
+ * keeps no offline queue: a call that failed is never written later.
+ */
+export class EnqueueBound {
+  constructor(
+    readonly ms: number,
+    /** The producer's connection; undefined under the testing module (no Redis). */
+    private readonly client: () => RedisClient | undefined,
+  ) {}
+
+  /**
+   * Runs `write` once the producer's connection is ready, within `ms` in all. `write` calls
+   * `call.ready(queues)` before its first write and `call.send()` right before each; connection
+   * failures and the deadline become `EnqueueUnavailableError`.
+   */
+  async run<T>(queueName: string, write: (call: EnqueueCall) => Promise<T>): Promise<T> {
+    const client = this.client();
+    const call = new EnqueueCall(this, queueName, Date.now() + this.ms, client);
+    if (!client) return write(call);
+    if ((await connected(client, call.deadline)) === TIMEOUT || client.status !== 'ready') {
+      throw call.unavailable(`connection ${client.status}`);
+    }
+    let result: T | typeof TIMEOUT;
+    try {
+      result = await until(write(call), call.deadline);
+    } catch (error) {
+      if (isConnectionError(error)) throw call.unavailable((error as Error).message, error);
+      throw error;
+    }
+    if (result === TIMEOUT) {
+      call.expired = true;
+      throw call.unavailable('no answer');
+    }
+    return result;
+  }
+}
+
+/** @internal One enqueue call under its bound. */
+export class EnqueueCall {
+  expired = false;
+  /** Writes handed to the connection so far. */
+  sent = 0;
+
+  constructor(
+    private readonly bound: EnqueueBound,
+    private readonly queueName: string,
+    readonly deadline: number,
+    private readonly client: RedisClient | undefined,
+  ) {}
+
+  /** Waits (within the bound) for BullMQ's clients of the queues about to be written. */
+  async ready(queues: Queue[]): Promise<void> {
+    if (!this.client) return;
+    const clients = Promise.all(queues.map((queue) => queue.waitUntilReady()));
+    if ((await until(clients, this.deadline)) === TIMEOUT) {
+      this.expired = true;
+      throw this.unavailable('BullMQ connection not ready');
+    }
+  }
+
+  /** Called right before a write: none starts once the call has failed. */
+  send(): void {
+    if (this.expired) throw this.unavailable('no answer');
+    this.sent++;
+  }
+
+  unavailable(why: string, cause?: unknown): EnqueueUnavailableError {
+    // ioredis refuses a command it cannot write at once (no offline queue): when that was the
+    // call's first write, nothing reached Redis.
+    const refusedFirst = this.sent === 1 && isRefusedUnsent(cause);
+    const written = this.sent > 0 && !refusedFirst ? 'unknown' : false;
+    return new EnqueueUnavailableError(
+      this.queueName,
+      written,
+      Messages.enqueueUnavailable(this.queueName, this.bound.ms, written, why),
+      cause === undefined ? undefined : { cause },
+    );
+  }
+}
+
+/** ioredis's refusal of a command it never wrote (offline queue off, stream not writeable). */
+function isRefusedUnsent(error: unknown): boolean {
+  return error instanceof Error && /Stream isn't writeable/.test(error.message);
+}
+
+/** The errors ioredis rejects a command with when the connection is not there. */
+function isConnectionError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return (
+    error.name === 'MaxRetriesPerRequestError' ||
+    /Stream isn't writeable|Connection is closed|ECONNREFUSED|ECONNRESET|EPIPE/.test(error.message)
+  );
+}

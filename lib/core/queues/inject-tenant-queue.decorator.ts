@@ -1,0 +1,6 @@
+import { Inject } from '@nestjs/common';
+import { getTenantQueueToken } from '../../tenant-queue.constants';
+
+/** Injects the `TenantQueue` registered with `TenantQueueModule.registerQueue({ name })`. */
+export const InjectTenantQueue = (name: string): ParameterDecorator & PropertyDecorator =>
+  Inject(getTenantQueueToken(name));

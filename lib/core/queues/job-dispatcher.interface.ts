@@ -1,0 +1,86 @@
+import type { JobsOptions, Queue } from 'bullmq';
+import { InvalidJobOptionsError } from '../errors';
+import { Messages } from '../../tenant-queue.messages';
+
+/** BullMQ's `ErrorCode.ParentJobNotExist`: its add script found no parent job. */
+const PARENT_MISSING = -5;
+
+/** BullMQ job options, plus the lane of a fair queue that declares lanes. */
+export type TenantJobOptions = JobsOptions & {
+  /** Lane of the job on a queue with `fairness.lanes` (e.g. `'interactive'`, `'bulk'`). */
+  lane?: string;
+};
+
+/** A job ready for Redis: envelope attached, id assigned, options merged. */
+export interface PreparedJob {
+  name: string;
+  data: Record<string, unknown>;
+  opts: JobsOptions & { jobId: string };
+  tenantId?: string;
+}
+
+/**
+ * Moves prepared jobs into BullMQ. The default writes straight to the queue; the fair gate
+ * replaces it for queues with fairness on.
+ */
+export interface JobDispatcher {
+  /**
+   * The dispatcher's own checks of a call, run by the producer for every job of the call (every
+   * pool's share of it, on a queue with pools) before the first write; throws a typed error to
+   * refuse the whole call. Optional: the producer has checked payloads, options, tenants and
+   * lanes already.
+   */
+  validate?(jobs: PreparedJob[]): void | Promise<void>;
+  /** Writes the jobs. Called only after every `validate` of the call passed. */
+  dispatch(queue: Queue, jobs: PreparedJob[]): Promise<void>;
+}
+
+export const directDispatcher: JobDispatcher = {
+  // Nothing of its own: BullMQ's checks ran at prepare (see job-options.check), and the producer
+  // looks up the parents of a bulk first (see assertParentsExist).
+  validate() {},
+  async dispatch(queue, jobs) {
+    try {
+      if (jobs.length === 1) {
+        await queue.add(jobs[0].name, jobs[0].data, jobs[0].opts);
+      } else if (jobs.length > 1) {
+        await queue.addBulk(jobs);
+      }
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== PARENT_MISSING) throw error;
+      throw missingParent(queue, jobs[0].name, parentKeyOf(jobs[0])[0] ?? '?');
+    }
+  },
+};
+
+/**
+ * Refuses a bulk naming a parent job that does not exist, before any of it is written: BullMQ's
+ * `addBulk` is a pipeline, so its own check (in the add script) would come after the jobs before.
+ */
+export async function assertParentsExist(queue: Queue, jobs: PreparedJob[]): Promise<void> {
+  if (jobs.length < 2) return;
+  const parents = [...new Set(jobs.flatMap((job) => parentKeyOf(job)))];
+  if (parents.length === 0) return;
+  const client = await queue.getBackend().client;
+  const found = await Promise.all(parents.map((key) => client.hexists(key, 'name')));
+  const missing = parents.find((_key, i) => !found[i]);
+  const job = jobs.find((j) => parentKeyOf(j)[0] === missing);
+  if (missing !== undefined) throw missingParent(queue, job!.name, missing);
+}
+
+function parentKeyOf(job: PreparedJob): string[] {
+  const parent = job.opts.parent;
+  return parent ? [`${parent.queue}:${parent.id}`] : [];
+}
+
+function missingParent(queue: Queue, name: string, key: string): InvalidJobOptionsError {
+  return new InvalidJobOptionsError(
+    'parent',
+    Messages.invalidJobOption(
+      queue.name,
+      name,
+      'parent',
+      `names job "${key}", which does not exist (add the parent first)`,
+    ),
+  );
+}

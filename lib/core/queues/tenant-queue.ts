@@ -1,0 +1,252 @@
+import { randomUUID } from 'node:crypto';
+import type { Queue } from 'bullmq';
+import { TenantContext } from '../context/tenant-context';
+import { TenantState } from '../context/tenant-state';
+import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
+import { InvalidJobOptionsError, JobIdTakenError, MissingTenantError } from '../errors';
+import { TenantQueueDefinition } from '../../interfaces/register-queue-options.interface';
+import { EnqueuedJob } from '../processor/tenant-job.interface';
+import { assertLane } from '../../fairness/lanes';
+import { isFairnessOn } from '../../fairness/fairness-options';
+import { ENVELOPE_KEY } from '../../tenant-queue.constants';
+import { Messages } from '../../tenant-queue.messages';
+import { EnqueueBound, EnqueueCall } from './enqueue-bound';
+import {
+  JobDispatcher,
+  PreparedJob,
+  TenantJobOptions,
+  assertParentsExist,
+} from './job-dispatcher.interface';
+import { JobIdOwners } from './job-id-owners.script';
+import { jobOptionsProblem } from './job-options.check';
+import { assertPlainPayload, payloadJson } from './payload.check';
+
+export interface TenantBulkJob<T extends object = Record<string, unknown>> {
+  name: string;
+  data: T;
+  opts?: TenantJobOptions;
+}
+
+/**
+ * @internal Picks the queue that takes each prepared job: one of this queue's dedicated pools, or
+ * the queue itself (the shared pool). `ownIds` are the job ids the caller chose.
+ */
+export type TenantJobRouter = (
+  jobs: PreparedJob[],
+  ownIds: ReadonlySet<string>,
+) => Promise<TenantQueue<any>[]>;
+
+/** Prepared jobs whose id the caller chose (deterministic ids: cron, schedules, `jobId`). */
+const callerIds = new WeakSet<PreparedJob>();
+
+/**
+ * Producer for one queue. Every job gets the `_tenant` envelope of the current context (HTTP
+ * request or running job); a tenant-scoped job without a tenant is refused before anything is
+ * written. Inject with `@InjectTenantQueue(name)`.
+ */
+export class TenantQueue<T extends object = Record<string, unknown>> {
+  constructor(
+    readonly definition: TenantQueueDefinition,
+    /** The underlying BullMQ queue, for reads (`getJob`, `getJobCounts`, ...). */
+    readonly bullQueue: Queue,
+    private readonly context: TenantContext,
+    private readonly codec: TenantEnvelopeCodec,
+    /** Resolved on first write, so features that register late still claim the queue. */
+    private readonly dispatcherOf: () => JobDispatcher,
+    /** Told about every write after dispatch (visibility counters). */
+    private readonly onWritten?: (jobs: PreparedJob[]) => void,
+    /** Set on a queue with dedicated pools: sends each job to its tenant's pool. */
+    private readonly router?: TenantJobRouter,
+    /** Who uses each caller-chosen job id (one tenant per id); none under the testing module. */
+    private readonly owners?: JobIdOwners,
+    /** How long an enqueue may wait for Redis; unbounded when absent. */
+    private readonly bound?: EnqueueBound,
+  ) {
+    this.fair = isFairnessOn(definition.fairness);
+  }
+
+  private dispatcher: JobDispatcher | undefined;
+  private readonly fair: boolean;
+
+  get name(): string {
+    return this.definition.name;
+  }
+
+  /**
+   * Enqueues a job for the tenant of the current context. On a queue with pools, the job goes to
+   * its tenant's pool; `queueName` of the result names the pool.
+   */
+  async add(name: string, data: T, opts?: TenantJobOptions): Promise<EnqueuedJob> {
+    const [job] = await this.write([this.prepare(name, data, opts, this.current())]);
+    return job;
+  }
+
+  /**
+   * Enqueues several jobs, all or none: every check (payload, options, tenant, lane, job ids,
+   * routing to pools, the dispatcher's own) runs for every job before the first is written.
+   */
+  async addBulk(jobs: TenantBulkJob<T>[]): Promise<EnqueuedJob[]> {
+    const state = this.current();
+    return this.write(jobs.map((job) => this.prepare(job.name, job.data, job.opts, state)));
+  }
+
+  /**
+   * Enqueues system work for a named tenant outside a request (cron, back-office scripts). The
+   * actor is `system`; the correlation id of the current context is kept when there is one.
+   */
+  async addForTenant(
+    tenantId: string,
+    name: string,
+    data: T,
+    opts?: TenantJobOptions,
+  ): Promise<EnqueuedJob> {
+    this.codec.assertTenantId(tenantId);
+    const state: TenantState = {
+      tenantId,
+      actor: { type: 'system' },
+      correlationId: this.context.state()?.correlationId,
+      strategy: 'system',
+    };
+    const [job] = await this.write([this.prepare(name, data, opts, state)]);
+    return job;
+  }
+
+  private current(): TenantState | undefined {
+    const state = this.context.state();
+    if (state?.tenantId !== undefined) this.codec.assertTenantId(state.tenantId);
+    if (state?.envelope && state.tenantId) return { ...state, strategy: 'inherited' };
+    return state;
+  }
+
+  private prepare(
+    name: string,
+    data: T,
+    opts: TenantJobOptions | undefined,
+    state: TenantState | undefined,
+  ): PreparedJob {
+    assertPlainPayload(this.name, name, data);
+    if (opts?.lane !== undefined) assertLane(this.definition, opts.lane);
+    const tenantId = state?.tenantId;
+    const scoped = this.definition.tenantScoped && !this.definition.systemJobs.has(name);
+    if (tenantId === undefined && scoped) {
+      throw new MissingTenantError(Messages.missingTenant(this.name, name));
+    }
+    const payload: Record<string, unknown> = {
+      ...(data as Record<string, unknown>),
+    };
+    if (tenantId !== undefined) {
+      payload[ENVELOPE_KEY] = this.codec.create({ ...state, tenantId });
+    }
+    const json = payloadJson(this.name, name, payload);
+    const jobId = opts?.jobId ?? randomUUID();
+    const prepared: PreparedJob = {
+      name,
+      data: payload,
+      opts: { ...this.definition.defaultJobOptions, ...opts, jobId },
+      tenantId,
+    };
+    if (opts !== undefined) this.assertOptions(name, prepared.opts, json);
+    if (opts?.jobId != null) callerIds.add(prepared);
+    return prepared;
+  }
+
+  /** Refuses what BullMQ would refuse now or later, and what this queue kind cannot honour. */
+  private assertOptions(name: string, opts: PreparedJob['opts'], json: string): void {
+    const problem = jobOptionsProblem(opts, json);
+    if (problem) {
+      throw new InvalidJobOptionsError(
+        problem.option,
+        Messages.invalidJobOption(this.name, name, problem.option, problem.why),
+      );
+    }
+    if (opts.parent !== undefined && this.fair) {
+      throw new InvalidJobOptionsError(
+        'parent',
+        Messages.invalidJobOption(
+          this.name,
+          name,
+          'parent',
+          'is not supported on a fair queue (the job waits in the gate, where BullMQ cannot ' +
+            'link it to its parent); put flows on a queue without fairness',
+        ),
+      );
+    }
+  }
+
+  private write(jobs: PreparedJob[]): Promise<EnqueuedJob[]> {
+    if (!this.bound) return this.writeChecked(jobs, undefined);
+    return this.bound.run(this.name, (call) => this.writeChecked(jobs, call));
+  }
+
+  private async writeChecked(
+    jobs: PreparedJob[],
+    call: EnqueueCall | undefined,
+  ): Promise<EnqueuedJob[]> {
+    await this.claimIds(jobs);
+    if (!this.router) {
+      await call?.ready([this.bullQueue]);
+      await this.validateHere(jobs);
+      return this.writeHere(jobs, call);
+    }
+    const own = jobs.filter((job) => callerIds.has(job)).map((job) => job.opts.jobId);
+    const targets = await this.router(jobs, new Set(own));
+    const groups = new Map<TenantQueue<any>, PreparedJob[]>();
+    targets.forEach((queue, i) => {
+      const group = groups.get(queue) ?? [];
+      group.push(jobs[i]);
+      groups.set(queue, group);
+    });
+    // Every pool's checks before any pool's write.
+    await call?.ready([...groups.keys()].map((queue) => queue.bullQueue));
+    for (const [queue, group] of groups) await queue.validateHere(group);
+    const written = new Map<PreparedJob, EnqueuedJob>();
+    // Each pool is its own queue (own hash slot), so a call spanning pools is one write per pool;
+    // wait for all of them before reporting, so a failure never hides a write still in flight.
+    const results = await Promise.allSettled(
+      [...groups].map(async ([queue, group]) => {
+        const enqueued = await queue.writeHere(group, call);
+        group.forEach((job, i) => written.set(job, enqueued[i]));
+      }),
+    );
+    const failed = results.find((result) => result.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    return jobs.map((job) => written.get(job)!);
+  }
+
+  /** Claims the caller-chosen ids for their tenants; refuses one another tenant already uses. */
+  private async claimIds(jobs: PreparedJob[]): Promise<void> {
+    if (!this.owners) return;
+    const own = jobs.filter((job) => callerIds.has(job));
+    if (own.length === 0) return;
+    const taken = await this.owners.claim(own);
+    if (taken) {
+      throw new JobIdTakenError(
+        this.name,
+        taken.opts.jobId,
+        Messages.jobIdTaken(this.name, taken.opts.jobId),
+      );
+    }
+  }
+
+  private async validateHere(jobs: PreparedJob[]): Promise<void> {
+    this.dispatcher ??= this.dispatcherOf();
+    if (!this.fair) await assertParentsExist(this.bullQueue, jobs);
+    await this.dispatcher.validate?.(jobs);
+  }
+
+  private async writeHere(
+    jobs: PreparedJob[],
+    call: EnqueueCall | undefined,
+  ): Promise<EnqueuedJob[]> {
+    this.dispatcher ??= this.dispatcherOf();
+    call?.send();
+    await this.dispatcher.dispatch(this.bullQueue, jobs);
+    this.onWritten?.(jobs);
+    return jobs.map((job) => ({
+      id: job.opts.jobId,
+      name: job.name,
+      queueName: this.name,
+      tenantId: job.tenantId,
+    }));
+  }
+}

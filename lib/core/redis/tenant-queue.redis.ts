@@ -1,0 +1,144 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import IORedis, { Cluster, Redis, RedisOptions } from 'ioredis';
+import { Messages } from '../../tenant-queue.messages';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core.options';
+
+export type RedisClient = Redis | Cluster;
+
+/**
+ * What the producer's connection never does once it has connected: hold a command while Redis
+ * is away (no offline queue), resend one after a reconnect, or retry one. A write it could not
+ * send fails at once, and one in flight when the connection drops fails with it, so an enqueue
+ * that reported a failure can never be written later. Before the first connection, commands of
+ * the module's upkeep wait in the offline queue (enqueues never do: they wait for `ready`).
+ */
+const NO_LATE_WRITES = {
+  maxRetriesPerRequest: 0,
+  autoResendUnfulfilledCommands: false,
+} as const;
+
+function offlineQueueOffOnceReady(client: RedisClient): RedisClient {
+  client.once('ready', () => {
+    client.options.enableOfflineQueue = false;
+  });
+  return client;
+}
+
+/** Reconnects within 2 s of Redis coming back (ioredis' default waits up to 20 s under BullMQ). */
+const reconnectSoon = (attempt: number) => Math.min(attempt * 100, 2000);
+
+/**
+ * Logs a connection's errors once per outage and once when it is back, instead of one line (or
+ * ioredis' "Unhandled error event") per reconnect attempt.
+ */
+export class OutageLog {
+  private downSince: number | undefined;
+
+  constructor(
+    private readonly name: string,
+    private readonly logger: Logger,
+  ) {}
+
+  error(error: unknown): void {
+    if (this.downSince !== undefined) return;
+    this.downSince = Date.now();
+    this.logger.warn(Messages.redisDown(this.name, (error as Error)?.message ?? String(error)));
+  }
+
+  ready(): void {
+    if (this.downSince === undefined) return;
+    this.logger.log(Messages.redisBack(this.name, Date.now() - this.downSince));
+    this.downSince = undefined;
+  }
+
+  watch(client: { on(event: string, listener: (arg?: any) => void): unknown }): void {
+    client.on('error', (error) => this.error(error));
+    client.on('ready', () => this.ready());
+  }
+}
+
+/**
+ * The module's own Redis clients, each opened on first use and closed on shutdown: `client` for
+ * its scripts (schedules, dead letters, upkeep), `producer` for the enqueue path (BullMQ queues,
+ * the fair gate, the job id ledgers). A client instance passed as `connection` is duplicated,
+ * never closed by the module.
+ */
+@Injectable()
+export class TenantQueueRedis implements OnApplicationShutdown {
+  private current: RedisClient | undefined;
+  private producerClient: RedisClient | undefined;
+  private closed = false;
+  private readonly logger = new Logger('TenantQueue');
+
+  constructor(
+    @Inject(TENANT_QUEUE_OPTIONS)
+    private readonly options: ResolvedTenantQueueOptions,
+  ) {}
+
+  /** The client; throws after shutdown, so late callers never open a connection nobody closes. */
+  get client(): RedisClient {
+    this.assertOpen();
+    this.current ??= this.watched('scripts', this.open());
+    return this.current;
+  }
+
+  /** The producer's client: no offline queue, no resend, no retry (see `NO_LATE_WRITES`). */
+  get producer(): RedisClient {
+    this.assertOpen();
+    this.producerClient ??= this.watched(
+      'producer',
+      offlineQueueOffOnceReady(this.open(NO_LATE_WRITES, reconnectSoon)),
+    );
+    return this.producerClient;
+  }
+
+  /** @internal Logs the errors of a client the module made for itself, once per outage. */
+  outageLog(name: string): OutageLog {
+    return new OutageLog(name, this.logger);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('TenantQueueRedis is closed (the application has shut down).');
+  }
+
+  private watched(name: string, client: RedisClient): RedisClient {
+    this.outageLog(name).watch(client);
+    return client;
+  }
+
+  /** Without `overrides`: a duplicate of a passed instance as it is (the scripts' client). */
+  private open(
+    overrides?: Partial<RedisOptions>,
+    retryStrategy?: (attempt: number) => number,
+  ): RedisClient {
+    const connection = this.options.connection as unknown;
+    if (connection instanceof Cluster) {
+      if (!overrides) return connection.duplicate();
+      return connection.duplicate(undefined, {
+        redisOptions: { ...connection.options.redisOptions, ...overrides },
+      });
+    }
+    if (connection instanceof Redis) return connection.duplicate(overrides);
+    // BullMQ's ConnectionOptions may carry a `url` (as BullMQ reads it); ioredis takes it apart.
+    const { url, ...rest } = connection as RedisOptions & { url?: string };
+    const options: RedisOptions = {
+      ...(retryStrategy ? { retryStrategy } : {}),
+      ...rest,
+      ...(overrides ?? { maxRetriesPerRequest: null }),
+    };
+    return url ? new IORedis(url, options) : new IORedis(options);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.closed = true;
+    const clients = [this.current, this.producerClient];
+    this.current = this.producerClient = undefined;
+    await Promise.all(
+      clients.map(async (client) => {
+        if (client && client.status !== 'end') {
+          await client.quit().catch(() => client.disconnect());
+        }
+      }),
+    );
+  }
+}

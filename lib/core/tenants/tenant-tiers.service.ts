@@ -1,0 +1,128 @@
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { isTenantDirectoryConfigured } from './default-ports';
+import { TenantDirectory, TenantRecord } from './tenant-directory.interface';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core.options';
+import { TenantLimits, TenantTierOptions } from './tenant-tier-options.interface';
+
+/** What the module knows about one tenant's tier and overrides, as read from the directory. */
+export interface TenantProfile {
+  tenantId: string;
+  /** The directory's record; null when the tenant is unknown or no directory is configured. */
+  record: TenantRecord | null;
+  /** The tenant's tier name, when the record has one. */
+  tier?: string;
+}
+
+const MAX_CACHED = 10_000;
+const LIMIT_FIELDS = ['weight', 'maxConcurrency', 'rateLimit', 'lanes'] as const;
+
+/**
+ * Tiers and per-tenant overrides in one place. A tenant's limits on a queue come from, in order:
+ * run-time overrides (`TenantFairness`), the tenant's own record (`weight`, `maxConcurrency`,
+ * `rateLimit`, `lanes`, `pools`), its tier's per-queue entry, its tier, then the queue's defaults.
+ * Profiles are cached for `tierCacheMs`; `refresh(tenantId)` applies a directory change at once.
+ */
+@Injectable()
+export class TenantTiers {
+  private readonly cache = new Map<string, { profile: TenantProfile; at: number }>();
+  private readonly listeners = new Set<(tenantId: string) => void>();
+  private readonly tiers: Readonly<Record<string, TenantTierOptions>>;
+  private readonly cacheMs: number;
+  private readonly unknownTiers = new Set<string>();
+  private readonly logger = new Logger('TenantTiers');
+
+  constructor(
+    @Inject(TENANT_QUEUE_OPTIONS) options: ResolvedTenantQueueOptions,
+    @Optional() @Inject(TenantDirectory) private readonly directory?: TenantDirectory,
+  ) {
+    this.tiers = options.tiers;
+    this.cacheMs = options.tierCacheMs;
+  }
+
+  /** True when tiers or a directory can say anything about a tenant's limits or pool. */
+  get configured(): boolean {
+    return isTenantDirectoryConfigured(this.directory);
+  }
+
+  /** The tier options by name (undefined for an unknown tier). */
+  tier(name: string | undefined): TenantTierOptions | undefined {
+    return name === undefined ? undefined : this.tiers[name];
+  }
+
+  /** The tenant's record and tier, from cache or the directory. Throws when the directory does. */
+  async profile(tenantId: string): Promise<TenantProfile> {
+    const cached = this.cache.get(tenantId);
+    if (cached && Date.now() - cached.at < this.cacheMs) return cached.profile;
+    const record = this.configured ? await this.directory!.getTenant(tenantId) : null;
+    const tier = typeof record?.tier === 'string' ? record.tier : undefined;
+    if (tier !== undefined && !this.tiers[tier] && !this.unknownTiers.has(tier)) {
+      this.unknownTiers.add(tier);
+      this.logger.warn(
+        `Tenant "${tenantId}" has tier "${tier}", which the "tiers" option does not define: ` +
+          `its limits fall back to its own record and the queue defaults. Add "${tier}" to tiers.`,
+      );
+    }
+    const profile: TenantProfile = { tenantId, record, tier };
+    if (this.cacheMs > 0) {
+      if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.delete(tenantId);
+      this.cache.set(tenantId, { profile, at: Date.now() });
+    }
+    return profile;
+  }
+
+  /** The tenant's limits on `queue` (record over tier's queue entry over tier); `{}` when none. */
+  limits(profile: TenantProfile, queue: string): TenantLimits {
+    const tier = this.tier(profile.tier);
+    const out: TenantLimits = {};
+    const layers = [tier, own(tier?.queues, queue), profile.record as TenantLimits | null];
+    for (const layer of layers) {
+      if (!layer) continue;
+      for (const field of LIMIT_FIELDS) {
+        if (layer[field] !== undefined) (out as Record<string, unknown>)[field] = layer[field];
+      }
+    }
+    return out;
+  }
+
+  /** The dedicated pool of `queue` for this tenant (record's `pools`, then its tier's), if any. */
+  pool(profile: TenantProfile, queue: string): string | undefined {
+    const mine = own(profile.record?.pools as Record<string, string> | undefined, queue);
+    return mine ?? own(this.tier(profile.tier)?.pools, queue);
+  }
+
+  /** Limits of several tenants on one queue; a tenant whose lookup fails is left out. */
+  async limitsFor(tenantIds: string[], queue: string): Promise<Map<string, TenantLimits>> {
+    const out = new Map<string, TenantLimits>();
+    await Promise.all(
+      tenantIds.map(async (tenantId) => {
+        try {
+          out.set(tenantId, this.limits(await this.profile(tenantId), queue));
+        } catch {
+          // The directory is down: keep whatever Redis holds for this tenant.
+        }
+      }),
+    );
+    return out;
+  }
+
+  /**
+   * Forgets the cached profile and tells the fair gates and routers, so a tier change (or any
+   * override in the directory) takes effect now instead of after `tierCacheMs`.
+   */
+  async refresh(tenantId: string): Promise<void> {
+    this.cache.delete(tenantId);
+    await Promise.all([...this.listeners].map((listener) => listener(tenantId)));
+  }
+
+  /** @internal Called with a tenant id whenever `refresh` runs. */
+  onRefresh(listener: (tenantId: string) => void | Promise<void>): () => void {
+    this.listeners.add(listener as (tenantId: string) => void);
+    return () => this.listeners.delete(listener as (tenantId: string) => void);
+  }
+}
+
+/** `map[key]` when `map` has it as its own property (never `Object.prototype`'s). */
+function own<T>(map: Readonly<Record<string, T>> | undefined, key: string): T | undefined {
+  return map !== undefined && Object.hasOwn(map, key) ? map[key] : undefined;
+}

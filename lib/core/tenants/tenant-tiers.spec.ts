@@ -1,0 +1,103 @@
+import { InvalidTenantQueueOptionsError } from '../errors';
+import { InMemoryTenantDirectory } from '../../testing';
+import { resolveTenantQueueOptions } from '../core.options';
+import { TenantTiers } from './tenant-tiers.service';
+
+const tiersFor = (
+  tiers: object,
+  directory = new InMemoryTenantDirectory([]),
+  tierCacheMs = 30_000,
+) =>
+  new TenantTiers(
+    resolveTenantQueueOptions({ connection: {}, tiers, tierCacheMs } as never),
+    directory,
+  );
+
+describe('TenantTiers', () => {
+  it('never takes a tier, queue or pool from Object.prototype', async () => {
+    const directory = new InMemoryTenantDirectory([
+      { id: 'constructor', tier: 'constructor' },
+      { id: 'toString', tier: 'pro' },
+    ]);
+    const tiers = tiersFor({ pro: { weight: 2 } }, directory);
+    const odd = await tiers.profile('constructor');
+    expect(tiers.tier(odd.tier)).toBeUndefined();
+    expect(tiers.limits(odd, 'constructor')).toEqual({});
+    expect(tiers.pool(odd, 'constructor')).toBeUndefined();
+    const pro = await tiers.profile('toString');
+    expect(tiers.limits(pro, 'toString')).toEqual({ weight: 2 });
+    expect(tiers.pool(pro, 'hasOwnProperty')).toBeUndefined();
+  });
+
+  it('layers tier, tier per-queue entry and the tenant record, in that order', async () => {
+    const directory = new InMemoryTenantDirectory([
+      { id: 'a', tier: 'pro' },
+      { id: 'b', tier: 'pro', weight: 7, rateLimit: false },
+      { id: 'c' },
+    ]);
+    const tiers = tiersFor(
+      {
+        pro: {
+          weight: 3,
+          maxConcurrency: 2,
+          rateLimit: { max: 10, per: 1000 },
+          queues: { exports: { maxConcurrency: 5, lanes: { bulk: 2 } } },
+          pools: { imports: 'imports-pro' },
+        },
+      },
+      directory,
+    );
+    const a = await tiers.profile('a');
+    expect(tiers.limits(a, 'exports')).toEqual({
+      weight: 3,
+      maxConcurrency: 5,
+      rateLimit: { max: 10, per: 1000 },
+      lanes: { bulk: 2 },
+    });
+    expect(tiers.limits(a, 'other')).toEqual({
+      weight: 3,
+      maxConcurrency: 2,
+      rateLimit: { max: 10, per: 1000 },
+    });
+    expect(tiers.pool(a, 'imports')).toBe('imports-pro');
+    expect(tiers.pool(a, 'exports')).toBeUndefined();
+    const b = await tiers.profile('b');
+    expect(tiers.limits(b, 'other')).toMatchObject({ weight: 7, rateLimit: false });
+    expect(tiers.limits(await tiers.profile('c'), 'other')).toEqual({});
+  });
+
+  it('caches profiles for tierCacheMs and forgets one on refresh, telling listeners', async () => {
+    const directory = new InMemoryTenantDirectory([{ id: 'a', tier: 'free' }]);
+    const tiers = tiersFor({ free: {}, pro: {} }, directory);
+    expect((await tiers.profile('a')).tier).toBe('free');
+    directory.upsert({ id: 'a', tier: 'pro' });
+    expect((await tiers.profile('a')).tier).toBe('free');
+    const told: string[] = [];
+    const off = tiers.onRefresh((tenantId) => {
+      told.push(tenantId);
+    });
+    await tiers.refresh('a');
+    expect(told).toEqual(['a']);
+    expect((await tiers.profile('a')).tier).toBe('pro');
+    off();
+  });
+
+  it.each([
+    [{ free: { weight: 0 } }, 'tiers.free.weight'],
+    [{ free: { maxConcurrency: 1.5 } }, 'tiers.free.maxConcurrency'],
+    [{ free: { rateLimit: { max: 5 } } }, 'tiers.free.rateLimit.per'],
+    [{ free: { rateLimit: { max: 5, per: 1000, burst: 0 } } }, 'tiers.free.rateLimit.burst'],
+    [{ free: { lanes: { bulk: -1 } } }, 'tiers.free.lanes.bulk'],
+    [{ free: { queues: { q: { pools: {} } } } }, 'tiers.free.queues.q.pools'],
+    [{ free: { pools: { q: '' } } }, 'tiers.free.pools.q'],
+    [{ free: { colour: 'red' } }, 'tiers.free.colour'],
+    [{ 'bad name': {} }, 'tiers.bad name'],
+  ])('refuses %j naming %s', (tiers, field) => {
+    expect(() => tiersFor(tiers)).toThrow(InvalidTenantQueueOptionsError);
+    expect(() => tiersFor(tiers)).toThrow(`"${field}"`);
+  });
+
+  it('refuses a negative tierCacheMs', () => {
+    expect(() => tiersFor({}, undefined, -1)).toThrow('"tierCacheMs"');
+  });
+});
