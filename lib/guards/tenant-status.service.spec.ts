@@ -1,7 +1,10 @@
 import { TenantPortUnavailableError } from '../core/errors';
 import { InMemoryTenantDirectory } from '../testing/in-memory-tenant-directory';
 import { resolveTenantQueueOptions } from '../core/core.options';
-import { PermissiveTenantDirectory, isTenantDirectoryConfigured } from '../core/tenants/default-ports';
+import {
+  PermissiveTenantDirectory,
+  isTenantDirectoryConfigured,
+} from '../core/tenants/default-ports';
 import { TenantStatusService } from './tenant-status.service';
 
 class CountingDirectory extends InMemoryTenantDirectory {

@@ -1,6 +1,9 @@
 import { Injectable, Type } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { TENANT_PROCESSOR_METADATA, TENANT_WORKER_EVENT_METADATA } from '../../tenant-queue.constants';
+import {
+  TENANT_PROCESSOR_METADATA,
+  TENANT_WORKER_EVENT_METADATA,
+} from '../../tenant-queue.constants';
 import { TenantProcessorMetadata } from './tenant-processor.decorator';
 import { TenantWorkerEvent } from './on-tenant-worker-event.decorator';
 
