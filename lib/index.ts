@@ -16,6 +16,7 @@ export * from './core/errors';
 export * from './core/context';
 
 export * from './core/processor';
+export * from './idempotency';
 export * from './core/scope';
 export * from './dead-letters';
 export * from './guards';

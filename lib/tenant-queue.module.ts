@@ -1,3 +1,4 @@
+import { TenantQueueModuleOptions } from './interfaces/tenant-queue-options.interface';
 import { TenantTiers } from './core/tenants/tenant-tiers.service';
 import {
   DynamicModule,
@@ -69,6 +70,19 @@ import {
 } from './scheduler/tenant-scheduler.options';
 import { JobClsSetup, TENANT_JOB_CLS_OPTIONS } from './core/cls/job-cls-setup';
 import { resolveJobClsOptions } from './core/cls/job-cls.options';
+import { RedisQueueBackend, TENANT_QUEUE_BACKEND } from './core/queues/queue-backend';
+import { TENANT_GUARD_OPTIONS, resolveGuardOptions } from './guards/tenant-guard.options';
+import { FairQueueFeature } from './fairness/fair-queue.feature';
+import { PoolJobRouter } from './pools/pool-job.router';
+import { TENANT_TELEMETRY, resolveTelemetry } from './telemetry/telemetry.options';
+import { TelemetryQueueFeature } from './telemetry/telemetry-queue.feature';
+
+/**
+ * @internal Resolved once every feature that plugs into queue registration (checks, router,
+ * dispatcher wrappers) has registered: each queue provider waits for it, whatever the order in
+ * which Nest builds modules.
+ */
+export const TENANT_QUEUE_FEATURES_READY = Symbol('TENANT_QUEUE_FEATURES_READY');
 
 /** @internal Providers of the root module, shared with `TenantQueueTestingModule`. */
 export const TENANT_QUEUE_CORE_PROVIDERS: Provider[] = [
@@ -100,6 +114,25 @@ export const TENANT_QUEUE_CORE_PROVIDERS: Provider[] = [
     inject: [TENANT_QUEUE_MODULE_OPTIONS],
   },
   JobClsSetup,
+  { provide: TENANT_QUEUE_BACKEND, useClass: RedisQueueBackend },
+  {
+    provide: TENANT_GUARD_OPTIONS,
+    useFactory: (options: TenantQueueModuleOptions) => resolveGuardOptions(options.guards),
+    inject: [TENANT_QUEUE_MODULE_OPTIONS],
+  },
+  {
+    provide: TENANT_TELEMETRY,
+    useFactory: resolveTelemetry,
+    inject: [TENANT_QUEUE_MODULE_OPTIONS],
+  },
+  FairQueueFeature,
+  PoolJobRouter,
+  TelemetryQueueFeature,
+  {
+    provide: TENANT_QUEUE_FEATURES_READY,
+    useFactory: () => true,
+    inject: [FairQueueFeature, PoolJobRouter, TelemetryQueueFeature],
+  },
 ];
 
 export const TENANT_QUEUE_CORE_EXPORTS = [
@@ -198,7 +231,11 @@ export class TenantQueueModule extends ConfigurableTenantQueueModule implements 
     // without Redis features (the testing module), no consumer check.
     const providers: Provider[] = queues.map((queue) => ({
       provide: getTenantQueueToken(queue.name),
-      useFactory: (registry?: TenantQueueRegistry, consumers?: QueueConsumerCheck) => {
+      useFactory: (
+        registry?: TenantQueueRegistry,
+        consumers?: QueueConsumerCheck,
+        _features?: boolean,
+      ) => {
         if (!registry) {
           throw new TenantQueueRootMissingError(
             Messages.rootModuleMissing(queues.map((q) => q?.name)),
@@ -211,6 +248,7 @@ export class TenantQueueModule extends ConfigurableTenantQueueModule implements 
       inject: [
         { token: TenantQueueRegistry, optional: true },
         { token: QueueConsumerCheck, optional: true },
+        { token: TENANT_QUEUE_FEATURES_READY, optional: true },
       ],
     }));
     return {

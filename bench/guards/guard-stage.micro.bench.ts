@@ -19,6 +19,7 @@ import {
 import { TenantJobPipeline } from '../../lib/core/processor/tenant-job-pipeline';
 import { TenantProcessorMetadataAccessor } from '../../lib/core/processor/tenant-processor.metadata-accessor';
 import { resolveTenantQueueOptions } from '../../lib/core/core.options';
+import { resolveGuardOptions } from '../../lib/guards/tenant-guard.options';
 
 const N = Number(process.argv[2] ?? 200_000);
 
@@ -48,10 +49,10 @@ async function main(): Promise<void> {
   permissions.grant('t1', 'u1', 'reports:export');
   const stage = new TenantJobGuardsStage(
     new TenantJobPipeline(),
-    new TenantStatusService(directory, options),
+    new TenantStatusService(directory, resolveGuardOptions(undefined)),
     entitlements,
     permissions,
-    options,
+    resolveGuardOptions(undefined),
     new Reflector(),
     { getProviders: () => [] } as never,
     new TenantProcessorMetadataAccessor(new Reflector()),

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import { BULL_BOARD_INSTANCE } from '@bull-board/nestjs';
-import { isFairnessOn } from '../fairness/fairness-options';
+import { fairnessOf, isFairnessOn } from '../fairness/fairness-options';
 import { TenantQueueInspector } from '../metrics/tenant-queue-inspector.service';
 import type { TenantQueue } from '../core/queues/tenant-queue';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
@@ -34,7 +34,7 @@ export class TenantBullBoardRegistrar implements OnModuleInit {
         description: this.describe(queue),
         ...this.options.adapterOptions,
       });
-      if (isFairnessOn(queue.definition.fairness) && this.inspector) this.showGate(queue, adapter);
+      if (isFairnessOn(fairnessOf(queue.definition)) && this.inspector) this.showGate(queue, adapter);
       this.board.addQueue(adapter);
     }
   }
@@ -42,7 +42,7 @@ export class TenantBullBoardRegistrar implements OnModuleInit {
   private describe(queue: TenantQueue<any>): string {
     const pool = queue.definition.poolOf;
     const base = pool ? `Dedicated pool of "${pool}".` : `Tenant queue "${queue.name}".`;
-    if (!isFairnessOn(queue.definition.fairness)) return base;
+    if (!isFairnessOn(fairnessOf(queue.definition))) return base;
     const where = this.options.dashboardPath
       ? ` Per tenant: /${this.options.dashboardPath.replace(/^\/+/, '')}`
       : '';

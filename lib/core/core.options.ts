@@ -32,16 +32,12 @@ import {
   ResolvedEnvelopeOptions,
   resolveEnvelopeOptions,
 } from './envelope/envelope-signing.options';
-import { ResolvedGuardOptions, resolveGuardOptions } from '../guards/tenant-guard.options';
 import { Messages } from '../tenant-queue.messages';
 import { TenantTierOptions } from './tenants/tenant-tier-options.interface';
 import { resolveTierCacheMs, resolveTiers } from './tenants/tenant-tiers.options';
 import { TenantActor } from './context/actor.interface';
-import { ResolvedTelemetry, resolveTelemetry } from '../telemetry/telemetry.options';
-import {
-  TenantQueueModuleOptions,
-  TenantResolverName,
-} from '../interfaces/tenant-queue-options.interface';
+import type { Telemetry } from 'bullmq';
+import { CoreModuleOptions, TenantResolverName } from './core-options.interface';
 
 export const RESOLVER_NAMES: readonly TenantResolverName[] = [
   'header',
@@ -53,7 +49,7 @@ export const RESOLVER_NAMES: readonly TenantResolverName[] = [
 
 /** Module options after validation, with every default filled in. */
 export interface ResolvedTenantQueueOptions {
-  connection: TenantQueueModuleOptions['connection'];
+  connection: CoreModuleOptions['connection'];
   prefix: string;
   tenantIdPattern: RegExp;
   resolution: {
@@ -72,11 +68,11 @@ export interface ResolvedTenantQueueOptions {
   globalEnhancers: boolean;
   newCorrelationId: () => string;
   envelope: ResolvedEnvelopeOptions;
-  guards: ResolvedGuardOptions;
   tiers: Readonly<Record<string, TenantTierOptions>>;
   tierCacheMs: number;
   enqueueTimeoutMs: number;
-  telemetry: ResolvedTelemetry | undefined;
+  /** BullMQ's telemetry as given (the telemetry feature validates it and tags spans). */
+  telemetry: Telemetry | undefined;
 }
 
 const DEFAULT_ENQUEUE_TIMEOUT_MS = 5000;
@@ -162,7 +158,7 @@ export function defaultResolveActor(req: any): TenantActor | undefined {
 
 /** Validates the module options once and fills in defaults. Throws on the first bad field. */
 export function resolveTenantQueueOptions(
-  options: TenantQueueModuleOptions,
+  options: CoreModuleOptions,
 ): ResolvedTenantQueueOptions {
   if (!options || typeof options !== 'object') {
     throw new InvalidTenantQueueOptionsError(
@@ -199,11 +195,10 @@ export function resolveTenantQueueOptions(
     globalEnhancers: options.globalEnhancers ?? false,
     newCorrelationId: randomUUID,
     envelope: resolveEnvelopeOptions(options.envelope),
-    guards: resolveGuardOptions(options.guards),
     tiers: resolveTiers(options.tiers),
     tierCacheMs: resolveTierCacheMs(options.tierCacheMs),
     enqueueTimeoutMs: options.enqueueTimeoutMs ?? DEFAULT_ENQUEUE_TIMEOUT_MS,
-    telemetry: resolveTelemetry(options),
+    telemetry: options.telemetry,
   };
 }
 

@@ -3,7 +3,7 @@ import type { Job } from 'bullmq';
 import { TenantContext } from '../core/context/tenant-context';
 import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
 import { DeadLetterNotFoundError, TenantNotActiveError } from '../core/errors';
-import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
+import { TenantQueueDefinition } from '../core/queues/queue-definition.interface';
 import { TenantDirectory } from '../core/tenants/tenant-directory.interface';
 import { EnqueuedJob } from '../core/processor/tenant-job.interface';
 import { RUN_OPTIONS_KEY } from '../core/processor/job-run-options';

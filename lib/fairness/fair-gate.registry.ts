@@ -9,7 +9,7 @@ import {
 } from '@nestjs/common';
 import type { Worker } from 'bullmq';
 import { InvalidTenantQueueOptionsError, parseCancelReason } from '../core/errors';
-import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
+import { TenantQueueDefinition } from '../core/queues/queue-definition.interface';
 import { TenantLimits } from '../core/tenants/tenant-tier-options.interface';
 import { TenantTiers } from '../core/tenants/tenant-tiers.service';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
@@ -21,7 +21,7 @@ import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { FairGate, FairHint, FairHints, SYSTEM_TENANT } from './fair-gate';
 import { fairCommands } from './fair-gate.script';
 import { FairReleaseStage } from './fair-release.stage';
-import { encodeRate, isFairnessOn, resolveFairnessOptions } from './fairness-options';
+import { encodeRate, fairnessOf, isFairnessOn, resolveFairnessOptions } from './fairness-options';
 import { SlowLaneEvent } from './slow-lane-event.interface';
 
 /**
@@ -97,10 +97,11 @@ export class FairGateRegistry
   }
 
   gateFor(definition: TenantQueueDefinition): FairGate | undefined {
-    if (!isFairnessOn(definition.fairness)) return undefined;
+    const fairness = fairnessOf(definition);
+    if (!isFairnessOn(fairness)) return undefined;
     let gate = this.gates.get(definition.name);
     if (!gate) {
-      const options = resolveFairnessOptions(definition.name, definition.fairness!);
+      const options = resolveFairnessOptions(definition.name, fairness!);
       gate = new FairGate(definition, options, {
         commands: () => fairCommands(this.redis.client),
         enqueueCommands: () => fairCommands(this.redis.producer),

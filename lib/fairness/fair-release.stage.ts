@@ -1,4 +1,4 @@
-import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
+import { TenantQueueDefinition } from '../core/queues/queue-definition.interface';
 import { JobRunContext, JobStage } from '../core/processor/tenant-job-pipeline';
 import type { FairGate } from './fair-gate';
 

@@ -1,3 +1,4 @@
+import { TenantQueueDefinition } from '../core/queues/queue-definition.interface';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
 import { TenantRateLimit } from '../core/tenants/tenant-tier-options.interface';
@@ -214,4 +215,16 @@ function resolveLanes(
   }
   if (total > 1 + 1e-9) throw invalid(queue, 'lanes', 'shares must add up to at most 1');
   return lanes;
+}
+
+/** The `fairness` slice of `registerQueue`'s options. */
+export interface FairnessQueueOptions {
+  fairness?: TenantFairnessOptions | boolean;
+}
+
+/** A queue's `fairness` option as registered (a pool shares its queue's). */
+export function fairnessOf(
+  definition: TenantQueueDefinition,
+): TenantFairnessOptions | boolean | undefined {
+  return (definition.registered as FairnessQueueOptions).fairness;
 }

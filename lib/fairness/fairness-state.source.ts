@@ -5,7 +5,7 @@ import {
   TenantQueueStateSource,
 } from '../metrics/tenant-queue-state-source.interface';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
-import { isFairnessOn } from './fairness-options';
+import { fairnessOf, isFairnessOn } from './fairness-options';
 import { TenantFairness } from './tenant-fairness.service';
 
 /**
@@ -47,6 +47,6 @@ export class FairnessStateSource implements TenantQueueStateSource, TenantQueueC
   }
 
   private fairOn(queue: string): boolean {
-    return isFairnessOn(this.registry.getQueue(queue).definition.fairness);
+    return isFairnessOn(fairnessOf(this.registry.getQueue(queue).definition));
   }
 }

@@ -1,7 +1,7 @@
 import { InvalidLaneError } from '../core/errors';
-import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
+import { TenantQueueDefinition } from '../core/queues/queue-definition.interface';
 import { Messages } from '../tenant-queue.messages';
-import { isFairnessOn, resolveFairnessOptions } from './fairness-options';
+import { fairnessOf, isFairnessOn, resolveFairnessOptions } from './fairness-options';
 
 const lanesOf = new WeakMap<TenantQueueDefinition, string[]>();
 
@@ -12,8 +12,9 @@ const lanesOf = new WeakMap<TenantQueueDefinition, string[]>();
 export function assertLane(definition: TenantQueueDefinition, lane: string): void {
   let lanes = lanesOf.get(definition);
   if (!lanes) {
-    lanes = isFairnessOn(definition.fairness)
-      ? resolveFairnessOptions(definition.name, definition.fairness!).lanes.map((l) => l.name)
+    const fairness = fairnessOf(definition);
+    lanes = isFairnessOn(fairness)
+      ? resolveFairnessOptions(definition.name, fairness!).lanes.map((l) => l.name)
       : [];
     lanesOf.set(definition, lanes);
   }

@@ -1,6 +1,6 @@
 import { IsInt, IsOptional, Max, Min, validateSync } from 'class-validator';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
-import { TenantGuardOptions } from '../interfaces/tenant-queue-options.interface';
+import { TenantGuardOptions } from './tenant-guard-options.interface';
 import { Messages } from '../tenant-queue.messages';
 
 /** `guards` option after validation, defaults filled in. */
@@ -38,3 +38,6 @@ export function resolveGuardOptions(input: TenantGuardOptions | undefined): Reso
     portTimeoutMs: input?.portTimeoutMs ?? DEFAULT_PORT_TIMEOUT_MS,
   };
 }
+
+/** The `guards` slice of the module options, resolved once (see `resolveGuardOptions`). */
+export const TENANT_GUARD_OPTIONS = Symbol('TENANT_GUARD_OPTIONS');

@@ -10,7 +10,7 @@ import { JobRunContext, JobStage, TenantJobPipeline } from '../core/processor/te
 import { TenantProcessorMetadataAccessor } from '../core/processor/tenant-processor.metadata-accessor';
 import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
 import { Messages } from '../tenant-queue.messages';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
+import { ResolvedGuardOptions, TENANT_GUARD_OPTIONS } from './tenant-guard.options';
 import { callPort } from './call-port';
 import {
   UnconfiguredActorPermissionChecker,
@@ -43,7 +43,7 @@ export class TenantJobGuardsStage implements JobStage, OnModuleInit {
     private readonly status: TenantStatusService,
     @Inject(EntitlementChecker) private readonly entitlements: EntitlementChecker,
     @Inject(ActorPermissionChecker) private readonly permissions: ActorPermissionChecker,
-    @Inject(TENANT_QUEUE_OPTIONS) private readonly options: ResolvedTenantQueueOptions,
+    @Inject(TENANT_GUARD_OPTIONS) private readonly guardOptions: ResolvedGuardOptions,
     private readonly reflector: Reflector,
     private readonly discovery: DiscoveryService,
     private readonly accessor: TenantProcessorMetadataAccessor,
@@ -127,7 +127,7 @@ export class TenantJobGuardsStage implements JobStage, OnModuleInit {
   }
 
   private async checkEntitlement(tenantId: string, feature: string): Promise<void> {
-    const allowed = await callPort('EntitlementChecker', this.options.guards.portTimeoutMs, () =>
+    const allowed = await callPort('EntitlementChecker', this.guardOptions.portTimeoutMs, () =>
       this.entitlements.hasEntitlement(tenantId, feature),
     );
     if (allowed !== true) {
@@ -147,7 +147,7 @@ export class TenantJobGuardsStage implements JobStage, OnModuleInit {
     const actor = { type: actorType, id: actorId };
     const allowed = await callPort(
       'ActorPermissionChecker',
-      this.options.guards.portTimeoutMs,
+      this.guardOptions.portTimeoutMs,
       () => this.permissions.can(actor, permission, tenantId),
     );
     if (allowed !== true) {

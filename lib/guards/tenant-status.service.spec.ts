@@ -1,6 +1,6 @@
 import { TenantPortUnavailableError } from '../core/errors';
 import { InMemoryTenantDirectory } from '../testing/in-memory-tenant-directory';
-import { resolveTenantQueueOptions } from '../core/core.options';
+import { resolveGuardOptions } from './tenant-guard.options';
 import {
   PermissiveTenantDirectory,
   isTenantDirectoryConfigured,
@@ -18,7 +18,7 @@ class CountingDirectory extends InMemoryTenantDirectory {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function service(directory: InMemoryTenantDirectory, guards = {}) {
-  return new TenantStatusService(directory, resolveTenantQueueOptions({ connection: {}, guards }));
+  return new TenantStatusService(directory, resolveGuardOptions(guards));
 }
 
 describe('TenantStatusService', () => {
@@ -77,7 +77,7 @@ describe('TenantStatusService', () => {
 
   it('refuses a cache longer than 30 s', () => {
     expect(() =>
-      resolveTenantQueueOptions({ connection: {}, guards: { tenantCacheTtlMs: 60_000 } }),
+      resolveGuardOptions({ tenantCacheTtlMs: 60_000 }),
     ).toThrow(/guards.tenantCacheTtlMs/);
   });
 });

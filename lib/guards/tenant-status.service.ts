@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CancelReason } from '../core/errors';
 import { TenantDirectory, TenantRecord } from '../core/tenants/tenant-directory.interface';
 import { Messages } from '../tenant-queue.messages';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
+import { ResolvedGuardOptions, TENANT_GUARD_OPTIONS } from './tenant-guard.options';
 import { callPort } from './call-port';
 
 /** What the directory says about one tenant, right now. */
@@ -23,7 +23,7 @@ export class TenantStatusService {
 
   constructor(
     @Inject(TenantDirectory) private readonly directory: TenantDirectory,
-    @Inject(TENANT_QUEUE_OPTIONS) private readonly options: ResolvedTenantQueueOptions,
+    @Inject(TENANT_GUARD_OPTIONS) private readonly guardOptions: ResolvedGuardOptions,
   ) {}
 
   /** False with the permissive default directory, which never refuses a well-formed tenant. */
@@ -66,11 +66,11 @@ export class TenantStatusService {
   }
 
   private async lookup(tenantId: string): Promise<TenantRecord | null> {
-    const ttl = this.options.guards.tenantCacheTtlMs;
+    const ttl = this.guardOptions.tenantCacheTtlMs;
     const now = Date.now();
     const hit = ttl > 0 ? this.cache.get(tenantId) : undefined;
     if (hit && hit.until > now) return hit.record;
-    const record = await callPort('TenantDirectory', this.options.guards.portTimeoutMs, () =>
+    const record = await callPort('TenantDirectory', this.guardOptions.portTimeoutMs, () =>
       this.directory.getTenant(tenantId),
     );
     if (ttl > 0) {

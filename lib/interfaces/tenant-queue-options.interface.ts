@@ -1,150 +1,22 @@
-import type { TenantTierOptions } from '../core/tenants/tenant-tier-options.interface';
-import type { ConnectionOptions, Telemetry } from 'bullmq';
-import { TenantActor } from '../core/context/actor.interface';
-import { TenantQueueMetricsOptions } from '../metrics/metrics-options.interface';
-import { TenantSchedulerOptions } from './tenant-scheduler-options.interface';
-import type { TenantJobClsOptions } from '../core/cls/job-cls-options.interface';
+import type { CoreModuleOptions } from '../core/core-options.interface';
+import type { TenantGuardOptions } from '../guards/tenant-guard-options.interface';
+import type { TenantQueueMetricsOptions } from '../metrics/metrics-options.interface';
+import type { TenantSchedulerOptions } from './tenant-scheduler-options.interface';
 
-/** Strategy names tried, in order, to find the tenant of an HTTP request. */
-export type TenantResolverName = 'header' | 'subdomain' | 'jwtClaim' | 'pathParam' | 'custom';
+export type {
+  CoreModuleOptions,
+  TenantEnvelopeOptions,
+  TenantResolutionOptions,
+  TenantResolverName,
+} from '../core/core-options.interface';
+export type { TenantGuardOptions } from '../guards/tenant-guard-options.interface';
 
-export interface TenantResolutionOptions {
-  /**
-   * Strategies tried in this order; the first that yields a value wins.
-   * @default ['header']
-   */
-  order?: TenantResolverName[];
-  /** @default 'x-tenant-id' */
-  header?: string;
-  /**
-   * Claim read from `req.user` (set by your auth guard or passport). Resolved lazily, so it works
-   * when auth runs after the middleware.
-   * @default 'tenantId'
-   */
-  jwtClaim?: string;
-  /** Route parameter holding the tenant (resolved lazily, after routing). @default 'tenantId' */
-  pathParam?: string;
-  /**
-   * Base domains for the `subdomain` strategy: `acme.app.example.com` with base `app.example.com`
-   * gives `acme`. Without it the first label of a host with three or more labels is used.
-   */
-  subdomainBaseDomains?: string[];
-  /** Your own resolver, used by the `custom` strategy. */
-  custom?: (req: any) => string | undefined;
-  /**
-   * Mount the resolution middleware on every route. Turn off to apply
-   * `TenantResolutionMiddleware` yourself.
-   * @default true
-   */
-  mount?: boolean;
-}
-
-/** Envelope integrity. Off unless `secret` is set. */
-export interface TenantEnvelopeOptions {
-  /**
-   * HMAC-SHA256 secret(s), each at least 32 characters. The first signs every new envelope; any
-   * of them verifies, so rotate by putting the new secret first and dropping the old one once the
-   * jobs signed with it are gone. Workers then refuse unsigned or altered envelopes
-   * (`INVALID_ENVELOPE`).
-   * @default undefined (envelopes are neither signed nor verified)
-   */
-  secret?: string | string[];
-}
-
-/** How the module's job guards and `TenantRequiredGuard` ask the application ports. */
-export interface TenantGuardOptions {
-  /**
-   * Keep a directory answer for this many milliseconds, per process, to spare the directory on
-   * bursts. A suspension then takes up to this long to be seen. At most 30000.
-   * @default 0 (off: every job asks the directory)
-   */
-  tenantCacheTtlMs?: number;
-  /**
-   * A directory or checker call slower than this counts as an outage: the attempt fails and the
-   * job is retried per its `attempts`/`backoff`; it is never cancelled for it.
-   * @default 5000
-   */
-  portTimeoutMs?: number;
-}
-
-export interface TenantQueueModuleOptions {
-  /** BullMQ/ioredis connection used by every queue, worker and script of the module. */
-  connection: ConnectionOptions;
-  /**
-   * Prefix of every Redis key. BullMQ's prefix for queue `Q` becomes `{<prefix>:Q}`, a hash tag,
-   * so each queue lives in one Redis Cluster slot.
-   * @default 'tq'
-   */
-  prefix?: string;
-  /** How HTTP requests are mapped to a tenant. */
-  resolution?: TenantResolutionOptions;
-  /**
-   * Tenant ids must match this pattern, or they are refused (400 on HTTP,
-   * `InvalidTenantIdError` elsewhere).
-   * @default /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/
-   */
-  tenantIdPattern?: RegExp;
-  /**
-   * Finds the actor of a request. Default: `req.user` with `id` (or `sub`) as a `user`,
-   * otherwise `anonymous`.
-   */
-  resolveActor?: (req: any) => TenantActor | undefined;
-  /** Finds the locale of a request. Default: the first tag of `Accept-Language`. */
-  resolveLocale?: (req: any) => string | undefined;
-  /**
-   * Request header carrying a correlation id; a new UUID is used when absent or malformed.
-   * @default 'x-request-id'
-   */
-  correlationHeader?: string;
-  /** Deployment environment stamped on every envelope (e.g. `production`). */
-  environment?: string;
-  /**
-   * Run the app's global guards and interceptors (`APP_GUARD`, `useGlobalGuards`, ...) on jobs
-   * too, as Nest microservices do. Off by default: jobs run the module's job guards plus the
-   * guards, interceptors and pipes declared on the processor class or method. When on, global
-   * HTTP guards must step aside for jobs with `isTenantJobContext(context)`.
-   * @default false
-   */
-  globalEnhancers?: boolean;
+/** `TenantQueueModule.forRoot`'s options: the kernel's, plus each feature's slice. */
+export interface TenantQueueModuleOptions extends CoreModuleOptions {
   /** Tenant schedules and `@TenantCron`: tick interval, claim timeout, missed-run threshold. */
   scheduler?: TenantSchedulerOptions;
-  /** Signing of the `_tenant` envelope (off by default). */
-  envelope?: TenantEnvelopeOptions;
   /** Caching and timeouts of the job guards' calls to the application ports. */
   guards?: TenantGuardOptions;
   /** Metrics sink and tenant-label cardinality; see `TenantQueueMetricsOptions`. */
   metrics?: TenantQueueMetricsOptions;
-  /**
-   * Tiers by name (`{ free: { weight: 1, rateLimit: { max: 20, per: 60_000 } }, pro: { ... } }`):
-   * weight, cap, rate limit, lane weights and dedicated pools in one place. A tenant's tier is
-   * its directory record's `tier`; the record's own fields override the tier's.
-   */
-  tiers?: Record<string, TenantTierOptions>;
-  /**
-   * How long a tenant's tier and overrides read from the directory are cached, in ms
-   * (`TenantTiers.refresh(tenantId)` applies a change at once).
-   * @default 30000
-   */
-  tierCacheMs?: number;
-  /**
-   * Longest wait of `add`/`addBulk`/`addForTenant` for Redis, in ms (100-600000). Past it the call
-   * fails with `EnqueueUnavailableError`; a call that fails this way is never written later (the
-   * producer's connection keeps no offline queue and resends nothing).
-   * @default 5000
-   */
-  enqueueTimeoutMs?: number;
-  /**
-   * BullMQ's telemetry (e.g. `new BullMQOtel('my-app')` from `bullmq-otel`), given to every queue
-   * and worker the module creates. Each job carries the trace context it was enqueued in (also
-   * through the fair gate), so BullMQ's `process` span continues the request's trace; that span
-   * and the enqueuing span get `tenant.id` (the tenant's metric label, bounded like
-   * `metrics.maxTenantLabels`).
-   * @default undefined (no telemetry)
-   */
-  telemetry?: Telemetry;
-  /**
-   * What runs in each job's CLS context before the handler, as `@UseCls()` would: CLS plugin
-   * hooks, `CLS_ID` (the correlation id), a `setup`, proxy providers. See `TenantJobClsOptions`.
-   */
-  cls?: TenantJobClsOptions;
 }

@@ -1,5 +1,4 @@
 import { InvalidTenantQueueOptionsError } from '../core/errors';
-import { TenantQueueModuleOptions } from '../interfaces/tenant-queue-options.interface';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueMetricsOptions } from './metrics-options.interface';
 import { MetricsSink } from './metrics-sink.interface';
@@ -38,7 +37,9 @@ function integer(value: unknown, field: string, min: number, max: number, fallba
 }
 
 /** Validates `options.metrics` and fills in defaults; throws naming the first bad field. */
-export function resolveMetricsOptions(options: TenantQueueModuleOptions): ResolvedMetricsOptions {
+export function resolveMetricsOptions(options: {
+  metrics?: TenantQueueMetricsOptions;
+}): ResolvedMetricsOptions {
   const input = (options?.metrics ?? {}) as TenantQueueMetricsOptions & Record<string, unknown>;
   if (typeof input !== 'object' || input === null) fail('', 'must be an object');
   const known = [

@@ -9,7 +9,7 @@ import type { Job, Worker } from 'bullmq';
 import { ClsService } from 'nestjs-cls';
 import { TENANT_JOB_ID, jobLogRef, tenantLogFields } from '../core/context/tenant-log-fields';
 import { TIMEOUT_REASON_PREFIX, parseCancelReason } from '../core/errors';
-import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
+import { TenantQueueDefinition } from '../core/queues/queue-definition.interface';
 import { TenantJob } from '../core/processor/tenant-job.interface';
 import {
   JobRunContext,

@@ -1,18 +1,10 @@
 import { InvalidTenantQueueOptionsError } from '../core/errors';
-import {
-  RegisterTenantQueueOptions,
-  TenantQueueDefinition,
-} from '../interfaces/register-queue-options.interface';
+import { RegisterTenantQueueOptions } from '../interfaces/register-queue-options.interface';
 import { Messages } from '../tenant-queue.messages';
+import { QUEUE_NAME_RULE as NAME_RULE, isQueueName } from '../core/queues/queue-names';
 import { TenantTierOptions } from '../core/tenants/tenant-tier-options.interface';
 
-const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
-const NAME_RULE = 'must be 1-100 letters, digits, "_", "." or "-" (no ":")';
-
-/** True for a valid queue (or pool) name: it becomes a BullMQ queue name and a hash tag. */
-export function isQueueName(name: unknown): name is string {
-  return typeof name === 'string' && QUEUE_NAME.test(name);
-}
+export { poolsToConsume } from '../core/queues/queue-names';
 
 function invalid(field: string, why: string): InvalidTenantQueueOptionsError {
   return new InvalidTenantQueueOptionsError(Messages.invalidOptions(field, why));
@@ -58,19 +50,4 @@ export function resolvePools(
     if (pool !== queue) pools.add(pool);
   }
   return [...pools];
-}
-
-/**
- * The pools a `@TenantProcessor` on `definition` consumes in this process: the ones it asks for
- * (`pools`), or every pool of the queue. Dedicated pools come first and the shared pool last, so
- * `host.worker` stays the shared pool's worker when this process runs it.
- */
-export function poolsToConsume(definition: TenantQueueDefinition, requested?: unknown): string[] {
-  const all = [...(definition.pools ?? []), definition.name];
-  if (requested === undefined) return all;
-  const fail = (pool: unknown) =>
-    new InvalidTenantQueueOptionsError(Messages.unknownConsumedPool(definition.name, pool, all));
-  if (!Array.isArray(requested) || requested.length === 0) throw fail(requested);
-  for (const pool of requested) if (!all.includes(pool)) throw fail(pool);
-  return all.filter((pool) => requested.includes(pool));
 }

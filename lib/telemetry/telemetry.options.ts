@@ -1,6 +1,6 @@
 import type { Telemetry } from 'bullmq';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
-import { TenantQueueModuleOptions } from '../interfaces/tenant-queue-options.interface';
+import type { TenantQueueMetricsOptions } from '../metrics/metrics-options.interface';
 import { TenantLabeler, resolveMetricsOptions } from '../metrics/metrics.options';
 import { Messages } from '../tenant-queue.messages';
 import { OtelApi, loadOtelApi } from './otel-api';
@@ -16,7 +16,10 @@ export interface ResolvedTelemetry {
 }
 
 /** Validates `options.telemetry`; `undefined` when it is not set. */
-export function resolveTelemetry(options: TenantQueueModuleOptions): ResolvedTelemetry | undefined {
+export function resolveTelemetry(options: {
+  telemetry?: Telemetry;
+  metrics?: TenantQueueMetricsOptions;
+}): ResolvedTelemetry | undefined {
   const bull = options.telemetry;
   if (bull === undefined) return undefined;
   const manager = (bull as Partial<Telemetry> | null)?.contextManager;
@@ -38,3 +41,6 @@ export function resolveTelemetry(options: TenantQueueModuleOptions): ResolvedTel
   const labeler = new TenantLabeler(resolveMetricsOptions(options));
   return { bull, label: (tenantId) => labeler.label(tenantId), api: loadOtelApi() };
 }
+
+/** `options.telemetry` resolved (`ResolvedTelemetry`), or undefined when it is not set. */
+export const TENANT_TELEMETRY = Symbol('TENANT_TELEMETRY');

@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { JobRunContext, JobStage, TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
 import { TENANT_ID_ATTRIBUTE } from './otel-api';
-import { ResolvedTelemetry } from './telemetry.options';
+import { ResolvedTelemetry, TENANT_TELEMETRY } from './telemetry.options';
 
 /**
  * Puts `tenant.id` on the span a job runs in (BullMQ's `process` span, active while the handler
@@ -16,10 +15,10 @@ export class TenantSpanStage implements JobStage {
 
   constructor(
     pipeline: TenantJobPipeline,
-    @Inject(TENANT_QUEUE_OPTIONS) options: ResolvedTenantQueueOptions,
+    @Inject(TENANT_TELEMETRY) telemetry: ResolvedTelemetry | undefined,
   ) {
-    this.telemetry = options.telemetry!;
-    if (options.telemetry?.api) pipeline.useStage(this);
+    this.telemetry = telemetry!;
+    if (telemetry?.api) pipeline.useStage(this);
   }
 
   run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {

@@ -20,12 +20,17 @@ import {
   mountTenantResolution,
 } from '../tenant-queue.module';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
-import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
-import { InMemoryTenantQueueRegistry } from './in-memory-tenant-queue.registry';
+import { TENANT_QUEUE_BACKEND } from '../core/queues/queue-backend';
+import { InMemoryQueueBackend } from './in-memory-queue.backend';
 import { InlineProcessorExplorer } from './inline-processor.explorer';
 import { TenantQueueTesting } from './tenant-queue-testing';
 
-const REPLACED = new Set<unknown>([TenantQueueRegistry, TenantProcessorExplorer]);
+const REPLACED = new Set<unknown>([TenantProcessorExplorer]);
+const isReplaced = (provider: Provider) =>
+  REPLACED.has(provider) ||
+  (typeof provider === 'object' &&
+    'provide' in provider &&
+    provider.provide === TENANT_QUEUE_BACKEND);
 
 /**
  * Stands in for `TenantQueueModule.forRoot()` in your tests: no Redis. `registerQueue` queues
@@ -46,13 +51,13 @@ export class TenantQueueTestingModule implements NestModule {
     options: Partial<TenantQueueModuleOptions> & TenantQueuePortOptions = {},
   ): DynamicModule {
     const providers: Provider[] = [
-      ...TENANT_QUEUE_CORE_PROVIDERS.filter((provider) => !REPLACED.has(provider)),
+      ...TENANT_QUEUE_CORE_PROVIDERS.filter((provider) => !isReplaced(provider)),
       {
         provide: TENANT_QUEUE_MODULE_OPTIONS,
         useValue: { connection: {}, ...omitPortOptions(options) },
       },
       ...portProviders(options),
-      { provide: TenantQueueRegistry, useClass: InMemoryTenantQueueRegistry },
+      { provide: TENANT_QUEUE_BACKEND, useClass: InMemoryQueueBackend },
       { provide: TenantProcessorExplorer, useClass: InlineProcessorExplorer },
       TenantQueueTesting,
     ];

@@ -1,6 +1,6 @@
 import { IsOptional, ValidateBy, validateSync } from 'class-validator';
 import { InvalidTenantQueueOptionsError } from '../errors';
-import { TenantEnvelopeOptions } from '../../interfaces/tenant-queue-options.interface';
+import { TenantEnvelopeOptions } from '../core-options.interface';
 import { Messages } from '../../tenant-queue.messages';
 
 /** `envelope` option after validation: no secrets means signing is off. */

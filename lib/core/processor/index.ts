@@ -1,11 +1,7 @@
 export * from './tenant-worker-host';
 export * from './tenant-processor.decorator';
 export * from './on-tenant-worker-event.decorator';
-export { Idempotent } from '../../idempotency/idempotent.decorator';
-export type { IdempotentOptions } from '../../idempotency/idempotent.decorator';
 export { withRunOptions, RUN_OPTIONS_KEY } from './job-run-options';
 export type { JobRunOptions } from './job-run-options';
 export * from './run-identity';
 export * from './worker-thread.sandbox';
-export { claimRun, runOnce, runMarkerTableSql } from '../../idempotency/run-once';
-export type { RunMarkerClient, RunOnceOptions, RunOnceResult } from '../../idempotency/run-once';

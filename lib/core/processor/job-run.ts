@@ -1,5 +1,5 @@
 import { JobTenantState } from '../context/tenant-state';
-import { TenantQueueDefinition } from '../../interfaces/register-queue-options.interface';
+import { TenantQueueDefinition } from '../queues/queue-definition.interface';
 import { TenantEnvelope } from '../envelope/tenant-envelope.interface';
 import { TenantJob } from './tenant-job.interface';
 import { JobRunContext, JobStage, TenantJobPipeline } from './tenant-job-pipeline';

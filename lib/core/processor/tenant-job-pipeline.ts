@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import type { Worker } from 'bullmq';
-import { TenantQueueDefinition } from '../../interfaces/register-queue-options.interface';
+import { TenantQueueDefinition } from '../queues/queue-definition.interface';
 import { TenantEnvelope } from '../envelope/tenant-envelope.interface';
 import { TenantJob } from './tenant-job.interface';
 import { JobDispatcher, PreparedJob, directDispatcher } from '../queues/job-dispatcher.interface';
+import { JobRouter, QueueFeature } from '../queues/queue-feature.interface';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
 
@@ -121,5 +122,50 @@ export class TenantJobPipeline {
       if (dispatcher) return dispatcher;
     }
     return directDispatcher;
+  }
+
+  private readonly queueFeatures: QueueFeature[] = [];
+  private router: JobRouter | undefined;
+
+  /** A feature's checks of every queue and job, and its wrapper of each queue's dispatcher. */
+  useQueueFeature(feature: QueueFeature): void {
+    this.queueFeatures.push(feature);
+  }
+
+  /** The router that splits queues into pools (one per app: the pools feature). */
+  useRouter(router: JobRouter): void {
+    this.router = router;
+  }
+
+  /** @internal */
+  get jobRouter(): JobRouter | undefined {
+    return this.router;
+  }
+
+  /** @internal Every feature's check of a queue's `registerQueue` options. */
+  checkQueue(options: Parameters<NonNullable<QueueFeature['checkQueue']>>[0]): void {
+    for (const feature of this.queueFeatures) feature.checkQueue?.(options);
+  }
+
+  /** @internal The features' checks of each job of a queue, as one function (none: undefined). */
+  jobCheckFor(definition: TenantQueueDefinition): ((job: PreparedJob) => void) | undefined {
+    const checks: ((job: PreparedJob) => void)[] = [];
+    for (const feature of this.queueFeatures) {
+      const check = feature.jobCheckFor?.(definition);
+      if (check) checks.push(check);
+    }
+    if (checks.length <= 1) return checks[0];
+    return (job) => {
+      for (const check of checks) check(job);
+    };
+  }
+
+  /** @internal A queue's dispatcher with every feature's wrapper around it. */
+  wrapDispatcher(inner: JobDispatcher, definition: TenantQueueDefinition): JobDispatcher {
+    let dispatcher = inner;
+    for (const feature of this.queueFeatures) {
+      if (feature.wrapDispatcher) dispatcher = feature.wrapDispatcher(dispatcher, definition);
+    }
+    return dispatcher;
   }
 }

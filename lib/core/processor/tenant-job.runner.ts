@@ -13,7 +13,7 @@ import {
   NonRetryableError,
   formatCancelledReason,
 } from '../errors';
-import { TenantQueueDefinition } from '../../interfaces/register-queue-options.interface';
+import { TenantQueueDefinition } from '../queues/queue-definition.interface';
 import { TenantEnvelope } from '../envelope/tenant-envelope.interface';
 import { TenantJob } from './tenant-job.interface';
 import { ENVELOPE_KEY, TENANT_JOB_CONTEXT_TYPE } from '../../tenant-queue.constants';

@@ -70,7 +70,7 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
       queue.name,
       this.runner.createProcessor(host, queue.definition, options),
       {
-        telemetry: this.options.telemetry?.bull,
+        telemetry: this.options.telemetry,
         ...normaliseKeepJobs(options),
         connection: this.options.connection,
         prefix: queue.definition.bullPrefix,

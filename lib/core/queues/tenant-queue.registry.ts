@@ -4,30 +4,20 @@ import {
   Injectable,
   OnApplicationShutdown,
 } from '@nestjs/common';
-import { Queue, Worker } from 'bullmq';
+import { Worker } from 'bullmq';
 import { TenantContext } from '../context/tenant-context';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
 import { InvalidTenantQueueOptionsError, UnknownTenantQueueError } from '../errors';
-import { isFairnessOn, resolveFairnessOptions } from '../../fairness/fairness-options';
-import {
-  RegisterTenantQueueOptions,
-  TenantQueueDefinition,
-} from '../../interfaces/register-queue-options.interface';
-import { PoolIdLedger, RedisPoolIdLedger } from '../../pools/pool-ids.script';
-import { isQueueName, poolsToConsume, resolvePools } from '../../pools/pool-options';
-import { PoolRouter } from '../../pools/pool-router';
+import { CoreQueueOptions, TenantQueueDefinition } from './queue-definition.interface';
 import { TenantJobPipeline } from '../processor/tenant-job-pipeline';
-import { EnqueueBound } from './enqueue-bound';
-import { JobDispatcher, PreparedJob } from './job-dispatcher.interface';
-import { JobIdOwners, RedisJobIdOwners } from './job-id-owners.script';
+import { PreparedJob } from './job-dispatcher.interface';
 import { jobOptionsProblem } from './job-options.check';
+import { TENANT_QUEUE_BACKEND, TenantQueueBackend } from './queue-backend';
+import { QUEUE_NAME_RULE, isQueueName, poolsToConsume } from './queue-names';
 import { TenantJobRouter, TenantQueue } from './tenant-queue';
 import { bullPrefixFor } from '../../tenant-queue.constants';
 import { Messages } from '../../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core.options';
-import { TenantQueueRedis } from '../redis/tenant-queue.redis';
-import { TenantTiers } from '../tenants/tenant-tiers.service';
-import { tracedDispatcher } from '../../telemetry/traced-dispatcher';
 const DEFAULT_ATTEMPTS = 3;
 const DEFAULT_BACKOFF = { type: 'exponential', delay: 1000, jitter: 0.5 } as const;
 const DEFAULT_DEAD_LETTER_CAP = 1000;
@@ -40,23 +30,21 @@ const DEFAULT_DEAD_LETTER_CAP = 1000;
 export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly queues = new Map<string, TenantQueue<any>>();
   private readonly workers = new Map<string, Worker>();
-  private bound: EnqueueBound | undefined;
 
   constructor(
     @Inject(TENANT_QUEUE_OPTIONS)
     private readonly options: ResolvedTenantQueueOptions,
     private readonly context: TenantContext,
     private readonly codec: TenantEnvelopeCodec,
-    protected readonly pipeline: TenantJobPipeline,
-    private readonly tiers: TenantTiers,
-    private readonly redis: TenantQueueRedis,
+    private readonly pipeline: TenantJobPipeline,
+    @Inject(TENANT_QUEUE_BACKEND) private readonly backend: TenantQueueBackend,
   ) {}
 
   /**
    * @internal Creates the producer for a `registerQueue` declaration, and one queue per dedicated
    * pool (`imports-acme`), registered under the pool's name with the queue's options.
    */
-  createQueue(input: RegisterTenantQueueOptions): TenantQueue<any> {
+  createQueue(input: CoreQueueOptions): TenantQueue<any> {
     const definition = this.define(input);
     const existing = this.queues.get(definition.name);
     if (existing?.definition.poolOf !== undefined) {
@@ -65,7 +53,8 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
       );
     }
     if (existing) return existing;
-    const pools = resolvePools(input, this.options.tiers);
+    const router = this.pipeline.jobRouter;
+    const pools = router ? router.poolsOf(input) : [];
     for (const pool of pools) {
       if (this.queues.has(pool)) {
         const owner = this.queues.get(pool)!.definition.poolOf;
@@ -84,15 +73,9 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
         poolOf: definition.name,
       });
     }
-    const router = new PoolRouter(
-      definition.name,
-      new Set(pools),
-      input.routing,
-      this.tiers,
-      this.poolIds(pooled),
-    );
+    const byPool = router!.routeFor(pooled);
     const route: TenantJobRouter = async (jobs, ownIds) =>
-      (await router.route(jobs, ownIds)).map((pool) => this.queues.get(pool)!);
+      (await byPool(jobs, ownIds)).map((pool) => this.queues.get(pool)!);
     return this.createProducer(pooled, route);
   }
 
@@ -104,29 +87,16 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
     return poolsToConsume(this.getQueue(queue).definition, requested);
   }
 
-  /** Which tenant uses each caller-chosen job id of a queue (the testing module has none). */
-  protected jobIdOwners(definition: TenantQueueDefinition): JobIdOwners | undefined {
-    return new RedisJobIdOwners(definition, () => this.redis.producer);
-  }
-
-  /** The bound of every enqueue (`enqueueTimeoutMs`); the testing module has no Redis to wait for. */
-  protected enqueueBound(): EnqueueBound | undefined {
-    this.bound ??= new EnqueueBound(this.options.enqueueTimeoutMs, () => this.redis.producer);
-    return this.bound;
-  }
-
-  /** Where caller-chosen job ids of a pooled queue went first (the testing module has none). */
-  protected poolIds(definition: TenantQueueDefinition): PoolIdLedger | undefined {
-    return new RedisPoolIdLedger(definition, () => this.redis.client);
-  }
-
   private createProducer(
     definition: TenantQueueDefinition,
     router?: TenantJobRouter,
   ): TenantQueue<any> {
-    const bullQueue = this.createBullQueue(definition);
+    const bullQueue = this.backend.createQueue(definition);
     const dispatcher = () =>
-      tracedDispatcher(this.dispatcherFor(definition), this.options.telemetry);
+      this.pipeline.wrapDispatcher(
+        this.backend.dispatcherFor(definition, this.pipeline.dispatcherFor(definition)),
+        definition,
+      );
     const written = (jobs: PreparedJob[]) => this.pipeline.notifyEnqueued(definition, jobs);
     const queue = new TenantQueue(
       definition,
@@ -137,26 +107,12 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
       written,
       router,
       // A pool's producer is reached through its queue's, which claims the ids for all pools.
-      definition.poolOf === undefined ? this.jobIdOwners(definition) : undefined,
-      this.enqueueBound(),
+      definition.poolOf === undefined ? this.backend.jobIdOwners(definition) : undefined,
+      this.backend.enqueueBound(),
+      this.pipeline.jobCheckFor(definition),
     );
     this.queues.set(definition.name, queue);
     return queue;
-  }
-
-  /** On the producer's connection (no offline queue); its outages are logged there, once. */
-  protected createBullQueue(definition: TenantQueueDefinition): Queue {
-    const queue = new Queue(definition.name, {
-      connection: this.redis.producer,
-      prefix: definition.bullPrefix,
-      telemetry: this.options.telemetry?.bull,
-    });
-    queue.on('error', () => undefined);
-    return queue;
-  }
-
-  protected dispatcherFor(definition: TenantQueueDefinition): JobDispatcher {
-    return this.pipeline.dispatcherFor(definition);
   }
 
   /** @internal */
@@ -195,16 +151,13 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
     await Promise.all(queues.map((queue) => queue.bullQueue.close()));
   }
 
-  private define(input: RegisterTenantQueueOptions): TenantQueueDefinition {
+  private define(input: CoreQueueOptions): TenantQueueDefinition {
     if (!input || !isQueueName(input.name)) {
       throw new InvalidTenantQueueOptionsError(
-        Messages.invalidOptions(
-          'registerQueue.name',
-          'must be 1-100 letters, digits, "_", "." or "-" (no ":")',
-        ),
+        Messages.invalidOptions('registerQueue.name', QUEUE_NAME_RULE),
       );
     }
-    if (isFairnessOn(input.fairness)) resolveFairnessOptions(input.name, input.fairness!);
+    this.pipeline.checkQueue(input);
     const problem = input.defaultJobOptions && jobOptionsProblem(input.defaultJobOptions, '{}');
     if (problem) {
       throw new InvalidTenantQueueOptionsError(
@@ -222,7 +175,7 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
       },
       bullPrefix: bullPrefixFor(this.options.prefix, input.name),
       deadLetterCap: input.deadLetterCap ?? DEFAULT_DEAD_LETTER_CAP,
-      fairness: input.fairness,
+      registered: input,
     };
   }
 }

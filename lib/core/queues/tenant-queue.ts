@@ -4,10 +4,8 @@ import { TenantContext } from '../context/tenant-context';
 import { TenantState } from '../context/tenant-state';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
 import { InvalidJobOptionsError, JobIdTakenError, MissingTenantError } from '../errors';
-import { TenantQueueDefinition } from '../../interfaces/register-queue-options.interface';
+import { TenantQueueDefinition } from './queue-definition.interface';
 import { EnqueuedJob } from '../processor/tenant-job.interface';
-import { assertLane } from '../../fairness/lanes';
-import { isFairnessOn } from '../../fairness/fairness-options';
 import { ENVELOPE_KEY } from '../../tenant-queue.constants';
 import { Messages } from '../../tenant-queue.messages';
 import { EnqueueBound, EnqueueCall } from './enqueue-bound';
@@ -61,12 +59,11 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     private readonly owners?: JobIdOwners,
     /** How long an enqueue may wait for Redis; unbounded when absent. */
     private readonly bound?: EnqueueBound,
-  ) {
-    this.fair = isFairnessOn(definition.fairness);
-  }
+    /** The features' checks of each job (lanes, what a fair queue refuses), before any write. */
+    private readonly jobCheck?: (job: PreparedJob) => void,
+  ) {}
 
   private dispatcher: JobDispatcher | undefined;
-  private readonly fair: boolean;
 
   get name(): string {
     return this.definition.name;
@@ -125,7 +122,6 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     state: TenantState | undefined,
   ): PreparedJob {
     assertPlainPayload(this.name, name, data);
-    if (opts?.lane !== undefined) assertLane(this.definition, opts.lane);
     const tenantId = state?.tenantId;
     const scoped = this.definition.tenantScoped && !this.definition.systemJobs.has(name);
     if (tenantId === undefined && scoped) {
@@ -146,29 +142,18 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
       tenantId,
     };
     if (opts !== undefined) this.assertOptions(name, prepared.opts, json);
+    this.jobCheck?.(prepared);
     if (opts?.jobId != null) callerIds.add(prepared);
     return prepared;
   }
 
-  /** Refuses what BullMQ would refuse now or later, and what this queue kind cannot honour. */
+  /** Refuses what BullMQ would refuse now or later. */
   private assertOptions(name: string, opts: PreparedJob['opts'], json: string): void {
     const problem = jobOptionsProblem(opts, json);
     if (problem) {
       throw new InvalidJobOptionsError(
         problem.option,
         Messages.invalidJobOption(this.name, name, problem.option, problem.why),
-      );
-    }
-    if (opts.parent !== undefined && this.fair) {
-      throw new InvalidJobOptionsError(
-        'parent',
-        Messages.invalidJobOption(
-          this.name,
-          name,
-          'parent',
-          'is not supported on a fair queue (the job waits in the gate, where BullMQ cannot ' +
-            'link it to its parent); put flows on a queue without fairness',
-        ),
       );
     }
   }
@@ -230,7 +215,8 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
 
   private async validateHere(jobs: PreparedJob[]): Promise<void> {
     this.dispatcher ??= this.dispatcherOf();
-    if (!this.fair) await assertParentsExist(this.bullQueue, jobs);
+    // A fair queue's features refuse `parent` when the job is prepared, so none reaches here.
+    await assertParentsExist(this.bullQueue, jobs);
     await this.dispatcher.validate?.(jobs);
   }
 

@@ -1,0 +1,52 @@
+import { Injectable } from '@nestjs/common';
+import { InvalidJobOptionsError } from '../core/errors';
+import { PreparedJob } from '../core/queues/job-dispatcher.interface';
+import { CoreQueueOptions, TenantQueueDefinition } from '../core/queues/queue-definition.interface';
+import { QueueFeature } from '../core/queues/queue-feature.interface';
+import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
+import { Messages } from '../tenant-queue.messages';
+import {
+  FairnessQueueOptions,
+  fairnessOf,
+  isFairnessOn,
+  resolveFairnessOptions,
+} from './fairness-options';
+import { assertLane } from './lanes';
+
+type TenantLaneJob = PreparedJob & { opts: { lane?: string } };
+
+/**
+ * What fairness asks of every queue, also under `TenantQueueTestingModule` (no gate there): its
+ * `fairness` options valid at `registerQueue`; a job's `lane` one the queue declares; no `parent`
+ * on a fair queue (the job waits in the gate, where BullMQ cannot link it to its parent).
+ */
+@Injectable()
+export class FairQueueFeature implements QueueFeature {
+  constructor(pipeline: TenantJobPipeline) {
+    pipeline.useQueueFeature(this);
+  }
+
+  checkQueue(options: Readonly<CoreQueueOptions>): void {
+    const fairness = (options as FairnessQueueOptions).fairness;
+    if (isFairnessOn(fairness)) resolveFairnessOptions(options.name, fairness!);
+  }
+
+  jobCheckFor(definition: TenantQueueDefinition): (job: PreparedJob) => void {
+    const fair = isFairnessOn(fairnessOf(definition));
+    return (job: TenantLaneJob) => {
+      if (job.opts.lane !== undefined) assertLane(definition, job.opts.lane);
+      if (fair && job.opts.parent !== undefined) {
+        throw new InvalidJobOptionsError(
+          'parent',
+          Messages.invalidJobOption(
+            definition.name,
+            job.name,
+            'parent',
+            'is not supported on a fair queue (the job waits in the gate, where BullMQ cannot ' +
+              'link it to its parent); put flows on a queue without fairness',
+          ),
+        );
+      }
+    };
+  }
+}

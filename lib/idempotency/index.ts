@@ -1,0 +1,4 @@
+export { Idempotent } from './idempotent.decorator';
+export type { IdempotentOptions } from './idempotent.decorator';
+export { claimRun, runOnce, runMarkerTableSql } from './run-once';
+export type { RunMarkerClient, RunOnceOptions, RunOnceResult } from './run-once';

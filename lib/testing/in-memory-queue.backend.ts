@@ -1,0 +1,46 @@
+import { Injectable } from '@nestjs/common';
+import type { Queue } from 'bullmq';
+import { TenantQueueDefinition } from '../core/queues/queue-definition.interface';
+import { JobDispatcher } from '../core/queues/job-dispatcher.interface';
+import { TenantQueueBackend } from '../core/queues/queue-backend';
+import { TenantQueueTesting } from './tenant-queue-testing';
+
+/** Queues with no Redis behind them: writes go to `TenantQueueTesting`. */
+@Injectable()
+export class InMemoryQueueBackend implements TenantQueueBackend {
+  constructor(private readonly testing: TenantQueueTesting) {}
+
+  createQueue(definition: TenantQueueDefinition): Queue {
+    return new Proxy({} as Queue, {
+      get: (_target, property) => {
+        if (property === 'close') return async () => undefined;
+        if (property === 'name') return definition.name;
+        throw new Error(
+          `TenantQueue("${definition.name}").bullQueue.${String(property)} is not available in ` +
+            `TenantQueueTestingModule; read jobs from TenantQueueTesting.jobs() instead.`,
+        );
+      },
+    });
+  }
+
+  dispatcherFor(definition: TenantQueueDefinition): JobDispatcher {
+    return {
+      dispatch: async (_queue, jobs) => {
+        for (const job of jobs)
+          this.testing.record(definition.name, job.opts.jobId, job.name, job.data);
+      },
+    };
+  }
+
+  jobIdOwners(): undefined {
+    return undefined;
+  }
+
+  enqueueBound(): undefined {
+    return undefined;
+  }
+
+  stateClient(): undefined {
+    return undefined;
+  }
+}
