@@ -1,7 +1,7 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { PORT_TOKENS, portProviders } from './guards/port-providers';
 import { TenantQueueModuleOptions } from './interfaces/tenant-queue-options.interface';
-import { TenantQueuePortOptions } from './interfaces/tenant-queue-ports.interface';
+import { TenantQueuePortOptions } from './guards/tenant-queue-ports.interface';
 
 export const {
   ConfigurableModuleClass: ConfigurableTenantQueueModule,

@@ -26,7 +26,7 @@ function nodeOf(file) {
   const rel = path.relative(root, file).split(path.sep);
   const dirs = rel.slice(0, -1);
   if (dirs.length === 0) return rel[0].replace(/\.ts$/, '');
-  const d = dirs[0] === 'core' ? depth + 1 : depth;
+  const d = dirs[0] === "core" && !process.argv.includes("--core-as-one") ? depth + 1 : depth;
   return dirs.slice(0, d).join('/');
 }
 

@@ -31,13 +31,13 @@ import { InvalidTenantQueueOptionsError } from './errors';
 import {
   ResolvedEnvelopeOptions,
   resolveEnvelopeOptions,
-} from './envelope/envelope-signing.options';
+} from './envelope.options';
 import { Messages } from '../tenant-queue.messages';
-import { TenantTierOptions } from './tenants/tenant-tier-options.interface';
-import { resolveTierCacheMs, resolveTiers } from './tenants/tenant-tiers.options';
-import { TenantActor } from './context/actor.interface';
+import { TenantTierOptions } from './types/tenant-tier-options.interface';
+import { resolveTierCacheMs, resolveTiers } from './tiers.options';
+import { TenantActor } from './types/actor.interface';
 import type { Telemetry } from 'bullmq';
-import { CoreModuleOptions, TenantResolverName } from './core-options.interface';
+import { CoreModuleOptions, TenantResolverName } from './types/core-options.interface';
 
 export const RESOLVER_NAMES: readonly TenantResolverName[] = [
   'header',

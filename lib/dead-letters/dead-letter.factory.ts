@@ -1,8 +1,8 @@
 import type { Job } from 'bullmq';
 import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
 import { TIMEOUT_REASON_PREFIX } from '../core/errors';
-import { TenantEnvelope } from '../core/envelope/tenant-envelope.interface';
-import { TenantJob } from '../core/processor/tenant-job.interface';
+import { TenantEnvelope } from '../core/types/tenant-envelope.interface';
+import { TenantJob } from '../core/types/tenant-job.interface';
 import {
   JobRunOptions,
   RUN_OPTIONS_KEY,

@@ -1,5 +1,5 @@
 import type { BackoffOptions } from 'bullmq';
-import { TenantEnvelope } from '../core/envelope/tenant-envelope.interface';
+import { TenantEnvelope } from '../core/types/tenant-envelope.interface';
 
 /**
  * Why a job ended in the dead letters: its last attempt timed out, it threw a `NonRetryableError`

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Job, Worker } from 'bullmq';
 import { parseCancelReason } from '../core/errors';
-import { TenantQueueDefinition } from '../core/queues/queue-definition.interface';
+import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { TenantJobPipeline, WorkerPlugin } from '../core/processor/tenant-job-pipeline';
 import { TenantProcessorOptions } from '../core/processor/tenant-processor.decorator';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';

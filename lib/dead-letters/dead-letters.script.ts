@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tenantKeyPart } from '../core/context/tenant-key';
-import { TenantQueueDefinition } from '../core/queues/queue-definition.interface';
+import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { RedisClient } from '../core/redis/tenant-queue.redis';
 
 const lua = (file: string) => readFileSync(join(__dirname, file), 'utf8');

@@ -1,6 +1,6 @@
 import type { JobsOptions } from 'bullmq';
 import { InvalidPayloadError } from '../core/errors';
-import { EnqueuedJob } from '../core/processor/tenant-job.interface';
+import { EnqueuedJob } from '../core/types/tenant-job.interface';
 import { TenantQueue } from '../core/queues/tenant-queue';
 import { Messages } from '../tenant-queue.messages';
 

@@ -9,8 +9,8 @@ import {
 } from '@nestjs/common';
 import type { Worker } from 'bullmq';
 import { InvalidTenantQueueOptionsError, parseCancelReason } from '../core/errors';
-import { TenantQueueDefinition } from '../core/queues/queue-definition.interface';
-import { TenantLimits } from '../core/tenants/tenant-tier-options.interface';
+import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
+import { TenantLimits } from '../core/types/tenant-tier-options.interface';
 import { TenantTiers } from '../core/tenants/tenant-tiers.service';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
 import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { Job, type Queue } from 'bullmq';
 import { TenantBacklogFullError } from '../core/errors';
-import { TenantQueueDefinition } from '../core/queues/queue-definition.interface';
+import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import {
   JobDispatcher,
   PreparedJob,

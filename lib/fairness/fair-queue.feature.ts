@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InvalidJobOptionsError } from '../core/errors';
 import { PreparedJob } from '../core/queues/job-dispatcher.interface';
-import { CoreQueueOptions, TenantQueueDefinition } from '../core/queues/queue-definition.interface';
+import { CoreQueueOptions, TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { QueueFeature } from '../core/queues/queue-feature.interface';
 import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
 import { Messages } from '../tenant-queue.messages';

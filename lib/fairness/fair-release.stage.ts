@@ -1,4 +1,4 @@
-import { TenantQueueDefinition } from '../core/queues/queue-definition.interface';
+import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { JobRunContext, JobStage } from '../core/processor/tenant-job-pipeline';
 import type { FairGate } from './fair-gate';
 

@@ -1,5 +1,5 @@
 import { InvalidLaneError } from '../core/errors';
-import { TenantQueueDefinition } from '../core/queues/queue-definition.interface';
+import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { Messages } from '../tenant-queue.messages';
 import { fairnessOf, isFairnessOn, resolveFairnessOptions } from './fairness-options';
 

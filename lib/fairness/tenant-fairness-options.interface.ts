@@ -1,4 +1,4 @@
-import type { TenantRateLimit } from '../core/tenants/tenant-tier-options.interface';
+import type { TenantRateLimit } from '../core/types/tenant-tier-options.interface';
 
 /** Slow lane: a tenant whose jobs keep failing gets a smaller share until it recovers. */
 export interface TenantSlowLaneOptions {

@@ -1,4 +1,4 @@
-import type { TenantRateLimit } from '../core/tenants/tenant-tier-options.interface';
+import type { TenantRateLimit } from '../core/types/tenant-tier-options.interface';
 
 /** One tenant's fairness state on one queue, as `TenantFairness.getTenant` reads it from Redis. */
 export interface TenantFairnessState {

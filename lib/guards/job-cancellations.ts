@@ -2,8 +2,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Job, Worker } from 'bullmq';
 import { TenantContext } from '../core/context/tenant-context';
 import { CancelReason, parseCancelReason } from '../core/errors';
-import { TenantActor } from '../core/context/actor.interface';
-import { TenantJob } from '../core/processor/tenant-job.interface';
+import { TenantActor } from '../core/types/actor.interface';
+import { TenantJob } from '../core/types/tenant-job.interface';
 import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
 import { TenantJobRunner } from '../core/processor/tenant-job.runner';
 

@@ -4,11 +4,11 @@ import {
   ActorPermissionChecker,
   EntitlementChecker,
   TenantDirectory,
-} from '../core/tenants/tenant-directory.interface';
+} from '../core/types/tenant-directory.interface';
 import {
   TenantQueuePortOptions,
   TenantQueuePortProvider,
-} from '../interfaces/tenant-queue-ports.interface';
+} from './tenant-queue-ports.interface';
 import { Messages } from '../tenant-queue.messages';
 import {
   PermissiveTenantDirectory,

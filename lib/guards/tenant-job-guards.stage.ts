@@ -4,8 +4,8 @@ import { JobCancelledError, PortNotConfiguredError } from '../core/errors';
 import {
   ActorPermissionChecker,
   EntitlementChecker,
-} from '../core/tenants/tenant-directory.interface';
-import { TenantEnvelope } from '../core/envelope/tenant-envelope.interface';
+} from '../core/types/tenant-directory.interface';
+import { TenantEnvelope } from '../core/types/tenant-envelope.interface';
 import { JobRunContext, JobStage, TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
 import { TenantProcessorMetadataAccessor } from '../core/processor/tenant-processor.metadata-accessor';
 import { TenantWorkerHost } from '../core/processor/tenant-worker-host';

@@ -1,7 +1,7 @@
 import { isTenantDirectoryConfigured } from '../core/tenants/default-ports';
 import { Inject, Injectable } from '@nestjs/common';
 import { CancelReason } from '../core/errors';
-import { TenantDirectory, TenantRecord } from '../core/tenants/tenant-directory.interface';
+import { TenantDirectory, TenantRecord } from '../core/types/tenant-directory.interface';
 import { Messages } from '../tenant-queue.messages';
 import { ResolvedGuardOptions, TENANT_GUARD_OPTIONS } from './tenant-guard.options';
 import { callPort } from './call-port';

@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import { InvalidRunMarkerTableError } from '../core/errors';
-import { TenantJob } from '../core/processor/tenant-job.interface';
+import { TenantJob } from '../core/types/tenant-job.interface';
 import { Messages } from '../tenant-queue.messages';
 import { runIdentity } from '../core/processor/run-identity';
 

@@ -1,4 +1,4 @@
-import type { CoreQueueOptions } from '../core/queues/queue-definition.interface';
+import type { CoreQueueOptions } from '../core/types/queue-definition.interface';
 import type { TenantFairnessOptions } from '../fairness/tenant-fairness-options.interface';
 import type { TenantProfile } from '../core/tenants/tenant-tiers.service';
 
@@ -36,4 +36,4 @@ export interface RegisterTenantQueueOptions extends CoreQueueOptions {
   routing?: TenantPoolRouting;
 }
 
-export type { TenantQueueDefinition } from '../core/queues/queue-definition.interface';
+export type { TenantQueueDefinition } from '../core/types/queue-definition.interface';

@@ -1,4 +1,4 @@
-import type { CoreModuleOptions } from '../core/core-options.interface';
+import type { CoreModuleOptions } from '../core/types/core-options.interface';
 import type { TenantGuardOptions } from '../guards/tenant-guard-options.interface';
 import type { TenantQueueMetricsOptions } from '../metrics/metrics-options.interface';
 import type { TenantSchedulerOptions } from './tenant-scheduler-options.interface';
@@ -8,7 +8,7 @@ export type {
   TenantEnvelopeOptions,
   TenantResolutionOptions,
   TenantResolverName,
-} from '../core/core-options.interface';
+} from '../core/types/core-options.interface';
 export type { TenantGuardOptions } from '../guards/tenant-guard-options.interface';
 
 /** `TenantQueueModule.forRoot`'s options: the kernel's, plus each feature's slice. */

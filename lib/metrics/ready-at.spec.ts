@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import { TenantEnvelope } from '../core/envelope/tenant-envelope.interface';
+import { TenantEnvelope } from '../core/types/tenant-envelope.interface';
 import { readyAtOf } from './ready-at';
 
 const job = (fields: { id?: string; timestamp: number; delay?: number }) =>

@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import { TenantEnvelope } from '../core/envelope/tenant-envelope.interface';
+import { TenantEnvelope } from '../core/types/tenant-envelope.interface';
 
 const OCCURRENCE = /~(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/;
 

@@ -9,8 +9,8 @@ import type { Job, Worker } from 'bullmq';
 import { ClsService } from 'nestjs-cls';
 import { TENANT_JOB_ID, jobLogRef, tenantLogFields } from '../core/context/tenant-log-fields';
 import { TIMEOUT_REASON_PREFIX, parseCancelReason } from '../core/errors';
-import { TenantQueueDefinition } from '../core/queues/queue-definition.interface';
-import { TenantJob } from '../core/processor/tenant-job.interface';
+import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
+import { TenantJob } from '../core/types/tenant-job.interface';
 import {
   JobRunContext,
   JobStage,

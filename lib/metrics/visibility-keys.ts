@@ -1,5 +1,5 @@
 import { tenantKeyPart } from '../core/context/tenant-key';
-import { TenantQueueDefinition } from '../core/queues/queue-definition.interface';
+import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 
 /** A tenant slot for jobs without a tenant (system work). */
 export const NO_TENANT = '-';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TenantQueueDefinition } from '../core/queues/queue-definition.interface';
+import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { RedisClient } from '../core/redis/tenant-queue.redis';
 
 const LUA = readFileSync(join(__dirname, 'pool-ids.lua'), 'utf8');

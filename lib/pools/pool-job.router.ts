@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
 import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
 import { TENANT_QUEUE_BACKEND, TenantQueueBackend } from '../core/queues/queue-backend';
-import { CoreQueueOptions, TenantQueueDefinition } from '../core/queues/queue-definition.interface';
+import { CoreQueueOptions, TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { JobRoute, JobRouter } from '../core/queues/queue-feature.interface';
 import { TenantTiers } from '../core/tenants/tenant-tiers.service';
 import { RegisterTenantQueueOptions } from '../interfaces/register-queue-options.interface';

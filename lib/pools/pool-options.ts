@@ -2,7 +2,7 @@ import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { RegisterTenantQueueOptions } from '../interfaces/register-queue-options.interface';
 import { Messages } from '../tenant-queue.messages';
 import { QUEUE_NAME_RULE as NAME_RULE, isQueueName } from '../core/queues/queue-names';
-import { TenantTierOptions } from '../core/tenants/tenant-tier-options.interface';
+import { TenantTierOptions } from '../core/types/tenant-tier-options.interface';
 
 export { poolsToConsume } from '../core/queues/queue-names';
 

@@ -1,5 +1,5 @@
 import { PoolRoutingUnavailableError, UnknownPoolError } from '../core/errors';
-import { TenantRecord } from '../core/tenants/tenant-directory.interface';
+import { TenantRecord } from '../core/types/tenant-directory.interface';
 import { PreparedJob } from '../core/queues/job-dispatcher.interface';
 import { InMemoryTenantDirectory } from '../testing/in-memory-tenant-directory';
 import { TenantTiers } from '../core/tenants/tenant-tiers.service';

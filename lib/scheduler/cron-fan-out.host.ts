@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { InvalidTenantIdError } from '../core/errors';
-import { TenantDirectory, TenantRecord } from '../core/tenants/tenant-directory.interface';
-import { TenantJob } from '../core/processor/tenant-job.interface';
+import { TenantDirectory, TenantRecord } from '../core/types/tenant-directory.interface';
+import { TenantJob } from '../core/types/tenant-job.interface';
 import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { RunPlan, planRuns } from './run-plan';

@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { TenantDirectory } from '../core/tenants/tenant-directory.interface';
+import { TenantDirectory } from '../core/types/tenant-directory.interface';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { AnyZoneCron } from './any-zone-cron';
 import { planRuns } from './run-plan';

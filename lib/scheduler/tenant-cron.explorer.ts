@@ -10,7 +10,7 @@ import {
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { TenantWorker } from '../core/processor/tenant-bull-job';
 import { InvalidScheduleError, InvalidTenantQueueOptionsError } from '../core/errors';
-import { TenantDirectory } from '../core/tenants/tenant-directory.interface';
+import { TenantDirectory } from '../core/types/tenant-directory.interface';
 import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
 import { TenantJobRunner } from '../core/processor/tenant-job.runner';
 import { TenantWorkerHost } from '../core/processor/tenant-worker-host';

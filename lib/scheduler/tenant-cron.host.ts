@@ -1,4 +1,4 @@
-import { TenantJob } from '../core/processor/tenant-job.interface';
+import { TenantJob } from '../core/types/tenant-job.interface';
 import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
 import { TenantCronRun } from './tenant-cron.decorator';
 

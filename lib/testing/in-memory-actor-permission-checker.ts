@@ -1,4 +1,4 @@
-import { ActorPermissionChecker } from '../core/tenants/tenant-directory.interface';
+import { ActorPermissionChecker } from '../core/types/tenant-directory.interface';
 
 /**
  * An `ActorPermissionChecker` kept in memory, for tests and demos: `grant(tenant, actorId, perm)`;

@@ -1,4 +1,4 @@
-import { EntitlementChecker } from '../core/tenants/tenant-directory.interface';
+import { EntitlementChecker } from '../core/types/tenant-directory.interface';
 
 /** An `EntitlementChecker` kept in memory, for tests and demos. Changes apply to the next job. */
 export class InMemoryEntitlementChecker implements EntitlementChecker {

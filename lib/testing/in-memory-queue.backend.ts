@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
-import { TenantQueueDefinition } from '../core/queues/queue-definition.interface';
+import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { JobDispatcher } from '../core/queues/job-dispatcher.interface';
 import { TenantQueueBackend } from '../core/queues/queue-backend';
 import { TenantQueueTesting } from './tenant-queue-testing';

@@ -3,7 +3,7 @@ import {
   TenantPage,
   TenantRecord,
   TenantStatus,
-} from '../core/tenants/tenant-directory.interface';
+} from '../core/types/tenant-directory.interface';
 
 /**
  * A `TenantDirectory` kept in memory: for tests, demos and the sample app. Changes take effect on

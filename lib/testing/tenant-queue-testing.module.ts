@@ -10,7 +10,7 @@ import {
 import { DiscoveryModule } from '@nestjs/core';
 import { ClsModule } from 'nestjs-cls';
 import { TenantQueueModuleOptions } from '../interfaces/tenant-queue-options.interface';
-import { TenantQueuePortOptions } from '../interfaces/tenant-queue-ports.interface';
+import { TenantQueuePortOptions } from '../guards/tenant-queue-ports.interface';
 import { PORT_TOKENS, omitPortOptions, portProviders } from '../guards/port-providers';
 import { TenantProcessorExplorer } from '../core/processor/tenant-processor.explorer';
 import { TENANT_QUEUE_MODULE_OPTIONS } from '../tenant-queue.module-definition';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Job, Processor } from 'bullmq';
 import { EventEmitter } from 'node:events';
-import { TenantEnvelope } from '../core/envelope/tenant-envelope.interface';
+import { TenantEnvelope } from '../core/types/tenant-envelope.interface';
 import { ENVELOPE_KEY } from '../tenant-queue.constants';
 
 export type TestJobState = 'waiting' | 'active' | 'completed' | 'failed';

@@ -1,2 +1,2 @@
-export type { TenantJobClsOptions } from './job-cls-options.interface';
+export type { TenantJobClsOptions } from '../types/job-cls-options.interface';
 export { TenantJobClsInitContext } from './tenant-job-cls-init-context';

@@ -11,7 +11,7 @@ import {
 import { ProxyProviderManager } from 'nestjs-cls/dist/src/lib/proxy-provider/proxy-provider-manager';
 import { TENANT_STATE, TenantState } from '../context/tenant-state';
 import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
-import { TenantJob } from '../processor/tenant-job.interface';
+import { TenantJob } from '../types/tenant-job.interface';
 import { JobRunContext, JobStage, TenantJobPipeline } from '../processor/tenant-job-pipeline';
 import { Messages } from '../../tenant-queue.messages';
 import { ResolvedJobClsOptions } from './job-cls.options';

@@ -1,7 +1,7 @@
 import { InvalidTenantQueueOptionsError } from '../errors';
-import { TenantJob } from '../processor/tenant-job.interface';
+import { TenantJob } from '../types/tenant-job.interface';
 import { Messages } from '../../tenant-queue.messages';
-import { TenantJobClsOptions } from './job-cls-options.interface';
+import { TenantJobClsOptions } from '../types/job-cls-options.interface';
 
 /** @internal `options.cls` after validation, with defaults. */
 export interface ResolvedJobClsOptions {

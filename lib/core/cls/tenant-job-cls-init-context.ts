@@ -1,5 +1,5 @@
 import type { ClsCustomInitContext } from 'nestjs-cls';
-import type { TenantJob } from '../processor/tenant-job.interface';
+import type { TenantJob } from '../types/tenant-job.interface';
 import { TENANT_JOB_CONTEXT_TYPE } from '../../tenant-queue.constants';
 
 /**

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
 import { MissingTenantError } from '../errors';
-import { TenantActor } from './actor.interface';
-import { TenantEnvelope } from '../envelope/tenant-envelope.interface';
+import { TenantActor } from '../types/actor.interface';
+import { TenantEnvelope } from '../types/tenant-envelope.interface';
 import { Messages } from '../../tenant-queue.messages';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
 import { TenantResolver } from './tenant-resolver';

@@ -2,7 +2,7 @@ import { BadRequestException, ForbiddenException, Inject, Injectable } from '@ne
 import { TenantSourceConflictError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core.options';
-import { TenantResolverName } from '../core-options.interface';
+import { TenantResolverName } from '../types/core-options.interface';
 import { TRACEPARENT } from '../envelope/tenant-envelope.dto';
 import { TenantState } from './tenant-state';
 

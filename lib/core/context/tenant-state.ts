@@ -1,5 +1,5 @@
-import { TenantActor } from './actor.interface';
-import { TenantEnvelope, TenantResolutionStrategy } from '../envelope/tenant-envelope.interface';
+import { TenantActor } from '../types/actor.interface';
+import { TenantEnvelope, TenantResolutionStrategy } from '../types/tenant-envelope.interface';
 
 /** What the module keeps in the CLS store: one object under one Symbol key. */
 export interface TenantState {

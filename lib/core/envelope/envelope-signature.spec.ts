@@ -1,5 +1,5 @@
 import { InvalidEnvelopeError, InvalidTenantQueueOptionsError } from '../errors';
-import { TenantEnvelope } from './tenant-envelope.interface';
+import { TenantEnvelope } from '../types/tenant-envelope.interface';
 import { resolveTenantQueueOptions } from '../core.options';
 import { canonicalEnvelope } from './envelope-signature';
 import { TenantEnvelopeCodec } from './tenant-envelope.codec';

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { TenantEnvelope } from './tenant-envelope.interface';
+import { TenantEnvelope } from '../types/tenant-envelope.interface';
 import { ENVELOPE_FIELDS } from './tenant-envelope.dto';
 
 const SIGNED_FIELDS = ENVELOPE_FIELDS.filter((field) => field !== 'sig');

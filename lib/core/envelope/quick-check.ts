@@ -1,5 +1,5 @@
-import { ACTOR_TYPES } from '../context/actor.interface';
-import { TenantEnvelope } from './tenant-envelope.interface';
+import { ACTOR_TYPES } from '../types/actor.interface';
+import { TenantEnvelope } from '../types/tenant-envelope.interface';
 import { LOCALE, SIGNATURE, STRATEGIES, TRACEPARENT } from './tenant-envelope.dto';
 
 const hasOwn = Object.prototype.hasOwnProperty;

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { validateSync } from 'class-validator';
 import { InvalidEnvelopeError, InvalidTenantIdError } from '../errors';
-import { TenantEnvelope } from './tenant-envelope.interface';
+import { TenantEnvelope } from '../types/tenant-envelope.interface';
 import { ENVELOPE_VERSION, MAX_TENANT_ID_LENGTH } from '../../tenant-queue.constants';
 import { Messages } from '../../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core.options';

@@ -8,8 +8,8 @@ import {
   ValidationOptions,
   buildMessage,
 } from 'class-validator';
-import { ACTOR_TYPES, ActorType } from '../context/actor.interface';
-import { TenantEnvelope, TenantResolutionStrategy } from './tenant-envelope.interface';
+import { ACTOR_TYPES, ActorType } from '../types/actor.interface';
+import { TenantEnvelope, TenantResolutionStrategy } from '../types/tenant-envelope.interface';
 
 export const STRATEGIES: readonly TenantResolutionStrategy[] = [
   'header',

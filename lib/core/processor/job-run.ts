@@ -1,7 +1,7 @@
 import { JobTenantState } from '../context/tenant-state';
-import { TenantQueueDefinition } from '../queues/queue-definition.interface';
-import { TenantEnvelope } from '../envelope/tenant-envelope.interface';
-import { TenantJob } from './tenant-job.interface';
+import { TenantQueueDefinition } from '../types/queue-definition.interface';
+import { TenantEnvelope } from '../types/tenant-envelope.interface';
+import { TenantJob } from '../types/tenant-job.interface';
 import { JobRunContext, JobStage, TenantJobPipeline } from './tenant-job-pipeline';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';

@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import { TenantJob } from './tenant-job.interface';
+import { TenantJob } from '../types/tenant-job.interface';
 
 /** Who and which run: the pair an application keys its own upserts on. */
 export interface RunIdentity {

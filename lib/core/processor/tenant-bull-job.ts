@@ -1,5 +1,5 @@
 import { Job, Worker } from 'bullmq';
-import { TenantEnvelope } from '../envelope/tenant-envelope.interface';
+import { TenantEnvelope } from '../types/tenant-envelope.interface';
 import { ENVELOPE_KEY } from '../../tenant-queue.constants';
 import { JobRunOptions, RUN_OPTIONS_KEY, RUN_OPTIONS_OF } from './job-run-options';
 

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Worker } from 'bullmq';
-import { TenantQueueDefinition } from '../queues/queue-definition.interface';
-import { TenantEnvelope } from '../envelope/tenant-envelope.interface';
-import { TenantJob } from './tenant-job.interface';
+import { TenantQueueDefinition } from '../types/queue-definition.interface';
+import { TenantEnvelope } from '../types/tenant-envelope.interface';
+import { TenantJob } from '../types/tenant-job.interface';
 import { JobDispatcher, PreparedJob, directDispatcher } from '../queues/job-dispatcher.interface';
 import { JobRouter, QueueFeature } from '../queues/queue-feature.interface';
 import { TenantProcessorOptions } from './tenant-processor.decorator';

@@ -13,9 +13,9 @@ import {
   NonRetryableError,
   formatCancelledReason,
 } from '../errors';
-import { TenantQueueDefinition } from '../queues/queue-definition.interface';
-import { TenantEnvelope } from '../envelope/tenant-envelope.interface';
-import { TenantJob } from './tenant-job.interface';
+import { TenantQueueDefinition } from '../types/queue-definition.interface';
+import { TenantEnvelope } from '../types/tenant-envelope.interface';
+import { TenantJob } from '../types/tenant-job.interface';
 import { ENVELOPE_KEY, TENANT_JOB_CONTEXT_TYPE } from '../../tenant-queue.constants';
 import { Messages } from '../../tenant-queue.messages';
 import { TenantJobPipeline } from './tenant-job-pipeline';

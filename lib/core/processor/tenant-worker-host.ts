@@ -1,5 +1,5 @@
 import type { Worker } from 'bullmq';
-import { TenantJob } from './tenant-job.interface';
+import { TenantJob } from '../types/tenant-job.interface';
 
 /**
  * Base class of a `@TenantProcessor`. `process()` runs once per job inside that job's tenant

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TenantQueueDefinition } from './queue-definition.interface';
+import { TenantQueueDefinition } from '../types/queue-definition.interface';
 import { ENVELOPE_KEY } from '../../tenant-queue.constants';
 import { RedisClient } from '../redis/tenant-queue.redis';
 import { PreparedJob } from './job-dispatcher.interface';

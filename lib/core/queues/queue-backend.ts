@@ -5,7 +5,7 @@ import { RedisClient, TenantQueueRedis } from '../redis/tenant-queue.redis';
 import { EnqueueBound } from './enqueue-bound';
 import { JobDispatcher } from './job-dispatcher.interface';
 import { JobIdOwners, RedisJobIdOwners } from './job-id-owners.script';
-import { TenantQueueDefinition } from './queue-definition.interface';
+import { TenantQueueDefinition } from '../types/queue-definition.interface';
 
 /**
  * What stands behind the producers: BullMQ on Redis (`RedisQueueBackend`), or the testing

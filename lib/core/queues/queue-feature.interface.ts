@@ -1,5 +1,5 @@
 import type { JobDispatcher, PreparedJob } from './job-dispatcher.interface';
-import type { CoreQueueOptions, TenantQueueDefinition } from './queue-definition.interface';
+import type { CoreQueueOptions, TenantQueueDefinition } from '../types/queue-definition.interface';
 
 /**
  * What a feature adds to every queue the kernel registers (fairness, telemetry): checks of the

@@ -1,6 +1,6 @@
 import { InvalidTenantQueueOptionsError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
-import { TenantQueueDefinition } from './queue-definition.interface';
+import { TenantQueueDefinition } from '../types/queue-definition.interface';
 
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 export const QUEUE_NAME_RULE = 'must be 1-100 letters, digits, "_", "." or "-" (no ":")';

@@ -8,7 +8,7 @@ import { Worker } from 'bullmq';
 import { TenantContext } from '../context/tenant-context';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
 import { InvalidTenantQueueOptionsError, UnknownTenantQueueError } from '../errors';
-import { CoreQueueOptions, TenantQueueDefinition } from './queue-definition.interface';
+import { CoreQueueOptions, TenantQueueDefinition } from '../types/queue-definition.interface';
 import { TenantJobPipeline } from '../processor/tenant-job-pipeline';
 import { PreparedJob } from './job-dispatcher.interface';
 import { jobOptionsProblem } from './job-options.check';

@@ -2,7 +2,7 @@ import { ContextIdFactory, HostComponentInfo } from '@nestjs/core';
 import { ClsServiceManager } from 'nestjs-cls';
 import { TENANT_STATE } from '../context/tenant-state';
 import { InvalidTenantQueueOptionsError } from '../errors';
-import { TenantJob } from '../processor/tenant-job.interface';
+import { TenantJob } from '../types/tenant-job.interface';
 import { TenantContextIdStrategy } from './tenant-context-id.strategy';
 import { TenantJobRequest } from './tenant-job-request';
 

@@ -1,4 +1,4 @@
-import type { TenantJob } from '../processor/tenant-job.interface';
+import type { TenantJob } from '../types/tenant-job.interface';
 
 /**
  * What `@Inject(REQUEST)` gives a request-scoped (not durable) provider resolved for a job of a

@@ -5,7 +5,7 @@ import {
   TenantDirectory,
   TenantPage,
   TenantRecord,
-} from './tenant-directory.interface';
+} from '../types/tenant-directory.interface';
 
 /**
  * The directory used when the application configures none: every tenant id that passed the

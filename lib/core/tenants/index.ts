@@ -1,3 +1,3 @@
-export * from './tenant-tier-options.interface';
+export * from '../types/tenant-tier-options.interface';
 export { TenantTiers } from './tenant-tiers.service';
 export type { TenantProfile } from './tenant-tiers.service';

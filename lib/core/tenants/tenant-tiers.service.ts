@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { isTenantDirectoryConfigured } from './default-ports';
-import { TenantDirectory, TenantRecord } from './tenant-directory.interface';
+import { TenantDirectory, TenantRecord } from '../types/tenant-directory.interface';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core.options';
-import { TenantLimits, TenantTierOptions } from './tenant-tier-options.interface';
+import { TenantLimits, TenantTierOptions } from '../types/tenant-tier-options.interface';
 
 /** What the module knows about one tenant's tier and overrides, as read from the directory. */
 export interface TenantProfile {

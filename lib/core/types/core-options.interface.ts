@@ -1,7 +1,7 @@
 import type { ConnectionOptions, Telemetry } from 'bullmq';
-import type { TenantTierOptions } from './tenants/tenant-tier-options.interface';
-import type { TenantActor } from './context/actor.interface';
-import type { TenantJobClsOptions } from './cls/job-cls-options.interface';
+import type { TenantTierOptions } from './tenant-tier-options.interface';
+import type { TenantActor } from './actor.interface';
+import type { TenantJobClsOptions } from './job-cls-options.interface';
 
 /** Strategy names tried, in order, to find the tenant of an HTTP request. */
 export type TenantResolverName = 'header' | 'subdomain' | 'jwtClaim' | 'pathParam' | 'custom';

@@ -1,5 +1,5 @@
 import type { ClsService } from 'nestjs-cls';
-import type { TenantJob } from '../processor/tenant-job.interface';
+import type { TenantJob } from './tenant-job.interface';
 
 /**
  * What runs in each job's CLS context (and each `@OnTenantWorkerEvent` listener's) before the

@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import { TenantEnvelope } from '../envelope/tenant-envelope.interface';
+import { TenantEnvelope } from './tenant-envelope.interface';
 
 /**
  * The job a `TenantWorkerHost.process()` receives: `data` is the payload without `_tenant`,

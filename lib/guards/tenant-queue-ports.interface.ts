@@ -3,7 +3,7 @@ import {
   ActorPermissionChecker,
   EntitlementChecker,
   TenantDirectory,
-} from '../core/tenants/tenant-directory.interface';
+} from '../core/types/tenant-directory.interface';
 
 /**
  * How the application supplies one port: a class the module instantiates, an existing provider

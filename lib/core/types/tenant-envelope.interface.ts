@@ -1,4 +1,4 @@
-import { ActorType } from '../context/actor.interface';
+import { ActorType } from './actor.interface';
 
 /** How the tenant of a job was determined. */
 export type TenantResolutionStrategy =
