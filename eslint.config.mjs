@@ -1,5 +1,34 @@
 import tseslint from 'typescript-eslint';
 
+/**
+ * The kernel (lib/core) imports only itself, the constants and the messages: never a feature.
+ * One block per depth, since the rule matches import strings, not resolved paths.
+ */
+const kernelOnly = (up) => ({
+  files: [`lib/core/${'*/'.repeat(up - 1)}*.ts`],
+  ignores: ['**/*.spec.ts'],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            group: [
+              `${'../'.repeat(up)}*`,
+              `!${'../'.repeat(up)}tenant-queue.constants`,
+              `!${'../'.repeat(up)}tenant-queue.messages`,
+            ],
+            message:
+              'lib/core is the kernel and imports no feature: declare a seam in core ' +
+              '(a stage phase, QueueFeature, JobRouter, WorkerPlugin, the queue backend) and ' +
+              'plug the feature into it from its own folder.',
+          },
+        ],
+      },
+    ],
+  },
+});
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '**/*.js', '!eslint.config.mjs'] },
   ...tseslint.configs.recommended,
@@ -9,4 +38,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
+  kernelOnly(1),
+  kernelOnly(2),
+  kernelOnly(3),
 );

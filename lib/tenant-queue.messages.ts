@@ -230,6 +230,10 @@ export const Messages = {
     `BullMQ refused job "${jobId}" of queue "${queue}" when the fair gate admitted it ` +
     `(${reason}); it is marked failed with this reason and its slot is free. Enqueue it again ` +
     `with options BullMQ accepts.`,
+  stageWithoutPhase: (name: string | undefined, phases: readonly string[]) =>
+    `The job stage ${name ?? '(anonymous)'} declares no phase: decorate its class with ` +
+    `@TenantJobStage(phase), or pass the phase to useStage(stage, phase). Phases, outermost ` +
+    `first: ${phases.join(', ')}.`,
 };
 
 function truncate(value: unknown): unknown {

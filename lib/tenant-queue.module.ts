@@ -35,6 +35,7 @@ import { TenantJobPipeline } from './core/processor/tenant-job-pipeline';
 import { TimeoutStage } from './core/processor/timeout.stage';
 import { TenantJobRunner } from './core/processor/tenant-job.runner';
 import { TenantProcessorExplorer } from './core/processor/tenant-processor.explorer';
+import { JobStageExplorer } from './core/processor/job-stage.explorer';
 import { TenantProcessorMetadataAccessor } from './core/processor/tenant-processor.metadata-accessor';
 import { JobScope } from './core/scope/job-scope';
 import { QueueConsumerCheck } from './core/processor/queue-consumer.check';
@@ -71,6 +72,7 @@ import {
 import { JobClsSetup, TENANT_JOB_CLS_OPTIONS } from './core/cls/job-cls-setup';
 import { resolveJobClsOptions } from './core/cls/job-cls.options';
 import { RedisQueueBackend, TENANT_QUEUE_BACKEND } from './core/queues/queue-backend';
+import { TenantQueuePlugins } from './core/queues/tenant-queue-plugins';
 import { TENANT_GUARD_OPTIONS, resolveGuardOptions } from './guards/tenant-guard.options';
 import { FairQueueFeature } from './fairness/fair-queue.feature';
 import { PoolJobRouter } from './pools/pool-job.router';
@@ -97,9 +99,11 @@ export const TENANT_QUEUE_CORE_PROVIDERS: Provider[] = [
   TenantQueueRegistry,
   TenantQueueRedis,
   TenantJobPipeline,
+  TenantQueuePlugins,
   TenantJobRunner,
   TenantProcessorMetadataAccessor,
   TenantProcessorExplorer,
+  JobStageExplorer,
   TenantResolutionMiddleware,
   TenantRequiredGuard,
   TenantStatusService,
@@ -146,6 +150,7 @@ export const TENANT_QUEUE_CORE_EXPORTS = [
   TenantRequiredGuard,
   TenantResolutionMiddleware,
   TenantJobPipeline,
+  TenantQueuePlugins,
   TenantStatusService,
   JobCancellations,
 ];

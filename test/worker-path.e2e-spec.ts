@@ -86,14 +86,16 @@ describe('the worker path', () => {
     moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
     const pipeline = moduleRef.get(TenantJobPipeline);
     // A stage that applies only to the signal processor: never in the plain processor's list.
-    pipeline.useStage({
-      order: 1_000,
-      appliesTo: (definition) => definition.name === 'wp-signal',
-      run(context, next) {
-        staged.push(context);
-        return next();
+    pipeline.useStage(
+      {
+        appliesTo: (definition) => definition.name === 'wp-signal',
+        run(context, next) {
+          staged.push(context);
+          return next();
+        },
       },
-    });
+      'dedupe',
+    );
     await moduleRef.init();
     const registry = moduleRef.get(TenantQueueRegistry);
     plain = registry.getQueue('wp-plain').bullQueue;

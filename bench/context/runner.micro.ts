@@ -118,14 +118,16 @@ async function checkShapes(
     return 0;
   }
   const seen: { context: JobRunContext; state: unknown; job: unknown; data: unknown }[] = [];
-  pipeline.useStage({
-    order: Number.MAX_SAFE_INTEGER,
-    run(context, next) {
-      const state = cls.get(TENANT_STATE);
-      seen.push({ context, state, job: context.job, data: context.job.data });
-      return next();
+  pipeline.useStage(
+    {
+      run(context, next) {
+        const state = cls.get(TENANT_STATE);
+        seen.push({ context, state, job: context.job, data: context.job.data });
+        return next();
+      },
     },
-  });
+    'dedupe',
+  );
   for (let i = 0; i < 2_000; i++) await run(i);
   let failures = 0;
   for (const name of ['context', 'state', 'job', 'data'] as const) {

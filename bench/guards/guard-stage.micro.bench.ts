@@ -16,7 +16,6 @@ import {
   RequiresEntitlement,
   TenantWorkerHost,
 } from '../../lib';
-import { TenantJobPipeline } from '../../lib/core/processor/tenant-job-pipeline';
 import { TenantProcessorMetadataAccessor } from '../../lib/core/processor/tenant-processor.metadata-accessor';
 import { resolveTenantQueueOptions } from '../../lib/core/core.options';
 import { resolveGuardOptions } from '../../lib/guards/tenant-guard.options';
@@ -48,7 +47,6 @@ async function main(): Promise<void> {
   const permissions = new InMemoryActorPermissionChecker();
   permissions.grant('t1', 'u1', 'reports:export');
   const stage = new TenantJobGuardsStage(
-    new TenantJobPipeline(),
     new TenantStatusService(directory, resolveGuardOptions(undefined)),
     entitlements,
     permissions,

@@ -30,6 +30,7 @@ async function main() {
       { tenantIdPattern: /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/ } as never,
       options,
       createMetricsSink(options),
+      pipeline as never,
     );
     recorder.attach(
       { on: (e: string, f: (job: unknown) => void) => (listeners[e] = f) } as never,

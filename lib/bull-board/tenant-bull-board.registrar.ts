@@ -34,7 +34,8 @@ export class TenantBullBoardRegistrar implements OnModuleInit {
         description: this.describe(queue),
         ...this.options.adapterOptions,
       });
-      if (isFairnessOn(fairnessOf(queue.definition)) && this.inspector) this.showGate(queue, adapter);
+      if (isFairnessOn(fairnessOf(queue.definition)) && this.inspector)
+        this.showGate(queue, adapter);
       this.board.addQueue(adapter);
     }
   }

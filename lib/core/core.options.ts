@@ -28,10 +28,7 @@ import {
   MAX_TENANT_ID_LENGTH,
 } from '../tenant-queue.constants';
 import { InvalidTenantQueueOptionsError } from './errors';
-import {
-  ResolvedEnvelopeOptions,
-  resolveEnvelopeOptions,
-} from './envelope.options';
+import { ResolvedEnvelopeOptions, resolveEnvelopeOptions } from './envelope.options';
 import { Messages } from '../tenant-queue.messages';
 import { TenantTierOptions } from './types/tenant-tier-options.interface';
 import { resolveTierCacheMs, resolveTiers } from './tiers.options';
@@ -157,9 +154,7 @@ export function defaultResolveActor(req: any): TenantActor | undefined {
 }
 
 /** Validates the module options once and fills in defaults. Throws on the first bad field. */
-export function resolveTenantQueueOptions(
-  options: CoreModuleOptions,
-): ResolvedTenantQueueOptions {
+export function resolveTenantQueueOptions(options: CoreModuleOptions): ResolvedTenantQueueOptions {
   if (!options || typeof options !== 'object') {
     throw new InvalidTenantQueueOptionsError(
       Messages.invalidOptions('(root)', 'must be an object'),

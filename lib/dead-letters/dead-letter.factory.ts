@@ -8,7 +8,7 @@ import {
   RUN_OPTIONS_KEY,
   runOptionsOf,
   runOptionsProblem,
-} from '../core/processor/job-run-options';
+} from '../core/envelope/job-run-options';
 import { ENVELOPE_KEY } from '../tenant-queue.constants';
 import { DeadLetter, DeadLetterReason } from './dead-letter.interface';
 

@@ -6,7 +6,7 @@ import { DeadLetterNotFoundError, TenantNotActiveError } from '../core/errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { TenantDirectory } from '../core/types/tenant-directory.interface';
 import { EnqueuedJob } from '../core/types/tenant-job.interface';
-import { RUN_OPTIONS_KEY } from '../core/processor/job-run-options';
+import { RUN_OPTIONS_KEY } from '../core/envelope/job-run-options';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';

@@ -18,6 +18,7 @@ import { TenantProcessorOptions } from '../core/processor/tenant-processor.decor
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
+import { TenantQueuePlugins } from '../core/queues/tenant-queue-plugins';
 import { FairGate, FairHint, FairHints, SYSTEM_TENANT } from './fair-gate';
 import { fairCommands } from './fair-gate.script';
 import { FairReleaseStage } from './fair-release.stage';
@@ -47,10 +48,11 @@ export class FairGateRegistry
     private readonly redis: TenantQueueRedis,
     private readonly tiers: TenantTiers,
     @Inject(TENANT_QUEUE_OPTIONS) options: ResolvedTenantQueueOptions,
+    queuePlugins: TenantQueuePlugins,
   ) {
     this.hintTtl = options.tierCacheMs;
     this.unsubscribe = tiers.onRefresh((tenantId) => this.refreshHints(tenantId));
-    pipeline.useDispatcher((definition) => this.gateFor(definition));
+    queuePlugins.useDispatcher((definition) => this.gateFor(definition));
     pipeline.useWorkerPlugin({
       attach: (worker, definition, options) => this.attach(worker, definition, options),
     });

@@ -3,7 +3,7 @@ import { InvalidJobOptionsError } from '../core/errors';
 import { PreparedJob } from '../core/queues/job-dispatcher.interface';
 import { CoreQueueOptions, TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { QueueFeature } from '../core/queues/queue-feature.interface';
-import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
+import { TenantQueuePlugins } from '../core/queues/tenant-queue-plugins';
 import { Messages } from '../tenant-queue.messages';
 import {
   FairnessQueueOptions,
@@ -22,8 +22,8 @@ type TenantLaneJob = PreparedJob & { opts: { lane?: string } };
  */
 @Injectable()
 export class FairQueueFeature implements QueueFeature {
-  constructor(pipeline: TenantJobPipeline) {
-    pipeline.useQueueFeature(this);
+  constructor(plugins: TenantQueuePlugins) {
+    plugins.useQueueFeature(this);
   }
 
   checkQueue(options: Readonly<CoreQueueOptions>): void {

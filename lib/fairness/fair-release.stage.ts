@@ -1,3 +1,4 @@
+import { TenantJobStage } from '../core/processor/tenant-job-stage.decorator';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { JobRunContext, JobStage } from '../core/processor/tenant-job-pipeline';
 import type { FairGate } from './fair-gate';
@@ -8,8 +9,8 @@ import type { FairGate } from './fair-gate';
  * released on the worker's `failed` event (a failed attempt that will retry keeps its slot).
  * Outermost stage: it sees the job's own outcome after every other stage.
  */
+@TenantJobStage('observe')
 export class FairReleaseStage implements JobStage {
-  readonly order = 1;
   private readonly gates = new WeakMap<TenantQueueDefinition, FairGate | null>();
 
   constructor(

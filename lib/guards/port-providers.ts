@@ -5,10 +5,7 @@ import {
   EntitlementChecker,
   TenantDirectory,
 } from '../core/types/tenant-directory.interface';
-import {
-  TenantQueuePortOptions,
-  TenantQueuePortProvider,
-} from './tenant-queue-ports.interface';
+import { TenantQueuePortOptions, TenantQueuePortProvider } from './tenant-queue-ports.interface';
 import { Messages } from '../tenant-queue.messages';
 import {
   PermissiveTenantDirectory,

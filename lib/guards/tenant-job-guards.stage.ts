@@ -1,3 +1,4 @@
+import { TenantJobStage } from '../core/processor/tenant-job-stage.decorator';
 import { Inject, Injectable, OnModuleInit, Type } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
 import { JobCancelledError, PortNotConfiguredError } from '../core/errors';
@@ -6,7 +7,7 @@ import {
   EntitlementChecker,
 } from '../core/types/tenant-directory.interface';
 import { TenantEnvelope } from '../core/types/tenant-envelope.interface';
-import { JobRunContext, JobStage, TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
+import { JobRunContext, JobStage } from '../core/processor/tenant-job-pipeline';
 import { TenantProcessorMetadataAccessor } from '../core/processor/tenant-processor.metadata-accessor';
 import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
 import { Messages } from '../tenant-queue.messages';
@@ -17,7 +18,6 @@ import {
   UnconfiguredEntitlementChecker,
 } from '../core/tenants/default-ports';
 import {
-  JOB_GUARDS_STAGE_ORDER,
   REQUIRES_ACTOR_PERMISSION_METADATA,
   REQUIRES_ENTITLEMENT_METADATA,
 } from './job-guards.constants';
@@ -34,12 +34,11 @@ interface Requirements {
  * `JobCancelledError`; a port that fails throws `TenantPortUnavailableError` (retried).
  */
 @Injectable()
+@TenantJobStage('admission')
 export class TenantJobGuardsStage implements JobStage, OnModuleInit {
-  readonly order = JOB_GUARDS_STAGE_ORDER;
   private readonly requirements = new Map<Type, Requirements>();
 
   constructor(
-    pipeline: TenantJobPipeline,
     private readonly status: TenantStatusService,
     @Inject(EntitlementChecker) private readonly entitlements: EntitlementChecker,
     @Inject(ActorPermissionChecker) private readonly permissions: ActorPermissionChecker,
@@ -47,9 +46,7 @@ export class TenantJobGuardsStage implements JobStage, OnModuleInit {
     private readonly reflector: Reflector,
     private readonly discovery: DiscoveryService,
     private readonly accessor: TenantProcessorMetadataAccessor,
-  ) {
-    pipeline.useStage(this);
-  }
+  ) {}
 
   /** Fails the bootstrap, before any worker starts, when a processor needs a missing checker. */
   onModuleInit(): void {
@@ -145,10 +142,8 @@ export class TenantJobGuardsStage implements JobStage, OnModuleInit {
       );
     }
     const actor = { type: actorType, id: actorId };
-    const allowed = await callPort(
-      'ActorPermissionChecker',
-      this.guardOptions.portTimeoutMs,
-      () => this.permissions.can(actor, permission, tenantId),
+    const allowed = await callPort('ActorPermissionChecker', this.guardOptions.portTimeoutMs, () =>
+      this.permissions.can(actor, permission, tenantId),
     );
     if (allowed !== true) {
       throw new JobCancelledError(

@@ -76,9 +76,9 @@ describe('TenantStatusService', () => {
   });
 
   it('refuses a cache longer than 30 s', () => {
-    expect(() =>
-      resolveGuardOptions({ tenantCacheTtlMs: 60_000 }),
-    ).toThrow(/guards.tenantCacheTtlMs/);
+    expect(() => resolveGuardOptions({ tenantCacheTtlMs: 60_000 })).toThrow(
+      /guards.tenantCacheTtlMs/,
+    );
   });
 });
 

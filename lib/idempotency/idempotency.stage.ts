@@ -1,3 +1,4 @@
+import { TenantJobStage } from '../core/processor/tenant-job-stage.decorator';
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
@@ -5,7 +6,7 @@ import { DelayedError } from 'bullmq';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { IDEMPOTENT_METADATA, IdempotentOptions } from './idempotent.decorator';
 import { IdempotencyScript } from './idempotency.script';
-import { JobRunContext, JobStage, TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
+import { JobRunContext, JobStage } from '../core/processor/tenant-job-pipeline';
 import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
 import { jobLogRef, tenantLogFields } from '../core/context/tenant-log-fields';
 
@@ -20,19 +21,17 @@ const BUSY_POLL_MS = 1_000;
  * running twice. The marker is written when the handler returns, before BullMQ records completion.
  */
 @Injectable()
+@TenantJobStage('dedupe')
 export class IdempotencyStage implements JobStage {
-  readonly order = 300;
   private readonly logger = new Logger('TenantQueue');
   private readonly script: IdempotencyScript;
   private readonly options = new WeakMap<TenantWorkerHost, IdempotentOptions | null>();
 
   constructor(
-    pipeline: TenantJobPipeline,
     redis: TenantQueueRedis,
     private readonly reflector: Reflector,
   ) {
     this.script = new IdempotencyScript(() => redis.client);
-    pipeline.useStage(this);
   }
 
   /** Only a processor marked `@Idempotent`. */

@@ -1,3 +1,5 @@
+import { TenantJobStage } from '../core/processor/tenant-job-stage.decorator';
+import { TenantQueuePlugins } from '../core/queues/tenant-queue-plugins';
 import {
   BeforeApplicationShutdown,
   Inject,
@@ -46,10 +48,10 @@ const DEAD_LETTERED_FIELD = 4;
  * never waits on Redis and writes no job id there.
  */
 @Injectable()
+@TenantJobStage('observe')
 export class TenantMetricsRecorder
   implements JobStage, WorkerPlugin, OnApplicationBootstrap, BeforeApplicationShutdown
 {
-  readonly order = 5;
   private readonly logger = new Logger('TenantQueue');
   private readonly labeler: TenantLabeler;
   /** Per queue definition (by identity: no string key per job). */
@@ -66,11 +68,11 @@ export class TenantMetricsRecorder
     @Inject(TENANT_QUEUE_OPTIONS) private readonly rootOptions: ResolvedTenantQueueOptions,
     @Inject(TENANT_QUEUE_METRICS_OPTIONS) private readonly options: ResolvedMetricsOptions,
     @Inject(MetricsSink) private readonly sink: MetricsSink,
+    queuePlugins: TenantQueuePlugins,
   ) {
     this.labeler = new TenantLabeler(options);
-    pipeline.useStage(this);
     pipeline.useWorkerPlugin(this);
-    pipeline.useEnqueueObserver((definition, jobs) => this.enqueued(definition, jobs));
+    queuePlugins.useEnqueueObserver((definition, jobs) => this.enqueued(definition, jobs));
   }
 
   onApplicationBootstrap(): void {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
-import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
+import { TenantQueuePlugins } from '../core/queues/tenant-queue-plugins';
 import { TENANT_QUEUE_BACKEND, TenantQueueBackend } from '../core/queues/queue-backend';
 import { CoreQueueOptions, TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { JobRoute, JobRouter } from '../core/queues/queue-feature.interface';
@@ -14,12 +14,12 @@ import { PoolRouter } from './pool-router';
 @Injectable()
 export class PoolJobRouter implements JobRouter {
   constructor(
-    pipeline: TenantJobPipeline,
+    plugins: TenantQueuePlugins,
     @Inject(TENANT_QUEUE_OPTIONS) private readonly options: ResolvedTenantQueueOptions,
     @Inject(TENANT_QUEUE_BACKEND) private readonly backend: TenantQueueBackend,
     private readonly tiers: TenantTiers,
   ) {
-    pipeline.useRouter(this);
+    plugins.useRouter(this);
   }
 
   poolsOf(options: Readonly<CoreQueueOptions>): string[] {

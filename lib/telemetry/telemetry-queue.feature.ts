@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
+import { TenantQueuePlugins } from '../core/queues/tenant-queue-plugins';
 import { JobDispatcher } from '../core/queues/job-dispatcher.interface';
 import { QueueFeature } from '../core/queues/queue-feature.interface';
 import { ResolvedTelemetry, TENANT_TELEMETRY } from './telemetry.options';
@@ -9,10 +9,10 @@ import { tracedDispatcher } from './traced-dispatcher';
 @Injectable()
 export class TelemetryQueueFeature implements QueueFeature {
   constructor(
-    pipeline: TenantJobPipeline,
+    plugins: TenantQueuePlugins,
     @Inject(TENANT_TELEMETRY) private readonly telemetry: ResolvedTelemetry | undefined,
   ) {
-    if (telemetry) pipeline.useQueueFeature(this);
+    if (telemetry) plugins.useQueueFeature(this);
   }
 
   wrapDispatcher(inner: JobDispatcher): JobDispatcher {

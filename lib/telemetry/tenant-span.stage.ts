@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { JobRunContext, JobStage, TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
+import { JobRunContext, JobStage } from '../core/processor/tenant-job-pipeline';
+import { TenantJobStage } from '../core/processor/tenant-job-stage.decorator';
 import { TENANT_ID_ATTRIBUTE } from './otel-api';
 import { ResolvedTelemetry, TENANT_TELEMETRY } from './telemetry.options';
 
@@ -9,24 +10,24 @@ import { ResolvedTelemetry, TENANT_TELEMETRY } from './telemetry.options';
  * `@opentelemetry/api` installed.
  */
 @Injectable()
+@TenantJobStage('observe')
 export class TenantSpanStage implements JobStage {
-  readonly order = 1;
-  private readonly telemetry: ResolvedTelemetry;
-
   constructor(
-    pipeline: TenantJobPipeline,
-    @Inject(TENANT_TELEMETRY) telemetry: ResolvedTelemetry | undefined,
-  ) {
-    this.telemetry = telemetry!;
-    if (telemetry?.api) pipeline.useStage(this);
+    @Inject(TENANT_TELEMETRY) private readonly telemetry: ResolvedTelemetry | undefined,
+  ) {}
+
+  /** Only with `telemetry` set and `@opentelemetry/api` installed. */
+  appliesTo(): boolean {
+    return this.telemetry?.api !== undefined;
   }
 
   run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
     const tenantId = context.envelope?.tenantId;
+    const telemetry = this.telemetry!;
     if (tenantId !== undefined) {
-      this.telemetry
+      telemetry
         .api!.trace.getActiveSpan()
-        ?.setAttribute(TENANT_ID_ATTRIBUTE, this.telemetry.label(tenantId));
+        ?.setAttribute(TENANT_ID_ATTRIBUTE, telemetry.label(tenantId));
     }
     return next();
   }

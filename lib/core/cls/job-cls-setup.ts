@@ -12,7 +12,13 @@ import { ProxyProviderManager } from 'nestjs-cls/dist/src/lib/proxy-provider/pro
 import { TENANT_STATE, TenantState } from '../context/tenant-state';
 import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 import { TenantJob } from '../types/tenant-job.interface';
-import { JobRunContext, JobStage, TenantJobPipeline } from '../processor/tenant-job-pipeline';
+import {
+  JobRunContext,
+  JobStage,
+  TenantJobPipeline,
+  WorkerEventSetup,
+} from '../processor/tenant-job-pipeline';
+import { TenantJobStage } from '../processor/tenant-job-stage.decorator';
 import { Messages } from '../../tenant-queue.messages';
 import { ResolvedJobClsOptions } from './job-cls.options';
 import { TenantJobClsInitContext } from './tenant-job-cls-init-context';
@@ -20,8 +26,6 @@ import { TenantJobClsInitContext } from './tenant-job-cls-init-context';
 type Hook = NonNullable<ClsPluginHooks['beforeSetup']>;
 
 export const TENANT_JOB_CLS_OPTIONS = Symbol('TENANT_JOB_CLS_OPTIONS');
-/** After the run identity (10), before the job guards (100): they may read what setup put. */
-export const JOB_CLS_STAGE_ORDER = 20;
 /** What `ClsModule.forRoot` stores its options under (nestjs-cls 6). */
 const CLS_MODULE_OPTIONS = 'ClsModuleOptions';
 
@@ -32,8 +36,8 @@ const CLS_MODULE_OPTIONS = 'ClsModuleOptions';
  * nothing to do, no stage is added and worker events call their listener directly.
  */
 @Injectable()
-export class JobClsSetup implements JobStage, OnModuleInit {
-  readonly order = JOB_CLS_STAGE_ORDER;
+@TenantJobStage('identity')
+export class JobClsSetup implements JobStage, WorkerEventSetup, OnModuleInit {
   private readonly logger = new Logger('TenantQueue');
   private before: Hook[] = [];
   private after: Hook[] = [];
@@ -61,7 +65,12 @@ export class JobClsSetup implements JobStage, OnModuleInit {
       this.resolveProxies;
     this.generateId = this.options.generateId ?? (work || appGeneratesIds(appOptions));
     this.active = work || this.generateId;
-    if (this.active) this.pipeline.useStage(this);
+    if (this.active) this.pipeline.useWorkerEventSetup(this);
+  }
+
+  /** Only when something runs per job (decided at init). */
+  appliesTo(): boolean {
+    return this.active;
   }
 
   /** The job stage (only registered when something runs per job). */

@@ -1,7 +1,7 @@
 import { Job, Worker } from 'bullmq';
 import { TenantEnvelope } from '../types/tenant-envelope.interface';
 import { ENVELOPE_KEY } from '../../tenant-queue.constants';
-import { JobRunOptions, RUN_OPTIONS_KEY, RUN_OPTIONS_OF } from './job-run-options';
+import { JobRunOptions, RUN_OPTIONS_KEY, RUN_OPTIONS_OF } from '../envelope/job-run-options';
 
 /**
  * @internal The job class of the module's workers. What the runner gives each job (its envelope,

@@ -1,10 +1,11 @@
+import { Messages } from '../../tenant-queue.messages';
+import { JOB_PHASES, JobPhase } from './job-phases';
+import { stagePhaseOf } from './tenant-job-stage.decorator';
 import { Injectable } from '@nestjs/common';
-import type { Worker } from 'bullmq';
+import type { Job, Worker } from 'bullmq';
 import { TenantQueueDefinition } from '../types/queue-definition.interface';
 import { TenantEnvelope } from '../types/tenant-envelope.interface';
 import { TenantJob } from '../types/tenant-job.interface';
-import { JobDispatcher, PreparedJob, directDispatcher } from '../queues/job-dispatcher.interface';
-import { JobRouter, QueueFeature } from '../queues/queue-feature.interface';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
 
@@ -28,10 +29,9 @@ export interface JobRunContext {
 
 /**
  * One step around every job handler, inside the job's tenant context (guards, timeouts,
- * idempotency, metrics). Stages run by ascending `order`; each calls `next()` to continue.
+ * idempotency, metrics). Stages run phase by phase (`JOB_PHASES`); each calls `next()` to continue.
  */
 export interface JobStage {
-  readonly order: number;
   run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown>;
   /**
    * Whether the stage can act on the jobs of this processor, asked once when its worker starts:
@@ -44,32 +44,56 @@ export interface JobStage {
   ): boolean;
 }
 
+/** Completes the CLS context a worker event's listener runs in (nestjs-cls plugin hooks). */
+export interface WorkerEventSetup {
+  around(job: Job | undefined, listener: () => void): void;
+}
+
 /** Hooks a feature into each BullMQ worker the module starts (e.g. releasing fair slots). */
 export interface WorkerPlugin {
   attach(worker: Worker, definition: TenantQueueDefinition, options: TenantProcessorOptions): void;
 }
 
-/** Told about jobs a `TenantQueue` has just written (after dispatch); must not throw or block. */
-export type EnqueueObserver = (definition: TenantQueueDefinition, jobs: PreparedJob[]) => void;
-
 /**
- * @internal Where features plug into the job path. Features register in their constructor or
- * `onModuleInit`; workers start at bootstrap, after every registration.
+ * @internal Where features plug into the job path (stages, worker plugins). Features register in
+ * their constructor or `onModuleInit`; workers start at bootstrap, after every registration.
  */
 @Injectable()
 export class TenantJobPipeline {
   private readonly stageList: JobStage[] = [];
   private readonly plugins: WorkerPlugin[] = [];
-  private readonly dispatchers: ((
-    definition: TenantQueueDefinition,
-  ) => JobDispatcher | undefined)[] = [];
 
   private stageVersion = 0;
 
-  useStage(stage: JobStage): void {
+  private readonly phaseOf = new Map<JobStage, number>();
+  private eventSetup: WorkerEventSetup | undefined;
+
+  /**
+   * Adds a stage in `phase`, or in the phase its class declares with `@TenantJobStage` (the module
+   * finds those providers itself); after the stages of that phase registered before it.
+   */
+  useStage(stage: JobStage, phase: JobPhase | undefined = stagePhaseOf(stage)): void {
+    const index = phase === undefined ? -1 : JOB_PHASES.indexOf(phase);
+    if (index < 0) {
+      throw new TypeError(Messages.stageWithoutPhase(stage.constructor?.name, JOB_PHASES));
+    }
+    if (this.phaseOf.has(stage)) return;
+    this.phaseOf.set(stage, index);
     this.stageList.push(stage);
-    this.stageList.sort((a, b) => a.order - b.order);
+    // Stable: stages of one phase keep their registration order.
+    this.stageList.sort((a, b) => this.phaseOf.get(a)! - this.phaseOf.get(b)!);
     this.stageVersion++;
+  }
+
+  /** The CLS setup worker events run in (one per app: the module's own). */
+  useWorkerEventSetup(setup: WorkerEventSetup): void {
+    this.eventSetup = setup;
+  }
+
+  /** @internal Runs `listener` after the worker-event setup, if any. */
+  aroundWorkerEvent(job: Job | undefined, listener: () => void): void {
+    if (this.eventSetup) this.eventSetup.around(job, listener);
+    else listener();
   }
 
   /** @internal Bumped by each `useStage`, so a stage list built earlier can tell it is stale. */
@@ -88,24 +112,8 @@ export class TenantJobPipeline {
     );
   }
 
-  private readonly enqueueObservers: EnqueueObserver[] = [];
-
-  useEnqueueObserver(observer: EnqueueObserver): void {
-    this.enqueueObservers.push(observer);
-  }
-
-  /** @internal Called by `TenantQueue` after a successful dispatch. */
-  notifyEnqueued(definition: TenantQueueDefinition, jobs: PreparedJob[]): void {
-    for (const observer of this.enqueueObservers) observer(definition, jobs);
-  }
-
   useWorkerPlugin(plugin: WorkerPlugin): void {
     this.plugins.push(plugin);
-  }
-
-  /** A factory that may claim a queue's dispatch path (the fair gate does, when fairness is on). */
-  useDispatcher(factory: (definition: TenantQueueDefinition) => JobDispatcher | undefined): void {
-    this.dispatchers.push(factory);
   }
 
   get stages(): readonly JobStage[] {
@@ -114,58 +122,5 @@ export class TenantJobPipeline {
 
   get workerPlugins(): readonly WorkerPlugin[] {
     return this.plugins;
-  }
-
-  dispatcherFor(definition: TenantQueueDefinition): JobDispatcher {
-    for (const factory of this.dispatchers) {
-      const dispatcher = factory(definition);
-      if (dispatcher) return dispatcher;
-    }
-    return directDispatcher;
-  }
-
-  private readonly queueFeatures: QueueFeature[] = [];
-  private router: JobRouter | undefined;
-
-  /** A feature's checks of every queue and job, and its wrapper of each queue's dispatcher. */
-  useQueueFeature(feature: QueueFeature): void {
-    this.queueFeatures.push(feature);
-  }
-
-  /** The router that splits queues into pools (one per app: the pools feature). */
-  useRouter(router: JobRouter): void {
-    this.router = router;
-  }
-
-  /** @internal */
-  get jobRouter(): JobRouter | undefined {
-    return this.router;
-  }
-
-  /** @internal Every feature's check of a queue's `registerQueue` options. */
-  checkQueue(options: Parameters<NonNullable<QueueFeature['checkQueue']>>[0]): void {
-    for (const feature of this.queueFeatures) feature.checkQueue?.(options);
-  }
-
-  /** @internal The features' checks of each job of a queue, as one function (none: undefined). */
-  jobCheckFor(definition: TenantQueueDefinition): ((job: PreparedJob) => void) | undefined {
-    const checks: ((job: PreparedJob) => void)[] = [];
-    for (const feature of this.queueFeatures) {
-      const check = feature.jobCheckFor?.(definition);
-      if (check) checks.push(check);
-    }
-    if (checks.length <= 1) return checks[0];
-    return (job) => {
-      for (const check of checks) check(job);
-    };
-  }
-
-  /** @internal A queue's dispatcher with every feature's wrapper around it. */
-  wrapDispatcher(inner: JobDispatcher, definition: TenantQueueDefinition): JobDispatcher {
-    let dispatcher = inner;
-    for (const feature of this.queueFeatures) {
-      if (feature.wrapDispatcher) dispatcher = feature.wrapDispatcher(dispatcher, definition);
-    }
-    return dispatcher;
   }
 }

@@ -28,9 +28,8 @@ import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 import { endJobScope, runDisposers } from '../scope/job-scope';
 import { TenantJobRequest } from '../scope/tenant-job-request';
 import { JobHandler as Handler, JobRun, ProcessorLane } from './job-run';
-import { JobRunOptions, RUN_OPTIONS_KEY, runOptionsProblem } from './job-run-options';
+import { JobRunOptions, RUN_OPTIONS_KEY, runOptionsProblem } from '../envelope/job-run-options';
 import { attachRun } from './tenant-bull-job';
-import { JobClsSetup } from '../cls/job-cls-setup';
 
 type MutableJob = Job & { tenant?: TenantEnvelope };
 
@@ -61,7 +60,6 @@ export class TenantJobRunner {
     externalContextCreator: ExternalContextCreator,
     @Inject(TENANT_QUEUE_OPTIONS) options: ResolvedTenantQueueOptions,
     private readonly moduleRef: ModuleRef,
-    private readonly clsSetup: JobClsSetup,
   ) {
     this.globalEnhancers = options.globalEnhancers;
     this.contextCreator = options.globalEnhancers
@@ -186,7 +184,7 @@ export class TenantJobRunner {
         state.fill(envelope);
         this.cls.set(TENANT_STATE, state);
       }
-      return this.clsSetup.around(job, listener);
+      return this.pipeline.aroundWorkerEvent(job, listener);
     });
   }
 

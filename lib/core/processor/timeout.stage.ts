@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { JobTimeoutError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
-import { runOptionsOf } from './job-run-options';
-import { JobRunContext, JobStage, TenantJobPipeline } from './tenant-job-pipeline';
+import { runOptionsOf } from '../envelope/job-run-options';
+import { JobRunContext, JobStage } from './tenant-job-pipeline';
+import { TenantJobStage } from './tenant-job-stage.decorator';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
 
 /**
@@ -11,13 +12,8 @@ import { TenantProcessorOptions } from './tenant-processor.decorator';
  * attempt fails with `JobTimeoutError` whether or not the handler has stopped.
  */
 @Injectable()
+@TenantJobStage('deadline')
 export class TimeoutStage implements JobStage {
-  readonly order = 200;
-
-  constructor(pipeline: TenantJobPipeline) {
-    pipeline.useStage(this);
-  }
-
   /** Only a processor with a `timeoutMs` (the runner adds it for a job with its own). */
   appliesTo(_definition: unknown, processorOptions: TenantProcessorOptions): boolean {
     return (processorOptions.timeoutMs ?? 0) > 0;

@@ -1,5 +1,5 @@
 import { InvalidPayloadError } from '../errors';
-import { RUN_OPTIONS_KEY, runOptionsProblem } from '../processor/job-run-options';
+import { RUN_OPTIONS_KEY, runOptionsProblem } from '../envelope/job-run-options';
 import { ENVELOPE_KEY } from '../../tenant-queue.constants';
 import { Messages } from '../../tenant-queue.messages';
 

@@ -9,7 +9,7 @@ import { TenantContext } from '../context/tenant-context';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
 import { InvalidTenantQueueOptionsError, UnknownTenantQueueError } from '../errors';
 import { CoreQueueOptions, TenantQueueDefinition } from '../types/queue-definition.interface';
-import { TenantJobPipeline } from '../processor/tenant-job-pipeline';
+import { TenantQueuePlugins } from './tenant-queue-plugins';
 import { PreparedJob } from './job-dispatcher.interface';
 import { jobOptionsProblem } from './job-options.check';
 import { TENANT_QUEUE_BACKEND, TenantQueueBackend } from './queue-backend';
@@ -36,7 +36,7 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
     private readonly options: ResolvedTenantQueueOptions,
     private readonly context: TenantContext,
     private readonly codec: TenantEnvelopeCodec,
-    private readonly pipeline: TenantJobPipeline,
+    private readonly plugins: TenantQueuePlugins,
     @Inject(TENANT_QUEUE_BACKEND) private readonly backend: TenantQueueBackend,
   ) {}
 
@@ -53,7 +53,7 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
       );
     }
     if (existing) return existing;
-    const router = this.pipeline.jobRouter;
+    const router = this.plugins.jobRouter;
     const pools = router ? router.poolsOf(input) : [];
     for (const pool of pools) {
       if (this.queues.has(pool)) {
@@ -93,11 +93,11 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
   ): TenantQueue<any> {
     const bullQueue = this.backend.createQueue(definition);
     const dispatcher = () =>
-      this.pipeline.wrapDispatcher(
-        this.backend.dispatcherFor(definition, this.pipeline.dispatcherFor(definition)),
+      this.plugins.wrapDispatcher(
+        this.backend.dispatcherFor(definition, this.plugins.dispatcherFor(definition)),
         definition,
       );
-    const written = (jobs: PreparedJob[]) => this.pipeline.notifyEnqueued(definition, jobs);
+    const written = (jobs: PreparedJob[]) => this.plugins.notifyEnqueued(definition, jobs);
     const queue = new TenantQueue(
       definition,
       bullQueue,
@@ -109,7 +109,7 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
       // A pool's producer is reached through its queue's, which claims the ids for all pools.
       definition.poolOf === undefined ? this.backend.jobIdOwners(definition) : undefined,
       this.backend.enqueueBound(),
-      this.pipeline.jobCheckFor(definition),
+      this.plugins.jobCheckFor(definition),
     );
     this.queues.set(definition.name, queue);
     return queue;
@@ -157,7 +157,7 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
         Messages.invalidOptions('registerQueue.name', QUEUE_NAME_RULE),
       );
     }
-    this.pipeline.checkQueue(input);
+    this.plugins.checkQueue(input);
     const problem = input.defaultJobOptions && jobOptionsProblem(input.defaultJobOptions, '{}');
     if (problem) {
       throw new InvalidTenantQueueOptionsError(

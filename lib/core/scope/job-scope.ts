@@ -4,9 +4,16 @@ import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 import { TENANT_STATE, TenantState } from '../context/tenant-state';
 import { JobScopeUnavailableError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
-import type { JobRunContext } from '../processor/tenant-job-pipeline';
+import type { TenantJob } from '../types/tenant-job.interface';
 
 type Disposer = () => unknown;
+
+/** What a job attempt (the runner's `JobRun`) gives its scope: its job and its disposers. */
+export interface ScopedAttempt {
+  readonly job: TenantJob;
+  /** @internal `JobScope`'s disposers: none yet (undefined), some, or closed (null). */
+  disposers?: (() => unknown)[] | null;
+}
 
 /**
  * Temporary resources of the running job, released when its attempt settles: after the handler
@@ -61,13 +68,13 @@ export class JobScope {
   }
 
   /** The running attempt: the tenant state of a job's context points to it. */
-  private current(): JobRunContext | undefined {
+  private current(): ScopedAttempt | undefined {
     if (!this.cls.isActive()) return undefined;
     return this.cls.get<TenantState | undefined>(TENANT_STATE)?.attempt as
-      JobRunContext | undefined;
+      ScopedAttempt | undefined;
   }
 
-  private require(method: string): JobRunContext {
+  private require(method: string): ScopedAttempt {
     const context = this.current();
     if (!context) throw new JobScopeUnavailableError(Messages.jobScopeOutsideJob(method));
     return context;
@@ -78,7 +85,7 @@ export class JobScope {
  * @internal Ends the attempt's scope (a later `defer` releases at once) and returns what it
  * registered, if anything; synchronous, so an attempt that used no scope pays no async frame.
  */
-export function endJobScope(context: JobRunContext): Disposer[] | undefined {
+export function endJobScope(context: ScopedAttempt): Disposer[] | undefined {
   const disposers = context.disposers;
   context.disposers = null;
   return disposers ?? undefined;
@@ -87,7 +94,7 @@ export function endJobScope(context: JobRunContext): Disposer[] | undefined {
 /** @internal Runs the disposers of an ended scope, last registered first; never throws. */
 export async function runDisposers(
   disposers: Disposer[],
-  context: JobRunContext,
+  context: ScopedAttempt,
   logger: Logger,
 ): Promise<void> {
   for (let i = disposers.length - 1; i >= 0; i--) {
@@ -95,7 +102,7 @@ export async function runDisposers(
   }
 }
 
-async function runDisposer(dispose: Disposer, context: JobRunContext, logger: Logger) {
+async function runDisposer(dispose: Disposer, context: ScopedAttempt, logger: Logger) {
   try {
     await dispose();
   } catch (error) {

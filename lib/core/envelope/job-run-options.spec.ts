@@ -6,7 +6,7 @@ import {
   runOptionsProblem,
   withRunOptions,
 } from './job-run-options';
-import { TenantBullJob, attachRun } from './tenant-bull-job';
+import { TenantBullJob, attachRun } from '../processor/tenant-bull-job';
 
 describe('run options', () => {
   it('adds them under the reserved key without touching the payload', () => {
