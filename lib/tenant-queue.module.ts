@@ -73,6 +73,8 @@ import { JobClsSetup, TENANT_JOB_CLS_OPTIONS } from './core/cls/job-cls-setup';
 import { resolveJobClsOptions } from './core/cls/job-cls.options';
 import { RedisQueueBackend, TENANT_QUEUE_BACKEND } from './core/queues/queue-backend';
 import { TenantQueuePlugins } from './core/queues/tenant-queue-plugins';
+import { BullWorkerBackend, TENANT_WORKER_BACKEND } from './core/processor/worker-backend';
+import { TenantWorkerLauncher } from './core/processor/worker-launcher';
 import { TENANT_GUARD_OPTIONS, resolveGuardOptions } from './guards/tenant-guard.options';
 import { FairQueueFeature } from './fairness/fair-queue.feature';
 import { PoolJobRouter } from './pools/pool-job.router';
@@ -119,6 +121,8 @@ export const TENANT_QUEUE_CORE_PROVIDERS: Provider[] = [
   },
   JobClsSetup,
   { provide: TENANT_QUEUE_BACKEND, useClass: RedisQueueBackend },
+  { provide: TENANT_WORKER_BACKEND, useClass: BullWorkerBackend },
+  TenantWorkerLauncher,
   {
     provide: TENANT_GUARD_OPTIONS,
     useFactory: (options: TenantQueueModuleOptions) => resolveGuardOptions(options.guards),

@@ -1,3 +1,4 @@
+import { TenantWorkerLauncher } from '../lib/core/processor/worker-launcher';
 import { Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { ClsModule } from 'nestjs-cls';
@@ -64,7 +65,7 @@ describe('job guard configuration', () => {
       (failure: unknown) => failure,
     );
     // Nest's close() re-throws a failed init (a real app exits), so release the queues directly.
-    await registry.beforeApplicationShutdown();
+    await moduleRef.get(TenantWorkerLauncher).close();
     await registry.onApplicationShutdown();
     expect(error).toBeInstanceOf(PortNotConfiguredError);
     expect((error as Error).message).toMatch(message);

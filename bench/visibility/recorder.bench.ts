@@ -31,6 +31,7 @@ async function main() {
       options,
       createMetricsSink(options),
       pipeline as never,
+      { close: async () => undefined } as never,
     );
     recorder.attach(
       { on: (e: string, f: (job: unknown) => void) => (listeners[e] = f) } as never,

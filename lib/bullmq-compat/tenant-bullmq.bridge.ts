@@ -9,13 +9,12 @@ import { DiscoveryService, ModuleRef } from '@nestjs/core';
 import { WorkerHost } from '@nestjs/bullmq';
 import type { Processor, Worker } from 'bullmq';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
-import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
+import { TenantWorkerLauncher } from '../core/processor/worker-launcher';
 import { TenantJobRunner } from '../core/processor/tenant-job.runner';
 import { TenantProcessorOptions } from '../core/processor/tenant-processor.decorator';
 import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
 import type { TenantQueue } from '../core/queues/tenant-queue';
 import { Messages } from '../tenant-queue.messages';
-import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { adoptWorker, claimQueues, notifyBound } from './processor-seam';
 
 /** @internal The tenant queues one `TenantBullMqModule.registerQueue(...)` declared. */
@@ -36,8 +35,6 @@ export class TenantBullMqBridge implements OnApplicationBootstrap, OnApplication
     @Inject(TENANT_BULLMQ_QUEUES) queues: TenantQueue<any>[],
     private readonly discovery: DiscoveryService,
     private readonly moduleRef: ModuleRef,
-    private readonly registry: TenantQueueRegistry,
-    private readonly pipeline: TenantJobPipeline,
   ) {
     for (const queue of queues) this.byQualifiedName.set(queue.bullQueue.qualifiedName, queue);
     this.release = claimQueues([...this.byQualifiedName.keys()]);
@@ -83,10 +80,10 @@ export class TenantBullMqBridge implements OnApplicationBootstrap, OnApplication
     adoptWorker(worker, (inner) =>
       runner.createProcessor(hostCalling(host, inner), queue.definition, options),
     );
-    for (const plugin of this.pipeline.workerPlugins)
-      plugin.attach(worker, queue.definition, options);
-    // The registry closes it before the fair gates, so its last completions still free slots.
-    if (!this.registry.getWorker(queue.name)) this.registry.addWorker(queue.name, worker);
+    // The launcher closes it before the fair gates, so its last completions still free slots.
+    this.moduleRef
+      .get(TenantWorkerLauncher, { strict: false })
+      .adopt(worker, queue.definition, options);
   }
 }
 

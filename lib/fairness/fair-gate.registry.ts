@@ -1,3 +1,4 @@
+import { TenantWorkerLauncher } from '../core/processor/worker-launcher';
 import { EventEmitter } from 'node:events';
 import {
   BeforeApplicationShutdown,
@@ -49,6 +50,7 @@ export class FairGateRegistry
     private readonly tiers: TenantTiers,
     @Inject(TENANT_QUEUE_OPTIONS) options: ResolvedTenantQueueOptions,
     queuePlugins: TenantQueuePlugins,
+    private readonly launcher: TenantWorkerLauncher,
   ) {
     this.hintTtl = options.tierCacheMs;
     this.unsubscribe = tiers.onRefresh((tenantId) => this.refreshHints(tenantId));
@@ -132,7 +134,7 @@ export class FairGateRegistry
   async beforeApplicationShutdown(): Promise<void> {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     // Workers first, so their last completions still free slots before the gates close.
-    await Promise.all([...this.gates.keys()].map((name) => this.registry.getWorker(name)?.close()));
+    await this.launcher.close();
     const gates = [...this.gates.values()];
     this.gates.clear();
     await Promise.all(gates.map((gate) => gate.close()));

@@ -1,3 +1,4 @@
+import { TenantWorkerLauncher } from '../core/processor/worker-launcher';
 import { TenantJobStage } from '../core/processor/tenant-job-stage.decorator';
 import { TenantQueuePlugins } from '../core/queues/tenant-queue-plugins';
 import {
@@ -56,7 +57,6 @@ export class TenantMetricsRecorder
   private readonly labeler: TenantLabeler;
   /** Per queue definition (by identity: no string key per job). */
   private readonly queues = new Map<TenantQueueDefinition, QueueVisibility>();
-  private readonly workers = new Set<Worker>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private flushAgain: Promise<void> | undefined;
@@ -69,6 +69,7 @@ export class TenantMetricsRecorder
     @Inject(TENANT_QUEUE_METRICS_OPTIONS) private readonly options: ResolvedMetricsOptions,
     @Inject(MetricsSink) private readonly sink: MetricsSink,
     queuePlugins: TenantQueuePlugins,
+    private readonly launcher: TenantWorkerLauncher,
   ) {
     this.labeler = new TenantLabeler(options);
     pipeline.useWorkerPlugin(this);
@@ -84,7 +85,7 @@ export class TenantMetricsRecorder
   async beforeApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    await Promise.all([...this.workers].map((worker) => worker.close().catch(() => undefined)));
+    await this.launcher.close();
     await this.flush();
   }
 
@@ -123,9 +124,7 @@ export class TenantMetricsRecorder
   }
 
   attach(worker: Worker, definition: TenantQueueDefinition): void {
-    this.workers.add(worker);
     const queue = this.queueOf(definition);
-    worker.on('closed', () => this.workers.delete(worker));
     worker.on('completed', (job) => this.outcome(queue, job, COMPLETED_FIELD, ''));
     worker.on('failed', (job) => {
       if (!job) return;

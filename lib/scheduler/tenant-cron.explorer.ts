@@ -8,14 +8,11 @@ import {
   Optional,
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { TenantWorker } from '../core/processor/tenant-bull-job';
 import { InvalidScheduleError, InvalidTenantQueueOptionsError } from '../core/errors';
 import { TenantDirectory } from '../core/types/tenant-directory.interface';
-import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
-import { TenantJobRunner } from '../core/processor/tenant-job.runner';
+import { TenantWorkerLauncher } from '../core/processor/worker-launcher';
 import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
 import { Messages } from '../tenant-queue.messages';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { CronFanOutHost } from './cron-fan-out.host';
 import { ScheduleStore, StoredSchedule, cronScheduleId } from './schedule.store';
@@ -37,13 +34,11 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
   private readonly logger = new Logger('TenantScheduler');
 
   constructor(
-    @Inject(TENANT_QUEUE_OPTIONS) private readonly options: ResolvedTenantQueueOptions,
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly reflector: Reflector,
     private readonly registry: TenantQueueRegistry,
-    private readonly runner: TenantJobRunner,
-    private readonly pipeline: TenantJobPipeline,
+    private readonly launcher: TenantWorkerLauncher,
     private readonly store: ScheduleStore,
     private readonly ticker: ScheduleTicker,
     @Optional() @Inject(TenantDirectory) private readonly directory?: TenantDirectory,
@@ -164,24 +159,9 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
       }
     }
     for (const pool of pools) {
-      const { definition } = this.registry.getQueue(pool);
-      const options = { concurrency };
-      const worker = new TenantWorker(
-        pool,
-        this.runner.createProcessor(host, definition, options),
-        {
-          ...options,
-          connection: this.options.connection,
-          prefix: definition.bullPrefix,
-        },
-      );
-      worker.on('error', (error) =>
-        this.logger.error(`${tenantLogFields()} worker ${pool}: ${error.message}`),
-      );
-      for (const plugin of this.pipeline.workerPlugins) plugin.attach(worker, definition, options);
       // The shared pool comes last, so the host's worker is the shared one.
-      host.attachWorker(worker);
-      this.registry.addWorker(pool, worker);
+      const { definition } = this.registry.getQueue(pool);
+      this.launcher.launch(host, definition, { concurrency });
     }
   }
 }

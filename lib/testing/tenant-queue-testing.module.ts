@@ -12,7 +12,7 @@ import { ClsModule } from 'nestjs-cls';
 import { TenantQueueModuleOptions } from '../interfaces/tenant-queue-options.interface';
 import { TenantQueuePortOptions } from '../guards/tenant-queue-ports.interface';
 import { PORT_TOKENS, omitPortOptions, portProviders } from '../guards/port-providers';
-import { TenantProcessorExplorer } from '../core/processor/tenant-processor.explorer';
+import { TENANT_WORKER_BACKEND } from '../core/processor/worker-backend';
 import { TENANT_QUEUE_MODULE_OPTIONS } from '../tenant-queue.module-definition';
 import {
   TENANT_QUEUE_CORE_EXPORTS,
@@ -22,15 +22,13 @@ import {
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
 import { TENANT_QUEUE_BACKEND } from '../core/queues/queue-backend';
 import { InMemoryQueueBackend } from './in-memory-queue.backend';
-import { InlineProcessorExplorer } from './inline-processor.explorer';
+import { InlineWorkerBackend } from './inline-worker.backend';
 import { TenantQueueTesting } from './tenant-queue-testing';
 
-const REPLACED = new Set<unknown>([TenantProcessorExplorer]);
-const isReplaced = (provider: Provider) =>
-  REPLACED.has(provider) ||
-  (typeof provider === 'object' &&
-    'provide' in provider &&
-    provider.provide === TENANT_QUEUE_BACKEND);
+/** The kernel's two backends (producers' and consumers'), swapped for in-memory ones. */
+const SWAPPED = new Set<unknown>([TENANT_QUEUE_BACKEND, TENANT_WORKER_BACKEND]);
+const isSwapped = (provider: Provider) =>
+  typeof provider === 'object' && 'provide' in provider && SWAPPED.has(provider.provide);
 
 /**
  * Stands in for `TenantQueueModule.forRoot()` in your tests: no Redis. `registerQueue` queues
@@ -51,14 +49,14 @@ export class TenantQueueTestingModule implements NestModule {
     options: Partial<TenantQueueModuleOptions> & TenantQueuePortOptions = {},
   ): DynamicModule {
     const providers: Provider[] = [
-      ...TENANT_QUEUE_CORE_PROVIDERS.filter((provider) => !isReplaced(provider)),
+      ...TENANT_QUEUE_CORE_PROVIDERS.filter((provider) => !isSwapped(provider)),
       {
         provide: TENANT_QUEUE_MODULE_OPTIONS,
         useValue: { connection: {}, ...omitPortOptions(options) },
       },
       ...portProviders(options),
       { provide: TENANT_QUEUE_BACKEND, useClass: InMemoryQueueBackend },
-      { provide: TenantProcessorExplorer, useClass: InlineProcessorExplorer },
+      { provide: TENANT_WORKER_BACKEND, useClass: InlineWorkerBackend },
       TenantQueueTesting,
     ];
     return {

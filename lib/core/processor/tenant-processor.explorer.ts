@@ -1,13 +1,10 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, Type } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, Type } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
-import { WorkerOptions } from 'bullmq';
-import { TenantWorker } from './tenant-bull-job';
 import { InvalidTenantQueueOptionsError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core.options';
 import { TenantQueueRegistry } from '../queues/tenant-queue.registry';
-import { TenantJobPipeline } from './tenant-job-pipeline';
+import { TenantWorkerLauncher } from './worker-launcher';
 import { TenantJobRunner } from './tenant-job.runner';
 import { TenantProcessorMetadataAccessor } from './tenant-processor.metadata-accessor';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
@@ -15,7 +12,7 @@ import { TenantWorkerHost } from './tenant-worker-host';
 import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 
 /**
- * Finds every `@TenantProcessor` at bootstrap and starts one BullMQ worker for it. A processor
+ * Finds every `@TenantProcessor` at bootstrap and has the worker launcher start its workers. A processor
  * that depends on request-scoped providers is resolved per job (see `TenantJobRunner`).
  */
 @Injectable()
@@ -23,14 +20,12 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
   private readonly logger = new Logger('TenantQueue');
 
   constructor(
-    @Inject(TENANT_QUEUE_OPTIONS)
-    private readonly options: ResolvedTenantQueueOptions,
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly accessor: TenantProcessorMetadataAccessor,
-    protected readonly registry: TenantQueueRegistry,
-    protected readonly runner: TenantJobRunner,
-    private readonly pipeline: TenantJobPipeline,
+    private readonly registry: TenantQueueRegistry,
+    private readonly runner: TenantJobRunner,
+    private readonly launcher: TenantWorkerLauncher,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -60,34 +55,13 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
     return this.accessor.getProcessor(wrapper.metatype as Type);
   }
 
-  protected start(
-    host: TenantWorkerHost,
-    queueName: string,
-    options: TenantProcessorOptions,
-  ): void {
-    const queue = this.registry.getQueue(queueName);
-    const worker = new TenantWorker(
-      queue.name,
-      this.runner.createProcessor(host, queue.definition, options),
-      {
-        telemetry: this.options.telemetry,
-        ...normaliseKeepJobs(options),
-        connection: this.options.connection,
-        prefix: queue.definition.bullPrefix,
-      },
-    );
-    worker.on('error', (error) =>
-      this.logger.error(`${tenantLogFields()} worker ${queue.name}: ${error.message}`),
-    );
-    for (const plugin of this.pipeline.workerPlugins)
-      plugin.attach(worker, queue.definition, options);
-    this.bindEvents(host, worker);
-    host.attachWorker(worker);
-    this.registry.addWorker(queue.name, worker);
+  private start(host: TenantWorkerHost, queueName: string, options: TenantProcessorOptions): void {
+    const { definition } = this.registry.getQueue(queueName);
+    this.bindEvents(host, this.launcher.launch(host, definition, options).events);
   }
 
-  /** Subscribes `@OnTenantWorkerEvent` methods; `emitter` is the BullMQ worker (or a test double). */
-  protected bindEvents(
+  /** Subscribes `@OnTenantWorkerEvent` methods to the consumer's events. */
+  private bindEvents(
     host: TenantWorkerHost,
     emitter: { on(event: string, listener: (...args: any[]) => void): unknown },
   ): void {
@@ -114,15 +88,4 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
       });
     }
   }
-}
-
-/** bullmq 6.7 mishandles a boolean `removeOnComplete`/`removeOnFail` at worker level. */
-function normaliseKeepJobs(options: TenantProcessorOptions): Omit<WorkerOptions, 'connection'> {
-  const fix = (value: WorkerOptions['removeOnComplete'] | boolean | undefined) =>
-    value === true ? { count: 0 } : value === false ? undefined : value;
-  return {
-    ...options,
-    removeOnComplete: fix(options.removeOnComplete as never),
-    removeOnFail: fix(options.removeOnFail as never),
-  };
 }

@@ -1,9 +1,4 @@
-import {
-  BeforeApplicationShutdown,
-  Inject,
-  Injectable,
-  OnApplicationShutdown,
-} from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { Worker } from 'bullmq';
 import { TenantContext } from '../context/tenant-context';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
@@ -23,13 +18,13 @@ const DEFAULT_BACKOFF = { type: 'exponential', delay: 1000, jitter: 0.5 } as con
 const DEFAULT_DEAD_LETTER_CAP = 1000;
 
 /**
- * Runtime registry of this app's tenant queues and workers: the public way to reach them, and
- * the owner that closes them all on shutdown (workers first, then queues).
+ * Runtime registry of this app's tenant queues (and, read from the worker launcher, their
+ * workers): the public way to reach them. Closes the queues on shutdown, after the workers.
  */
 @Injectable()
-export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplicationShutdown {
+export class TenantQueueRegistry implements OnApplicationShutdown {
   private readonly queues = new Map<string, TenantQueue<any>>();
-  private readonly workers = new Map<string, Worker>();
+  private workerLookup: (name: string) => Worker | undefined = () => undefined;
 
   constructor(
     @Inject(TENANT_QUEUE_OPTIONS)
@@ -115,9 +110,9 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
     return queue;
   }
 
-  /** @internal */
-  addWorker(name: string, worker: Worker): void {
-    this.workers.set(name, worker);
+  /** @internal Where `getWorker` reads the workers (the worker launcher, which keeps them). */
+  useWorkerLookup(lookup: (name: string) => Worker | undefined): void {
+    this.workerLookup = lookup;
   }
 
   /**
@@ -132,17 +127,11 @@ export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplica
 
   /** The worker of a queue, or of one pool by its name, when this process consumes it. */
   getWorker(name: string): Worker | undefined {
-    return this.workers.get(name);
+    return this.workerLookup(name);
   }
 
   getQueueNames(): string[] {
     return [...this.queues.keys()];
-  }
-
-  async beforeApplicationShutdown(): Promise<void> {
-    const workers = [...this.workers.values()];
-    this.workers.clear();
-    await Promise.all(workers.map((worker) => worker.close()));
   }
 
   async onApplicationShutdown(): Promise<void> {

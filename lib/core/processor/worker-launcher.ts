@@ -1,0 +1,91 @@
+import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+import type { Worker } from 'bullmq';
+import { tenantLogFields } from '../context/tenant-log-fields';
+import { TenantQueueRegistry } from '../queues/tenant-queue.registry';
+import { TenantQueueDefinition } from '../types/queue-definition.interface';
+import { TenantJobPipeline } from './tenant-job-pipeline';
+import { TenantJobRunner } from './tenant-job.runner';
+import { TenantProcessorOptions } from './tenant-processor.decorator';
+import { TenantWorkerHost } from './tenant-worker-host';
+import { StartedConsumer, TENANT_WORKER_BACKEND, TenantWorkerBackend } from './worker-backend';
+
+/**
+ * The one place that starts, keeps and closes the module's BullMQ workers (for
+ * `@TenantProcessor`s, `@TenantCron` fan-out, adopted `@nestjs/bullmq` processors). Each worker
+ * gets the features' worker plugins; `TenantQueueRegistry.getWorker` reads them from here.
+ */
+@Injectable()
+export class TenantWorkerLauncher implements BeforeApplicationShutdown {
+  private readonly logger = new Logger('TenantQueue');
+  private readonly workers = new Map<string, Worker>();
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly runner: TenantJobRunner,
+    private readonly pipeline: TenantJobPipeline,
+    @Inject(TENANT_WORKER_BACKEND) private readonly backend: TenantWorkerBackend,
+    registry: TenantQueueRegistry,
+  ) {
+    registry.useWorkerLookup((name) => this.workers.get(name));
+  }
+
+  /** Starts the consumer of `definition` (a queue or one pool) that runs `host`'s jobs. */
+  launch(
+    host: TenantWorkerHost,
+    definition: TenantQueueDefinition,
+    options: TenantProcessorOptions,
+  ): StartedConsumer {
+    const started = this.backend.start(
+      definition,
+      this.runner.createProcessor(host, definition, options),
+      options,
+    );
+    const worker = started.worker;
+    if (worker) {
+      worker.on('error', (error) =>
+        this.logger.error(`${tenantLogFields()} worker ${definition.name}: ${error.message}`),
+      );
+      this.keep(worker, definition, options);
+      host.attachWorker(worker);
+    }
+    return started;
+  }
+
+  /** Takes in a worker started elsewhere (an adopted `@nestjs/bullmq` processor's). */
+  adopt(worker: Worker, definition: TenantQueueDefinition, options: TenantProcessorOptions): void {
+    this.keep(worker, definition, options);
+  }
+
+  /** The worker consuming a queue or pool in this process, if any. */
+  get(name: string): Worker | undefined {
+    return this.workers.get(name);
+  }
+
+  /**
+   * Closes every worker once (active jobs finish first). Features that must outlive the workers'
+   * last completions (fair gates, metrics) await this before their own teardown.
+   */
+  close(): Promise<void> {
+    this.closing ??= Promise.all(
+      [...this.workers.entries()].map(([name, worker]) =>
+        worker
+          .close()
+          .catch((error: Error) =>
+            this.logger.warn(
+              `${tenantLogFields()} worker ${name} did not close: ${error?.message}`,
+            ),
+          ),
+      ),
+    ).then(() => undefined);
+    return this.closing;
+  }
+
+  beforeApplicationShutdown(): Promise<void> {
+    return this.close();
+  }
+
+  private keep(worker: Worker, definition: TenantQueueDefinition, options: TenantProcessorOptions) {
+    for (const plugin of this.pipeline.workerPlugins) plugin.attach(worker, definition, options);
+    if (!this.workers.has(definition.name)) this.workers.set(definition.name, worker);
+  }
+}
