@@ -1,15 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { tenantKeyPart } from '../core/context/tenant-key';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { RedisClient } from '../core/redis/tenant-queue.redis';
+import { LuaScripts } from '../core/redis/lua-scripts';
 
-const lua = (file: string) => readFileSync(join(__dirname, file), 'utf8');
-const SCRIPTS = {
-  tqDlqRecord: { numberOfKeys: 4, lua: lua('dead-letter-record.lua') },
-  tqDlqRemove: { numberOfKeys: 2, lua: lua('dead-letter-remove.lua') },
-};
-const defined = new WeakSet<object>();
+const SCRIPTS = new LuaScripts<Record<string, (...args: unknown[]) => Promise<any>>>(__dirname, {
+  tqDlqRecord: { numberOfKeys: 4, file: 'dead-letter-record.lua' },
+  tqDlqRemove: { numberOfKeys: 2, file: 'dead-letter-remove.lua' },
+});
 
 /** @internal Keys and scripts of the dead-letter store (all under the queue's hash tag). */
 export class DeadLettersScript {
@@ -64,11 +61,6 @@ export class DeadLettersScript {
   }
 
   private redis(): any {
-    const client = this.client();
-    if (!defined.has(client)) {
-      for (const [name, script] of Object.entries(SCRIPTS)) client.defineCommand(name, script);
-      defined.add(client);
-    }
-    return client;
+    return SCRIPTS.on(this.client());
   }
 }

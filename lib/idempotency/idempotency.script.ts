@@ -1,15 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { tenantKeyPart } from '../core/context/tenant-key';
 import { RedisClient } from '../core/redis/tenant-queue.redis';
+import { LuaScripts } from '../core/redis/lua-scripts';
 
-const lua = (file: string) => readFileSync(join(__dirname, file), 'utf8');
-const SCRIPTS = {
-  tqIdemClaim: { numberOfKeys: 2, lua: lua('idempotency-claim.lua') },
-  tqIdemComplete: { numberOfKeys: 2, lua: lua('idempotency-complete.lua') },
-  tqIdemLease: { numberOfKeys: 1, lua: lua('idempotency-lease.lua') },
-};
-const defined = new WeakSet<object>();
+const SCRIPTS = new LuaScripts<Record<string, (...args: unknown[]) => Promise<any>>>(__dirname, {
+  tqIdemClaim: { numberOfKeys: 2, file: 'idempotency-claim.lua' },
+  tqIdemComplete: { numberOfKeys: 2, file: 'idempotency-complete.lua' },
+  tqIdemLease: { numberOfKeys: 1, file: 'idempotency-lease.lua' },
+});
 
 export type ClaimResult =
   { state: 'done'; result: unknown } | { state: 'busy'; pttl: number } | { state: 'claimed' };
@@ -46,12 +43,7 @@ export class IdempotencyScript {
   }
 
   private redis(): any {
-    const client = this.client();
-    if (!defined.has(client)) {
-      for (const [name, script] of Object.entries(SCRIPTS)) client.defineCommand(name, script);
-      defined.add(client);
-    }
-    return client;
+    return SCRIPTS.on(this.client());
   }
 }
 

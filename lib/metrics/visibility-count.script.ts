@@ -1,16 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { RedisClient } from '../core/redis/tenant-queue.redis';
+import { LuaScripts } from '../core/redis/lua-scripts';
 import { VisibilityKeys } from './visibility-keys';
-
-const COUNT_LUA = readFileSync(join(__dirname, 'visibility-count.lua'), 'utf8');
-const RECONCILE_LUA = readFileSync(join(__dirname, 'visibility-reconcile.lua'), 'utf8');
-const defined = new WeakSet<object>();
 
 /** Jobs BullMQ holds read per count (~5-20 ms of Redis time): above it, backlogs come from the counters. */
 export const COUNT_BUDGET = 1000;
 
-type Commands = RedisClient & {
+type Commands = {
   tqVisCount(prefix: string, budget: number): Promise<(string | number)[]>;
   tqVisReconcile(
     totals: string,
@@ -48,13 +43,13 @@ export class BullCounts {
   }
 }
 
-function commands(redis: RedisClient): Commands {
-  if (!defined.has(redis)) {
-    redis.defineCommand('tqVisCount', { numberOfKeys: 1, lua: COUNT_LUA });
-    redis.defineCommand('tqVisReconcile', { numberOfKeys: 2, lua: RECONCILE_LUA });
-    defined.add(redis);
-  }
-  return redis as Commands;
+const SCRIPTS = new LuaScripts<Commands>(__dirname, {
+  tqVisCount: { numberOfKeys: 1, file: 'visibility-count.lua' },
+  tqVisReconcile: { numberOfKeys: 2, file: 'visibility-reconcile.lua' },
+});
+
+function commands(redis: RedisClient): RedisClient & Commands {
+  return SCRIPTS.on(redis);
 }
 
 /** Counts the queue's jobs per tenant from BullMQ's lists (one script call). */

@@ -1,11 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { RedisClient } from '../core/redis/tenant-queue.redis';
+import { LuaScripts } from '../core/redis/lua-scripts';
 
-const LUA = readFileSync(join(__dirname, 'pool-ids.lua'), 'utf8');
 const CHUNK = 1000;
-const defined = new WeakSet<object>();
+const SCRIPTS = new LuaScripts<{
+  tqPoolIds(...args: (string | number)[]): Promise<string[]>;
+}>(__dirname, { tqPoolIds: { file: 'pool-ids.lua' } });
 
 /** How long a caller-chosen job id stays on the pool that took it first. */
 export const POOL_ID_TTL_MS = 24 * 60 * 60 * 1000;
@@ -25,13 +25,7 @@ export class RedisPoolIdLedger implements PoolIdLedger {
   ) {}
 
   async claim(ids: string[], pools: string[]): Promise<string[]> {
-    const redis = this.client() as RedisClient & {
-      tqPoolIds(...args: (string | number)[]): Promise<string[]>;
-    };
-    if (!defined.has(redis)) {
-      redis.defineCommand('tqPoolIds', { lua: LUA });
-      defined.add(redis);
-    }
+    const redis = SCRIPTS.on(this.client());
     const out: string[] = [];
     for (let i = 0; i < ids.length; i += CHUNK) {
       const keys = ids.slice(i, i + CHUNK).map((id) => `${this.definition.bullPrefix}:~pool:${id}`);

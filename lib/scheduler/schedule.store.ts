@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { tenantKeyPart } from '../core/context/tenant-key';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
-import { RedisClient, TenantQueueRedis } from '../core/redis/tenant-queue.redis';
+import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
+import { LuaScripts } from '../core/redis/lua-scripts';
 import { MissedRunPolicy, TenantScheduleJob } from './tenant-schedule.interface';
 
 /** A schedule as stored in Redis: a tenant's schedule, or the driver of a `@TenantCron`. */
@@ -28,13 +27,13 @@ export interface ScheduleClaim {
   members: string[];
 }
 
-const CLAIM = readFileSync(join(__dirname, 'schedule-claim.lua'), 'utf8');
-const RECOVER = readFileSync(join(__dirname, 'schedule-recover.lua'), 'utf8');
-
-type ScriptClient = RedisClient & {
+const SCRIPTS = new LuaScripts<{
   tqScheduleClaim(due: string, outbox: string, ...args: (string | number)[]): Promise<number[]>;
   tqScheduleRecover(outbox: string, ...args: (string | number)[]): Promise<string[]>;
-};
+}>(__dirname, {
+  tqScheduleClaim: { numberOfKeys: 2, file: 'schedule-claim.lua' },
+  tqScheduleRecover: { numberOfKeys: 1, file: 'schedule-recover.lua' },
+});
 
 /** `t~<tenant key part>~<key>`: keys have no `~`, so the last `~` ends the tenant's part. */
 export const tenantScheduleId = (tenantId: string, key: string) =>
@@ -66,13 +65,8 @@ export class ScheduleStore {
     };
   }
 
-  private get client(): ScriptClient {
-    const client = this.redis.client as ScriptClient;
-    if (typeof client.tqScheduleClaim !== 'function') {
-      client.defineCommand('tqScheduleClaim', { numberOfKeys: 2, lua: CLAIM });
-      client.defineCommand('tqScheduleRecover', { numberOfKeys: 1, lua: RECOVER });
-    }
-    return client;
+  private get client() {
+    return SCRIPTS.on(this.redis.client);
   }
 
   /** Writes a schedule and its next run (null leaves it out of the due index). */

@@ -1,13 +1,13 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { TenantQueueDefinition } from '../types/queue-definition.interface';
 import { ENVELOPE_KEY } from '../../tenant-queue.constants';
 import { RedisClient } from '../redis/tenant-queue.redis';
+import { LuaScripts } from '../redis/lua-scripts';
 import { PreparedJob } from './job-dispatcher.interface';
 
-const LUA = readFileSync(join(__dirname, 'job-id-owners.lua'), 'utf8');
 const CHUNK = 500;
-const defined = new WeakSet<object>();
+const SCRIPTS = new LuaScripts<{
+  tqJobIdOwners(...args: (string | number)[]): Promise<number>;
+}>(__dirname, { tqJobIdOwners: { file: 'job-id-owners.lua' } });
 /** The fair gate's bucket of jobs without tenant (see `SYSTEM_TENANT` in fairness/fair-gate). */
 const GATE_SYSTEM = '_system';
 
@@ -32,13 +32,7 @@ export class RedisJobIdOwners implements JobIdOwners {
   ) {}
 
   async claim(jobs: PreparedJob[]): Promise<PreparedJob | undefined> {
-    const redis = this.client() as RedisClient & {
-      tqJobIdOwners(...args: (string | number)[]): Promise<number>;
-    };
-    if (!defined.has(redis)) {
-      redis.defineCommand('tqJobIdOwners', { lua: LUA });
-      defined.add(redis);
-    }
+    const redis = SCRIPTS.on(this.client());
     const prefix = this.definition.bullPrefix;
     const gateJobs = `${prefix}:~fair:jobs`;
     // One call per chunk: a refusal in a later chunk leaves earlier claims, which only keep
