@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import {
   ArrayNotEmpty,
+  IsIn,
   IsArray,
   IsBoolean,
   IsDefined,
-  IsIn,
   IsInstance,
   IsInt,
   IsOptional,
@@ -34,30 +34,22 @@ import { TenantTierOptions } from './types/tenant-tier-options.interface';
 import { resolveTierCacheMs, resolveTiers } from './tiers.options';
 import { TenantActor } from './types/actor.interface';
 import type { Telemetry } from 'bullmq';
-import { CoreModuleOptions, TenantResolverName } from './types/core-options.interface';
+import {
+  CoreModuleOptions,
+  ResolvedResolutionOptions,
+  TenantResolverName,
+} from './types/core-options.interface';
+import { RESOLUTION_STRATEGIES } from './resolution/strategies';
 
-export const RESOLVER_NAMES: readonly TenantResolverName[] = [
-  'header',
-  'subdomain',
-  'jwtClaim',
-  'pathParam',
-  'custom',
-];
+/** Every strategy name `resolution.order` accepts. */
+export const RESOLVER_NAMES = Object.keys(RESOLUTION_STRATEGIES) as TenantResolverName[];
 
 /** Module options after validation, with every default filled in. */
 export interface ResolvedTenantQueueOptions {
   connection: CoreModuleOptions['connection'];
   prefix: string;
   tenantIdPattern: RegExp;
-  resolution: {
-    order: TenantResolverName[];
-    header: string;
-    jwtClaim: string;
-    pathParam: string;
-    subdomainBaseDomains: string[];
-    custom?: (req: any) => string | undefined;
-    mount: boolean;
-  };
+  resolution: ResolvedResolutionOptions;
   resolveActor: (req: any) => TenantActor | undefined;
   resolveLocale: (req: any) => string | undefined;
   correlationHeader: string;

@@ -5,15 +5,11 @@ import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core.option
 import { TenantResolverName } from '../types/core-options.interface';
 import { TRACEPARENT } from '../envelope/tenant-envelope.dto';
 import { TenantState } from './tenant-state';
+import { RESOLUTION_STRATEGIES } from '../resolution/strategies';
+import { TenantResolutionStrategy } from '../resolution/tenant-resolution-strategy.interface';
 
-/** Strategies whose input exists only after routing or authentication. */
-const LATE: ReadonlySet<TenantResolverName> = new Set(['jwtClaim', 'pathParam']);
-/** Sources the client writes itself: refused when they name another tenant than the claim. */
-const UNAUTHENTICATED: ReadonlySet<TenantResolverName> = new Set([
-  'header',
-  'subdomain',
-  'pathParam',
-]);
+/** The claim an authenticated request carries; other sources must agree with it. */
+const CLAIM: TenantResolverName = 'jwtClaim';
 const CORRELATION = /^[\x21-\x7e]{1,128}$/;
 
 /** Maps an HTTP request to a tenant with the configured strategies, in order. */
@@ -21,6 +17,8 @@ const CORRELATION = /^[\x21-\x7e]{1,128}$/;
 export class TenantResolver {
   private readonly early: boolean;
   private readonly claimed: boolean;
+  /** `resolution.order`'s strategies, in order. */
+  private readonly order: readonly (readonly [TenantResolverName, TenantResolutionStrategy])[];
   /** Request states whose tenant was resolved before a late source could be read. */
   private readonly provisional = new WeakSet<TenantState>();
 
@@ -28,8 +26,12 @@ export class TenantResolver {
     @Inject(TENANT_QUEUE_OPTIONS)
     private readonly options: ResolvedTenantQueueOptions,
   ) {
-    this.early = !options.resolution.order.some((name) => LATE.has(name));
-    this.claimed = options.resolution.order.includes('jwtClaim');
+    // Names were checked with the options (`RESOLVER_NAMES`).
+    this.order = options.resolution.order.map(
+      (name) => [name, RESOLUTION_STRATEGIES[name]] as const,
+    );
+    this.early = !this.order.some(([, strategy]) => strategy.late);
+    this.claimed = options.resolution.order.includes(CLAIM);
   }
 
   /**
@@ -51,8 +53,8 @@ export class TenantResolver {
       environment: this.options.environment,
       request: req,
     };
-    for (const name of this.options.resolution.order) {
-      if (!LATE.has(name)) this.validated(this.read(name, req));
+    for (const [, strategy] of this.order) {
+      if (!strategy.late) this.validated(strategy.read(req, this.options.resolution));
     }
     if (this.early) this.settle(state);
     return state;
@@ -75,18 +77,21 @@ export class TenantResolver {
   }
 
   private resolve(state: TenantState, req: any): void {
-    const order = this.options.resolution.order;
-    const claim = this.claimed ? this.validated(this.read('jwtClaim', req)) : undefined;
+    const options = this.options.resolution;
+    const claim = this.claimed
+      ? this.validated(RESOLUTION_STRATEGIES[CLAIM].read(req, options))
+      : undefined;
     let pending = this.claimed && req.user === undefined;
     let tenantId: string | undefined;
     let strategy: TenantResolverName | undefined;
-    for (const name of order) {
-      const value = name === 'jwtClaim' ? claim : this.validated(this.read(name, req));
+    for (const [name, source] of this.order) {
+      const value = name === CLAIM ? claim : this.validated(source.read(req, options));
       if (value === undefined) {
-        if (tenantId === undefined && name === 'pathParam') pending = true;
+        // A late source (a path parameter before routing) may still answer.
+        if (tenantId === undefined && source.late && name !== CLAIM) pending = true;
         continue;
       }
-      if (claim !== undefined && value !== claim && UNAUTHENTICATED.has(name)) {
+      if (claim !== undefined && value !== claim && source.clientWritten) {
         // Nothing downstream (logs included) keeps the provisional answer; every read refuses.
         state.tenantId = undefined;
         state.strategy = undefined;
@@ -105,16 +110,10 @@ export class TenantResolver {
 
   private conflict(claim: string, name: TenantResolverName, value: string): ForbiddenException {
     const r = this.options.resolution;
-    const source =
-      name === 'header'
-        ? `header "${r.header}"`
-        : name === 'pathParam'
-          ? `path parameter "${r.pathParam}"`
-          : 'subdomain';
     const message = Messages.tenantSourceConflict(
-      `JWT claim "${r.jwtClaim}"`,
+      RESOLUTION_STRATEGIES[CLAIM].describe(r),
       claim,
-      source,
+      RESOLUTION_STRATEGIES[name].describe(r),
       value,
     );
     return new ForbiddenException(message, {
@@ -133,53 +132,4 @@ export class TenantResolver {
     }
     return value;
   }
-
-  private read(name: TenantResolverName, req: any): string | undefined {
-    const r = this.options.resolution;
-    switch (name) {
-      case 'header':
-        return asString(req?.headers?.[r.header]);
-      case 'subdomain':
-        return this.subdomain(req);
-      case 'jwtClaim':
-        return asString(readPath(req?.user, r.jwtClaim));
-      case 'pathParam':
-        return asString(req?.params?.[r.pathParam]);
-      case 'custom':
-        return asString(r.custom?.(req));
-    }
-  }
-
-  private subdomain(req: any): string | undefined {
-    const raw = asString(req?.hostname) ?? asString(req?.headers?.host);
-    if (!raw) return undefined;
-    const host = raw.replace(/:\d+$/, '').toLowerCase();
-    const bases = this.options.resolution.subdomainBaseDomains;
-    if (bases.length > 0) {
-      const base = bases.find((b) => host.endsWith(`.${b}`));
-      if (!base) return undefined;
-      const sub = host.slice(0, -(base.length + 1));
-      return sub && !sub.includes('.') ? sub : undefined;
-    }
-    const labels = host.split('.');
-    if (labels.length < 3 || labels[0] === 'www' || /^\d+$/.test(labels[labels.length - 1])) {
-      return undefined;
-    }
-    return labels[0];
-  }
-}
-
-function asString(value: unknown): string | undefined {
-  if (Array.isArray(value)) value = value[0];
-  if (typeof value === 'number') return String(value);
-  return typeof value === 'string' && value.length > 0 ? value : undefined;
-}
-
-function readPath(source: unknown, path: string): unknown {
-  let value: any = source;
-  for (const key of path.split('.')) {
-    if (value === null || typeof value !== 'object' || !Object.hasOwn(value, key)) return undefined;
-    value = value[key];
-  }
-  return value;
 }

@@ -9,14 +9,12 @@ import {
   buildMessage,
 } from 'class-validator';
 import { ACTOR_TYPES, ActorType } from '../types/actor.interface';
+import { RESOLUTION_STRATEGIES } from '../resolution/strategies';
 import { TenantEnvelope, TenantResolutionStrategy } from '../types/tenant-envelope.interface';
 
+/** How an envelope's tenant may have been found: a resolution strategy, or set by the module. */
 export const STRATEGIES: readonly TenantResolutionStrategy[] = [
-  'header',
-  'subdomain',
-  'jwtClaim',
-  'pathParam',
-  'custom',
+  ...(Object.keys(RESOLUTION_STRATEGIES) as TenantResolutionStrategy[]),
   'system',
   'inherited',
   'explicit',

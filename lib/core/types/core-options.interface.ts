@@ -3,8 +3,15 @@ import type { TenantTierOptions } from './tenant-tier-options.interface';
 import type { TenantActor } from './actor.interface';
 import type { TenantJobClsOptions } from './job-cls-options.interface';
 
+/**
+ * The request-resolution strategies by name. Each strategy's file (lib/core/resolution)
+ * adds its own name here by declaration merging.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface TenantResolverNames {}
+
 /** Strategy names tried, in order, to find the tenant of an HTTP request. */
-export type TenantResolverName = 'header' | 'subdomain' | 'jwtClaim' | 'pathParam' | 'custom';
+export type TenantResolverName = keyof TenantResolverNames & string;
 
 export interface TenantResolutionOptions {
   /**
@@ -124,4 +131,15 @@ export interface CoreModuleOptions {
    * hooks, `CLS_ID` (the correlation id), a `setup`, proxy providers. See `TenantJobClsOptions`.
    */
   cls?: TenantJobClsOptions;
+}
+
+/** `resolution` after validation, defaults filled in. */
+export interface ResolvedResolutionOptions {
+  order: TenantResolverName[];
+  header: string;
+  jwtClaim: string;
+  pathParam: string;
+  subdomainBaseDomains: string[];
+  custom?: (req: any) => string | undefined;
+  mount: boolean;
 }

@@ -1,15 +1,8 @@
 import { ActorType } from './actor.interface';
+import type { TenantResolverName } from './core-options.interface';
 
 /** How the tenant of a job was determined. */
-export type TenantResolutionStrategy =
-  | 'header'
-  | 'subdomain'
-  | 'jwtClaim'
-  | 'pathParam'
-  | 'custom'
-  | 'system'
-  | 'inherited'
-  | 'explicit';
+export type TenantResolutionStrategy = TenantResolverName | 'system' | 'inherited' | 'explicit';
 
 /** The `_tenant` envelope stored inside every tenant job's data. */
 export interface TenantEnvelope {
