@@ -2,13 +2,17 @@ import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { PORT_TOKENS, portProviders } from './guards/port-providers';
 import { TenantQueueModuleOptions } from './interfaces/tenant-queue-options.interface';
 import { TenantQueuePortOptions } from './guards/tenant-queue-ports.interface';
+import { TENANT_QUEUE_MODULE_OPTIONS } from './core/options/core.options';
+
+export { TENANT_QUEUE_MODULE_OPTIONS };
 
 export const {
   ConfigurableModuleClass: ConfigurableTenantQueueModule,
-  MODULE_OPTIONS_TOKEN: TENANT_QUEUE_MODULE_OPTIONS,
   OPTIONS_TYPE: TENANT_QUEUE_OPTIONS_TYPE,
   ASYNC_OPTIONS_TYPE: TENANT_QUEUE_ASYNC_OPTIONS_TYPE,
-} = new ConfigurableModuleBuilder<TenantQueueModuleOptions>()
+} = new ConfigurableModuleBuilder<TenantQueueModuleOptions>({
+  optionsInjectionToken: TENANT_QUEUE_MODULE_OPTIONS,
+})
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createTenantQueueOptions')
   // Ports are "extras": known when the module is defined, so each becomes a provider of its own
@@ -18,7 +22,7 @@ export const {
     (definition, ports) => ({
       ...definition,
       providers: [...(definition.providers ?? []), ...portProviders(ports)],
-      exports: [...(definition.exports ?? []), ...PORT_TOKENS],
+      exports: [...(definition.exports ?? []), TENANT_QUEUE_MODULE_OPTIONS, ...PORT_TOKENS],
     }),
   )
   .build();

@@ -1,5 +1,3 @@
-import { TenantQueueModuleOptions } from './interfaces/tenant-queue-options.interface';
-import { TenantTiers } from './core/tenants/tenant-tiers.service';
 import {
   DynamicModule,
   Global,
@@ -10,76 +8,28 @@ import {
   Provider,
   RequestMethod,
 } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
 import { ClsModule } from 'nestjs-cls';
-import { TenantContext } from './core/context/tenant-context';
-import { DeadLetterWorkerPlugin } from './dead-letters/dead-letter.plugin';
-import { DeadLetters } from './dead-letters/dead-letters.service';
+import { TenantQueueCoreModule } from './core/core.module';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from './core/options/core.options';
 import { TenantResolutionMiddleware } from './core/context/tenant-resolution.middleware';
-import { TenantResolver } from './core/context/tenant-resolver';
-import { TenantEnvelopeCodec } from './core/envelope/tenant-envelope.codec';
-import { JobCancellations } from './guards/job-cancellations';
-import { TenantJobGuardsStage } from './guards/tenant-job-guards.stage';
-import { FairGateRegistry } from './fairness/fair-gate.registry';
-import { TenantFairness } from './fairness/tenant-fairness.service';
-import { FairnessStateSource } from './fairness/fairness-state.source';
-import {
-  TenantQueueControls,
-  TenantQueueStateSource,
-} from './metrics/tenant-queue-state-source.interface';
-import { TenantRequiredGuard } from './guards/tenant-required.guard';
-import { TenantStatusService } from './guards/tenant-status.service';
-import { RegisterTenantQueueOptions } from './interfaces/register-queue-options.interface';
-import { IdempotencyStage } from './idempotency/idempotency.stage';
-import { TenantJobPipeline } from './core/processor/tenant-job-pipeline';
-import { TimeoutStage } from './core/processor/timeout.stage';
-import { TenantJobRunner } from './core/processor/tenant-job.runner';
-import { TenantProcessorExplorer } from './core/processor/tenant-processor.explorer';
-import { JobStageExplorer } from './core/processor/job-stage.explorer';
-import { TenantProcessorMetadataAccessor } from './core/processor/tenant-processor.metadata-accessor';
-import { JobScope } from './core/scope/job-scope';
-import { QueueConsumerCheck } from './core/processor/queue-consumer.check';
 import { TenantQueueRootMissingError } from './core/errors/tenant-queue-root-missing.error';
-import { Messages } from './tenant-queue.messages';
-import { getTenantQueueToken } from './tenant-queue.constants';
-import {
-  ConfigurableTenantQueueModule,
-  TENANT_QUEUE_MODULE_OPTIONS,
-} from './tenant-queue.module-definition';
-import {
-  ResolvedTenantQueueOptions,
-  TENANT_QUEUE_OPTIONS,
-  resolveTenantQueueOptions,
-} from './core/core.options';
-import { TenantQueueRedis } from './core/redis/tenant-queue.redis';
-import { METRICS_SINK_PROVIDER } from './metrics/metrics-sink.provider';
-import { MetricsSink } from './metrics/metrics-sink.interface';
-import { TENANT_QUEUE_METRICS_OPTIONS, resolveMetricsOptions } from './metrics/metrics.options';
-import { TenantMetricsGauges } from './metrics/tenant-metrics.gauges';
-import { TenantMetricsRecorder } from './metrics/tenant-metrics.recorder';
-import { TenantQueueInspector } from './metrics/tenant-queue-inspector.service';
+import { QueueConsumerCheck } from './core/processor/queue-consumer.check';
 import { TenantQueueRegistry } from './core/queues/tenant-queue.registry';
-import { TenantSpanStage } from './telemetry/tenant-span.stage';
-import { ScheduleStore } from './scheduler/schedule.store';
-import { ScheduleTicker } from './scheduler/schedule-ticker';
-import { RedisServerClock, SchedulerClock } from './scheduler/scheduler-clock';
-import { TenantCronExplorer } from './scheduler/tenant-cron.explorer';
-import { TenantScheduler } from './scheduler/tenant-scheduler';
-import {
-  TENANT_SCHEDULER_OPTIONS,
-  resolveTenantSchedulerOptions,
-} from './scheduler/tenant-scheduler.options';
-import { JobClsSetup, TENANT_JOB_CLS_OPTIONS } from './core/cls/job-cls-setup';
-import { resolveJobClsOptions } from './core/cls/job-cls.options';
-import { RedisQueueBackend, TENANT_QUEUE_BACKEND } from './core/queues/queue-backend';
-import { TenantQueuePlugins } from './core/queues/tenant-queue-plugins';
-import { BullWorkerBackend, TENANT_WORKER_BACKEND } from './core/processor/worker-backend';
-import { TenantWorkerLauncher } from './core/processor/worker-launcher';
-import { TENANT_GUARD_OPTIONS, resolveGuardOptions } from './guards/tenant-guard.options';
+import { TenantDeadLettersModule } from './dead-letters/tenant-dead-letters.module';
 import { FairQueueFeature } from './fairness/fair-queue.feature';
+import { TenantFairnessModule } from './fairness/tenant-fairness.module';
+import { TenantGuardsModule } from './guards/tenant-guards.module';
+import { TenantIdempotencyModule } from './idempotency/tenant-idempotency.module';
+import { RegisterTenantQueueOptions } from './interfaces/register-queue-options.interface';
+import { TenantMetricsModule } from './metrics/tenant-metrics.module';
 import { PoolJobRouter } from './pools/pool-job.router';
-import { TENANT_TELEMETRY, resolveTelemetry } from './telemetry/telemetry.options';
+import { TenantPoolsModule } from './pools/tenant-pools.module';
+import { TenantSchedulerModule } from './scheduler/tenant-scheduler.module';
 import { TelemetryQueueFeature } from './telemetry/telemetry-queue.feature';
+import { TenantTelemetryModule } from './telemetry/tenant-telemetry.module';
+import { getTenantQueueToken } from './tenant-queue.constants';
+import { Messages } from './tenant-queue.messages';
+import { ConfigurableTenantQueueModule } from './tenant-queue.module-definition';
 
 /**
  * @internal Resolved once every feature that plugs into queue registration (checks, router,
@@ -88,75 +38,25 @@ import { TelemetryQueueFeature } from './telemetry/telemetry-queue.feature';
  */
 export const TENANT_QUEUE_FEATURES_READY = Symbol('TENANT_QUEUE_FEATURES_READY');
 
-/** @internal Providers of the root module, shared with `TenantQueueTestingModule`. */
-export const TENANT_QUEUE_CORE_PROVIDERS: Provider[] = [
-  {
-    provide: TENANT_QUEUE_OPTIONS,
-    useFactory: resolveTenantQueueOptions,
-    inject: [TENANT_QUEUE_MODULE_OPTIONS],
-  },
-  TenantResolver,
-  TenantEnvelopeCodec,
-  TenantContext,
-  TenantQueueRegistry,
-  TenantQueueRedis,
-  TenantJobPipeline,
-  TenantQueuePlugins,
-  TenantJobRunner,
-  TenantProcessorMetadataAccessor,
-  TenantProcessorExplorer,
-  JobStageExplorer,
-  TenantResolutionMiddleware,
-  TenantRequiredGuard,
-  TenantStatusService,
-  TenantJobGuardsStage,
-  JobCancellations,
-  TimeoutStage,
-  TenantTiers,
-  JobScope,
-  {
-    provide: TENANT_JOB_CLS_OPTIONS,
-    useFactory: resolveJobClsOptions,
-    inject: [TENANT_QUEUE_MODULE_OPTIONS],
-  },
-  JobClsSetup,
-  { provide: TENANT_QUEUE_BACKEND, useClass: RedisQueueBackend },
-  { provide: TENANT_WORKER_BACKEND, useClass: BullWorkerBackend },
-  TenantWorkerLauncher,
-  {
-    provide: TENANT_GUARD_OPTIONS,
-    useFactory: (options: TenantQueueModuleOptions) => resolveGuardOptions(options.guards),
-    inject: [TENANT_QUEUE_MODULE_OPTIONS],
-  },
-  {
-    provide: TENANT_TELEMETRY,
-    useFactory: resolveTelemetry,
-    inject: [TENANT_QUEUE_MODULE_OPTIONS],
-  },
-  FairQueueFeature,
-  PoolJobRouter,
-  TelemetryQueueFeature,
-  {
+/** @internal `TENANT_QUEUE_FEATURES_READY`, given the features that plug into registration. */
+export function featuresReady(features: unknown[]): Provider {
+  return {
     provide: TENANT_QUEUE_FEATURES_READY,
     useFactory: () => true,
-    inject: [FairQueueFeature, PoolJobRouter, TelemetryQueueFeature],
-  },
-];
+    inject: features as never,
+  };
+}
 
-export const TENANT_QUEUE_CORE_EXPORTS = [
-  TENANT_QUEUE_OPTIONS,
-  JobScope,
-  TenantTiers,
-  TenantContext,
-  TenantEnvelopeCodec,
-  TenantQueueRegistry,
-  TenantQueueRedis,
-  TenantRequiredGuard,
-  TenantResolutionMiddleware,
-  TenantJobPipeline,
-  TenantQueuePlugins,
-  TenantStatusService,
-  JobCancellations,
+/** The features `forRoot` brings, each a Nest module plugged into the kernel's seams. */
+const DEFAULT_FEATURES = [
+  TenantGuardsModule,
+  TenantFairnessModule,
+  TenantPoolsModule,
+  TenantIdempotencyModule,
+  TenantDeadLettersModule,
+  TenantSchedulerModule,
+  TenantMetricsModule,
+  TenantTelemetryModule,
 ];
 
 /** @internal Mounts the resolution middleware on every route unless `resolution.mount` is off. */
@@ -170,39 +70,6 @@ export function mountTenantResolution(
     .forRoutes({ path: '{*splat}', method: RequestMethod.ALL });
 }
 
-/** Features that keep their state in Redis; the testing module leaves them out. */
-const TENANT_QUEUE_REDIS_FEATURE_PROVIDERS: Provider[] = [
-  FairGateRegistry,
-  TenantFairness,
-  FairnessStateSource,
-  { provide: TenantQueueStateSource, useExisting: FairnessStateSource },
-  { provide: TenantQueueControls, useExisting: FairnessStateSource },
-  IdempotencyStage,
-  DeadLetters,
-  DeadLetterWorkerPlugin,
-  {
-    provide: TENANT_SCHEDULER_OPTIONS,
-    useFactory: resolveTenantSchedulerOptions,
-    inject: [TENANT_QUEUE_MODULE_OPTIONS],
-  },
-  { provide: SchedulerClock, useClass: RedisServerClock },
-  ScheduleStore,
-  ScheduleTicker,
-  TenantScheduler,
-  TenantCronExplorer,
-  {
-    provide: TENANT_QUEUE_METRICS_OPTIONS,
-    useFactory: resolveMetricsOptions,
-    inject: [TENANT_QUEUE_MODULE_OPTIONS],
-  },
-  METRICS_SINK_PROVIDER,
-  TenantMetricsRecorder,
-  TenantMetricsGauges,
-  TenantQueueInspector,
-  QueueConsumerCheck,
-  TenantSpanStage,
-];
-
 @Module({})
 class TenantQueueFeatureModule {}
 
@@ -212,19 +79,10 @@ class TenantQueueFeatureModule {}
  */
 @Global()
 @Module({
-  imports: [ClsModule, DiscoveryModule],
-  providers: [...TENANT_QUEUE_CORE_PROVIDERS, ...TENANT_QUEUE_REDIS_FEATURE_PROVIDERS],
-  exports: [
-    ...TENANT_QUEUE_CORE_EXPORTS,
-    TenantScheduler,
-    DeadLetters,
-    TenantFairness,
-    TenantQueueInspector,
-    MetricsSink,
-    TenantQueueStateSource,
-    TenantQueueControls,
-    QueueConsumerCheck,
-  ],
+  // ClsModule: the resolution middleware is built in this module's scope.
+  imports: [ClsModule, TenantQueueCoreModule.register(), ...DEFAULT_FEATURES],
+  providers: [featuresReady([FairQueueFeature, PoolJobRouter, TelemetryQueueFeature])],
+  exports: [TenantQueueCoreModule, ...DEFAULT_FEATURES],
 })
 export class TenantQueueModule extends ConfigurableTenantQueueModule implements NestModule {
   constructor(

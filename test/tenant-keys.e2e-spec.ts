@@ -5,7 +5,7 @@ import {
   TenantQueueInspector,
   TenantScheduler,
 } from '../lib';
-import { resolveTenantQueueOptions } from '../lib/core/core.options';
+import { resolveTenantQueueOptions } from '../lib/core/options/core.options';
 import { TenantMetricsRecorder } from '../lib/metrics/tenant-metrics.recorder';
 import { IdempotencyScript } from '../lib/idempotency/idempotency.script';
 import { HostileApp, bootHostileApp, seen } from './support/hostile-app';

@@ -17,7 +17,7 @@ import {
   TenantWorkerHost,
 } from '../../lib';
 import { TenantProcessorMetadataAccessor } from '../../lib/core/processor/tenant-processor.metadata-accessor';
-import { resolveTenantQueueOptions } from '../../lib/core/core.options';
+import { resolveTenantQueueOptions } from '../../lib/core/options/core.options';
 import { resolveGuardOptions } from '../../lib/guards/tenant-guard.options';
 
 const N = Number(process.argv[2] ?? 200_000);

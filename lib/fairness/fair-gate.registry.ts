@@ -13,7 +13,7 @@ import { InvalidTenantQueueOptionsError, parseCancelReason } from '../core/error
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { TenantLimits } from '../core/types/tenant-tier-options.interface';
 import { TenantTiers } from '../core/tenants/tenant-tiers.service';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/options/core.options';
 import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
 import { TenantProcessorOptions } from '../core/processor/tenant-processor.decorator';
 import { Messages } from '../tenant-queue.messages';

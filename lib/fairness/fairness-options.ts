@@ -2,7 +2,7 @@ import { TenantQueueDefinition } from '../core/types/queue-definition.interface'
 import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
 import { TenantRateLimit } from '../core/types/tenant-tier-options.interface';
-import { checkRateLimit } from '../core/tiers.options';
+import { checkRateLimit } from '../core/options/tiers.options';
 import { TenantFairnessOptions, TenantLaneOptions } from './tenant-fairness-options.interface';
 
 /** Fairness options of one queue with every default filled in. */

@@ -3,7 +3,7 @@ import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
 import { TenantRateLimit } from '../core/types/tenant-tier-options.interface';
-import { checkRateLimit } from '../core/tiers.options';
+import { checkRateLimit } from '../core/options/tiers.options';
 import { FairGateRegistry } from './fair-gate.registry';
 import { decodeRate, encodeRate } from './fairness-options';
 import { SlowLaneEvent } from './slow-lane-event.interface';

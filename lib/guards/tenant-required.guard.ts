@@ -10,7 +10,7 @@ import {
 import { TenantContext } from '../core/context/tenant-context';
 import { TenantPortUnavailableError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/options/core.options';
 import { isTenantJobContext } from './is-tenant-job-context';
 import { TenantStatusService } from './tenant-status.service';
 

@@ -21,7 +21,7 @@ import {
   WorkerPlugin,
 } from '../core/processor/tenant-job-pipeline';
 import { PreparedJob } from '../core/queues/job-dispatcher.interface';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/options/core.options';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { seriesOf } from './metric-series';
 import { MetricsSink } from './metrics-sink.interface';

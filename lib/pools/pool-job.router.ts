@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/options/core.options';
 import { TenantQueuePlugins } from '../core/queues/tenant-queue-plugins';
 import { TENANT_QUEUE_BACKEND, TenantQueueBackend } from '../core/queues/queue-backend';
 import { CoreQueueOptions, TenantQueueDefinition } from '../core/types/queue-definition.interface';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { tenantKeyPart } from '../core/context/tenant-key';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/options/core.options';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { LuaScripts } from '../core/redis/lua-scripts';
 import { MissedRunPolicy, TenantScheduleJob } from './tenant-schedule.interface';

@@ -7,28 +7,29 @@ import {
   NestModule,
   Provider,
 } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
 import { ClsModule } from 'nestjs-cls';
 import { TenantQueueModuleOptions } from '../interfaces/tenant-queue-options.interface';
 import { TenantQueuePortOptions } from '../guards/tenant-queue-ports.interface';
 import { PORT_TOKENS, omitPortOptions, portProviders } from '../guards/port-providers';
-import { TENANT_WORKER_BACKEND } from '../core/processor/worker-backend';
-import { TENANT_QUEUE_MODULE_OPTIONS } from '../tenant-queue.module-definition';
+import { TenantQueueCoreModule } from '../core/core.module';
 import {
-  TENANT_QUEUE_CORE_EXPORTS,
-  TENANT_QUEUE_CORE_PROVIDERS,
-  mountTenantResolution,
-} from '../tenant-queue.module';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/core.options';
-import { TENANT_QUEUE_BACKEND } from '../core/queues/queue-backend';
+  ResolvedTenantQueueOptions,
+  TENANT_QUEUE_MODULE_OPTIONS,
+  TENANT_QUEUE_OPTIONS,
+} from '../core/options/core.options';
+import { FairQueueFeature } from '../fairness/fair-queue.feature';
+import { TenantGuardsModule } from '../guards/tenant-guards.module';
+import { PoolJobRouter } from '../pools/pool-job.router';
+import { TenantPoolsModule } from '../pools/tenant-pools.module';
+import { TelemetryQueueFeature } from '../telemetry/telemetry-queue.feature';
+import { TenantTelemetryModule } from '../telemetry/tenant-telemetry.module';
+import { featuresReady, mountTenantResolution } from '../tenant-queue.module';
 import { InMemoryQueueBackend } from './in-memory-queue.backend';
 import { InlineWorkerBackend } from './inline-worker.backend';
 import { TenantQueueTesting } from './tenant-queue-testing';
 
-/** The kernel's two backends (producers' and consumers'), swapped for in-memory ones. */
-const SWAPPED = new Set<unknown>([TENANT_QUEUE_BACKEND, TENANT_WORKER_BACKEND]);
-const isSwapped = (provider: Provider) =>
-  typeof provider === 'object' && 'provide' in provider && SWAPPED.has(provider.provide);
+/** The features that need no Redis; the kernel's backends swapped for in-memory ones. */
+const FEATURES = [TenantGuardsModule, TenantPoolsModule, TenantTelemetryModule];
 
 /**
  * Stands in for `TenantQueueModule.forRoot()` in your tests: no Redis. `registerQueue` queues
@@ -49,21 +50,31 @@ export class TenantQueueTestingModule implements NestModule {
     options: Partial<TenantQueueModuleOptions> & TenantQueuePortOptions = {},
   ): DynamicModule {
     const providers: Provider[] = [
-      ...TENANT_QUEUE_CORE_PROVIDERS.filter((provider) => !isSwapped(provider)),
       {
         provide: TENANT_QUEUE_MODULE_OPTIONS,
         useValue: { connection: {}, ...omitPortOptions(options) },
       },
       ...portProviders(options),
-      { provide: TENANT_QUEUE_BACKEND, useClass: InMemoryQueueBackend },
-      { provide: TENANT_WORKER_BACKEND, useClass: InlineWorkerBackend },
       TenantQueueTesting,
+      FairQueueFeature,
+      featuresReady([FairQueueFeature, PoolJobRouter, TelemetryQueueFeature]),
     ];
+    const core = TenantQueueCoreModule.register({
+      queues: InMemoryQueueBackend,
+      workers: InlineWorkerBackend,
+    });
     return {
       module: TenantQueueTestingModule,
-      imports: [ClsModule, DiscoveryModule],
+      imports: [ClsModule, core, ...FEATURES],
       providers,
-      exports: [...TENANT_QUEUE_CORE_EXPORTS, ...PORT_TOKENS, TenantQueueTesting],
+      exports: [
+        core,
+        ...FEATURES,
+        TENANT_QUEUE_MODULE_OPTIONS,
+        ...PORT_TOKENS,
+        TenantQueueTesting,
+        FairQueueFeature,
+      ],
     };
   }
 }

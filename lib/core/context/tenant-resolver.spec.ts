@@ -1,7 +1,7 @@
 import { BadRequestException, ForbiddenException } from '@nestjs/common';
 import { TenantSourceConflictError } from '../errors';
 import { TenantQueueModuleOptions } from '../../interfaces/tenant-queue-options.interface';
-import { resolveTenantQueueOptions } from '../core.options';
+import { resolveTenantQueueOptions } from '../options/core.options';
 import { TenantResolver } from './tenant-resolver';
 
 const resolver = (resolution: TenantQueueModuleOptions['resolution'] = {}) =>

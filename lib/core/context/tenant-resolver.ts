@@ -1,7 +1,7 @@
 import { BadRequestException, ForbiddenException, Inject, Injectable } from '@nestjs/common';
 import { TenantSourceConflictError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core.options';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 import { TenantResolverName } from '../types/core-options.interface';
 import { TRACEPARENT } from '../envelope/tenant-envelope.dto';
 import { TenantState } from './tenant-state';

@@ -1,6 +1,6 @@
 import { InvalidEnvelopeError, InvalidTenantQueueOptionsError } from '../errors';
 import { TenantEnvelope } from '../types/tenant-envelope.interface';
-import { resolveTenantQueueOptions } from '../core.options';
+import { resolveTenantQueueOptions } from '../options/core.options';
 import { canonicalEnvelope } from './envelope-signature';
 import { TenantEnvelopeCodec } from './tenant-envelope.codec';
 

@@ -1,5 +1,5 @@
 import { InvalidEnvelopeError, InvalidTenantIdError } from '../errors';
-import { resolveTenantQueueOptions } from '../core.options';
+import { resolveTenantQueueOptions } from '../options/core.options';
 import { TenantEnvelopeCodec } from './tenant-envelope.codec';
 
 const codec = new TenantEnvelopeCodec(

@@ -4,7 +4,7 @@ import { InvalidEnvelopeError, InvalidTenantIdError } from '../errors';
 import { TenantEnvelope } from '../types/tenant-envelope.interface';
 import { ENVELOPE_VERSION, MAX_TENANT_ID_LENGTH } from '../../tenant-queue.constants';
 import { Messages } from '../../tenant-queue.messages';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core.options';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 import { TenantState } from '../types/tenant-state.interface';
 import { signEnvelope, verifyEnvelope } from './envelope-signature';
 import { ENVELOPE_FIELDS, TenantEnvelopeDto } from './tenant-envelope.dto';

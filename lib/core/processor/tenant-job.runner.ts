@@ -23,7 +23,7 @@ import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
 import { createLocalContextCreator } from './job-context-creator';
 import { Inject } from '@nestjs/common';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core.options';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 import { endJobScope, runDisposers } from '../scope/job-scope';
 import { TenantJobRequest } from '../scope/tenant-job-request';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Processor, Worker, WorkerOptions } from 'bullmq';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core.options';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 import { TenantQueueDefinition } from '../types/queue-definition.interface';
 import { TenantWorker } from './tenant-bull-job';
 import { TenantProcessorOptions } from './tenant-processor.decorator';

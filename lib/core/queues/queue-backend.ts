@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Queue } from 'bullmq';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core.options';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 import { RedisClient, TenantQueueRedis } from '../redis/tenant-queue.redis';
 import { EnqueueBound } from './enqueue-bound';
 import { JobDispatcher } from './job-dispatcher.interface';

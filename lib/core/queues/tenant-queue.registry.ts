@@ -12,7 +12,7 @@ import { QUEUE_NAME_RULE, isQueueName, poolsToConsume } from './queue-names';
 import { TenantJobRouter, TenantQueue } from './tenant-queue';
 import { bullPrefixFor } from '../../tenant-queue.constants';
 import { Messages } from '../../tenant-queue.messages';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core.options';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 const DEFAULT_ATTEMPTS = 3;
 const DEFAULT_BACKOFF = { type: 'exponential', delay: 1000, jitter: 0.5 } as const;
 const DEFAULT_DEAD_LETTER_CAP = 1000;

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { isTenantDirectoryConfigured } from './default-ports';
 import { TenantDirectory, TenantRecord } from '../types/tenant-directory.interface';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core.options';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 import { TenantLimits, TenantTierOptions } from '../types/tenant-tier-options.interface';
 
 /** What the module knows about one tenant's tier and overrides, as read from the directory. */

@@ -1,6 +1,6 @@
 import { InvalidTenantQueueOptionsError } from '../errors';
 import { InMemoryTenantDirectory } from '../../testing';
-import { resolveTenantQueueOptions } from '../core.options';
+import { resolveTenantQueueOptions } from '../options/core.options';
 import { TenantTiers } from './tenant-tiers.service';
 
 const tiersFor = (

@@ -1,7 +1,7 @@
 import { IsOptional, ValidateBy, validateSync } from 'class-validator';
-import { InvalidTenantQueueOptionsError } from './errors';
-import { TenantEnvelopeOptions } from './types/core-options.interface';
-import { Messages } from '../tenant-queue.messages';
+import { InvalidTenantQueueOptionsError } from '../errors';
+import { TenantEnvelopeOptions } from '../types/core-options.interface';
+import { Messages } from '../../tenant-queue.messages';
 
 /** `envelope` option after validation: no secrets means signing is off. */
 export interface ResolvedEnvelopeOptions {

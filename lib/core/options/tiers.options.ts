@@ -1,10 +1,10 @@
-import { InvalidTenantQueueOptionsError } from './errors';
-import { Messages } from '../tenant-queue.messages';
+import { InvalidTenantQueueOptionsError } from '../errors';
+import { Messages } from '../../tenant-queue.messages';
 import {
   TenantLimits,
   TenantRateLimit,
   TenantTierOptions,
-} from './types/tenant-tier-options.interface';
+} from '../types/tenant-tier-options.interface';
 
 const TIER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const LIMIT_KEYS = new Set(['weight', 'maxConcurrency', 'rateLimit', 'lanes']);

@@ -26,20 +26,20 @@ import {
   DEFAULT_TENANT_HEADER,
   DEFAULT_TENANT_ID_PATTERN,
   MAX_TENANT_ID_LENGTH,
-} from '../tenant-queue.constants';
-import { InvalidTenantQueueOptionsError } from './errors';
+} from '../../tenant-queue.constants';
+import { InvalidTenantQueueOptionsError } from '../errors';
 import { ResolvedEnvelopeOptions, resolveEnvelopeOptions } from './envelope.options';
-import { Messages } from '../tenant-queue.messages';
-import { TenantTierOptions } from './types/tenant-tier-options.interface';
+import { Messages } from '../../tenant-queue.messages';
+import { TenantTierOptions } from '../types/tenant-tier-options.interface';
 import { resolveTierCacheMs, resolveTiers } from './tiers.options';
-import { TenantActor } from './types/actor.interface';
+import { TenantActor } from '../types/actor.interface';
 import type { Telemetry } from 'bullmq';
 import {
   CoreModuleOptions,
   ResolvedResolutionOptions,
   TenantResolverName,
-} from './types/core-options.interface';
-import { RESOLUTION_STRATEGIES } from './resolution/strategies';
+} from '../types/core-options.interface';
+import { RESOLUTION_STRATEGIES } from '../resolution/strategies';
 
 /** Every strategy name `resolution.order` accepts. */
 export const RESOLVER_NAMES = Object.keys(RESOLUTION_STRATEGIES) as TenantResolverName[];
@@ -190,6 +190,12 @@ export function resolveTenantQueueOptions(options: CoreModuleOptions): ResolvedT
 }
 
 export const TENANT_QUEUE_OPTIONS = Symbol('TENANT_QUEUE_OPTIONS');
+
+/**
+ * `forRoot`'s options as given (`TenantQueueModuleOptions`): the kernel resolves its own part
+ * (`TENANT_QUEUE_OPTIONS`), each feature module its own slice.
+ */
+export const TENANT_QUEUE_MODULE_OPTIONS = Symbol('TENANT_QUEUE_MODULE_OPTIONS');
 
 const LONG_PROBES = ['a', 'A', '0', '_', '-', '.', 'é'].map((c) =>
   c.repeat(MAX_TENANT_ID_LENGTH + 1),

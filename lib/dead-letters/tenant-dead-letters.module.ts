@@ -1,0 +1,7 @@
+import { Module } from '@nestjs/common';
+import { DeadLetterWorkerPlugin } from './dead-letter.plugin';
+import { DeadLetters } from './dead-letters.service';
+
+/** Per-tenant dead letters of every queue (`registerQueue({ deadLetterCap })`), and replay. */
+@Module({ providers: [DeadLetters, DeadLetterWorkerPlugin], exports: [DeadLetters] })
+export class TenantDeadLettersModule {}
