@@ -3,6 +3,11 @@ import { PORT_TOKENS, portProviders } from './guards/port-providers';
 import { TenantQueueModuleOptions } from './interfaces/tenant-queue-options.interface';
 import { TenantQueuePortOptions } from './interfaces/tenant-queue-ports.interface';
 
+/**
+ * The root module's definition: `typeof TENANT_QUEUE_OPTIONS_TYPE` is the argument of
+ * `forRoot(...)`, `typeof TENANT_QUEUE_ASYNC_OPTIONS_TYPE` that of `forRootAsync(...)`.
+ * @publicApi those two names; the module class and the options token stay internal
+ */
 export const {
   ConfigurableModuleClass: ConfigurableTenantQueueModule,
   MODULE_OPTIONS_TOKEN: TENANT_QUEUE_MODULE_OPTIONS,

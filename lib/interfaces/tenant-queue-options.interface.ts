@@ -5,9 +5,16 @@ import { TenantQueueMetricsOptions } from '../metrics/metrics-options.interface'
 import { TenantSchedulerOptions } from './tenant-scheduler-options.interface';
 import type { TenantJobClsOptions } from '../core/cls/job-cls-options.interface';
 
-/** Strategy names tried, in order, to find the tenant of an HTTP request. */
+/**
+ * Strategy names tried, in order, to find the tenant of an HTTP request.
+ * @publicApi
+ */
 export type TenantResolverName = 'header' | 'subdomain' | 'jwtClaim' | 'pathParam' | 'custom';
 
+/**
+ * How the tenant of an HTTP request is found (`options.resolution`).
+ * @publicApi
+ */
 export interface TenantResolutionOptions {
   /**
    * Strategies tried in this order; the first that yields a value wins.
@@ -39,7 +46,10 @@ export interface TenantResolutionOptions {
   mount?: boolean;
 }
 
-/** Envelope integrity. Off unless `secret` is set. */
+/**
+ * Envelope integrity. Off unless `secret` is set.
+ * @publicApi
+ */
 export interface TenantEnvelopeOptions {
   /**
    * HMAC-SHA256 secret(s), each at least 32 characters. The first signs every new envelope; any
@@ -51,7 +61,10 @@ export interface TenantEnvelopeOptions {
   secret?: string | string[];
 }
 
-/** How the module's job guards and `TenantRequiredGuard` ask the application ports. */
+/**
+ * How the module's job guards and `TenantRequiredGuard` ask the application ports.
+ * @publicApi
+ */
 export interface TenantGuardOptions {
   /**
    * Keep a directory answer for this many milliseconds, per process, to spare the directory on
@@ -67,6 +80,10 @@ export interface TenantGuardOptions {
   portTimeoutMs?: number;
 }
 
+/**
+ * Options of `TenantQueueModule.forRoot(...)` (and what `forRootAsync`'s factory returns).
+ * @publicApi
+ */
 export interface TenantQueueModuleOptions {
   /** BullMQ/ioredis connection used by every queue, worker and script of the module. */
   connection: ConnectionOptions;

@@ -1,6 +1,9 @@
 import { ActorType } from '../context/actor.interface';
 
-/** How the tenant of a job was determined. */
+/**
+ * How the tenant of a job was determined.
+ * @publicApi
+ */
 export type TenantResolutionStrategy =
   | 'header'
   | 'subdomain'
@@ -11,7 +14,10 @@ export type TenantResolutionStrategy =
   | 'inherited'
   | 'explicit';
 
-/** The `_tenant` envelope stored inside every tenant job's data. */
+/**
+ * The `_tenant` envelope stored inside every tenant job's data.
+ * @publicApi
+ */
 export interface TenantEnvelope {
   /** Envelope format version. */
   v: 1;

@@ -35,6 +35,7 @@ const DEFAULT_DEAD_LETTER_CAP = 1000;
 /**
  * Runtime registry of this app's tenant queues and workers: the public way to reach them, and
  * the owner that closes them all on shutdown (workers first, then queues).
+ * @publicApi
  */
 @Injectable()
 export class TenantQueueRegistry implements BeforeApplicationShutdown, OnApplicationShutdown {

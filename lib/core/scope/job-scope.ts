@@ -14,6 +14,7 @@ type Disposer = () => unknown;
  * outcome. A disposer that throws is logged with the job's tenant and id; it never replaces the
  * job's own result or error. A singleton: inject it anywhere, it finds the running job through
  * the async context. Jobs that never use it pay nothing.
+ * @publicApi
  */
 @Injectable()
 export class JobScope {
