@@ -1,11 +1,20 @@
-/** Key under which the tenant envelope travels inside `job.data`. */
+/**
+ * Key under which the tenant envelope travels inside `job.data`.
+ * @publicApi
+ */
 export const ENVELOPE_KEY = '_tenant';
 export const ENVELOPE_VERSION = 1;
 
-/** `ExecutionContext.getType()` of a job handled by a `@TenantProcessor`. */
+/**
+ * `ExecutionContext.getType()` of a job handled by a `@TenantProcessor`.
+ * @publicApi
+ */
 export const TENANT_JOB_CONTEXT_TYPE = 'tenant-job';
 
-/** 1-64 chars of [A-Za-z0-9_.-], starting alphanumeric. Safe inside Redis keys and job ids. */
+/**
+ * 1-64 chars of [A-Za-z0-9_.-], starting alphanumeric. Safe inside Redis keys and job ids.
+ * @publicApi
+ */
 export const DEFAULT_TENANT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 export const DEFAULT_PREFIX = 'tq';
@@ -20,7 +29,10 @@ export const TENANT_WORKER_EVENT_METADATA = 'tenant-queue:worker-event';
 const QUEUE_TOKEN_PREFIX = 'TenantQueue:';
 const QUEUE_DEFINITION_TOKEN_PREFIX = 'TenantQueueDefinition:';
 
-/** Injection token of the `TenantQueue` registered under `name`. */
+/**
+ * Injection token of the `TenantQueue` registered under `name`.
+ * @publicApi
+ */
 export function getTenantQueueToken(name: string): string {
   return `${QUEUE_TOKEN_PREFIX}${name}`;
 }

@@ -6,6 +6,11 @@ import { TENANT_QUEUE_MODULE_OPTIONS } from './core/options/core.options';
 
 export { TENANT_QUEUE_MODULE_OPTIONS };
 
+/**
+ * The root module's definition: `typeof TENANT_QUEUE_OPTIONS_TYPE` is the argument of
+ * `forRoot(...)`, `typeof TENANT_QUEUE_ASYNC_OPTIONS_TYPE` that of `forRootAsync(...)`.
+ * @publicApi those two names; the module class and the options token stay internal
+ */
 export const {
   ConfigurableModuleClass: ConfigurableTenantQueueModule,
   OPTIONS_TYPE: TENANT_QUEUE_OPTIONS_TYPE,

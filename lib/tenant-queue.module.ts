@@ -76,6 +76,7 @@ class TenantQueueFeatureModule {}
 /**
  * Root module: `forRoot(options)` / `forRootAsync(...)` once, next to the app's own
  * `ClsModule.forRoot(...)`; `registerQueue(...)` for each queue a module produces or consumes.
+ * @publicApi
  */
 @Global()
 @Module({

@@ -9,10 +9,10 @@ import {
   TenantJob,
   TenantProcessor,
   TenantQueueModule,
-  TenantQueueRedis,
   TenantQueueRegistry,
   TenantWorkerHost,
 } from '../lib';
+import { TenantQueueRedis } from '../lib/core/redis/tenant-queue.redis';
 import { tenantKeyPart } from '../lib/core/context/tenant-key';
 import { TenantEnvelopeCodec } from '../lib/core/envelope/tenant-envelope.codec';
 import { testRootImports } from './support/test-module';

@@ -1,5 +1,6 @@
 import { TestingModule } from '@nestjs/testing';
-import { TenantContext, TenantQueueRedis, TenantQueueRegistry } from '../lib';
+import { TenantContext, TenantQueueRegistry } from '../lib';
+import { TenantQueueRedis } from '../lib/core/redis/tenant-queue.redis';
 import { FairJobData, Started, bootFairApp } from './fixtures/fairness-app';
 import { uniquePrefix } from './support/redis-url';
 import { waitForProgress } from './support/wait';

@@ -7,9 +7,9 @@ import {
   TenantBacklogFullError,
   TenantContext,
   TenantFairness,
-  TenantQueueRedis,
   TenantQueueRegistry,
 } from '../lib';
+import { TenantQueueRedis } from '../lib/core/redis/tenant-queue.redis';
 import { TenantEnvelopeCodec } from '../lib/core/envelope/tenant-envelope.codec';
 import { FairJobData, Started, bootFairApp } from './fixtures/fairness-app';
 import { uniquePrefix } from './support/redis-url';

@@ -6,6 +6,7 @@ import { TenantBullBoardOptions } from './tenant-bull-board.options';
  * Shows the module's queues on bull-board: import it next to
  * `BullBoardModule.forRoot({ route, adapter: ExpressAdapter })` from `@bull-board/nestjs`.
  * (`BullBoardModule.forFeature({ name })` cannot find them: they are not `@nestjs/bullmq` queues.)
+ * @publicApi
  */
 @Module({})
 export class TenantBullBoardModule {

@@ -1,12 +1,18 @@
 import type { Queue } from 'bullmq';
 
-/** What bull-board's queue adapters have in common (`BullMQAdapter` from `@bull-board/api`). */
+/**
+ * What bull-board's queue adapters have in common (`BullMQAdapter` from `@bull-board/api`).
+ * @publicApi
+ */
 export interface BullBoardQueueAdapter {
   getDescription(): string;
   getJobCounts(): Promise<Record<string, number>>;
 }
 
-/** Options of `TenantBullBoardModule.register`. */
+/**
+ * Options of `TenantBullBoardModule.register`.
+ * @publicApi
+ */
 export interface TenantBullBoardOptions {
   /** The adapter class: `BullMQAdapter` from `@bull-board/api/bullMQAdapter`. */
   adapter: new (queue: Queue, options?: Record<string, unknown>) => BullBoardQueueAdapter;

@@ -15,6 +15,7 @@ import { TENANT_BULLMQ_QUEUES, TenantBullMqBridge } from './tenant-bullmq.bridge
  * `BullModule.registerQueue(...)` was. Each queue is a tenant queue (`@InjectTenantQueue`) and
  * also `@InjectQueue(name)`'s BullMQ queue, and its `@Processor` jobs run in their tenant's
  * context, with this module's envelope check, job guards, metrics and fair-slot release.
+ * @publicApi
  */
 @Module({})
 export class TenantBullMqModule {

@@ -1,7 +1,10 @@
 import { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
 import { TenantQueueControls } from '../metrics/tenant-queue-state-source.interface';
 
-/** Options of `TenantQueueDashboardModule.register`. */
+/**
+ * Options of `TenantQueueDashboardModule.register`.
+ * @publicApi
+ */
 export interface TenantQueueDashboardOptions {
   /**
    * Route the page is served at; its JSON endpoints live under `<path>/api`.
@@ -53,5 +56,8 @@ export interface ResolvedDashboardOptions {
 
 export const TENANT_QUEUE_DASHBOARD_OPTIONS = Symbol('TENANT_QUEUE_DASHBOARD_OPTIONS');
 
-/** Header every dashboard POST must carry (a cross-site form cannot set it). */
+/**
+ * Header every dashboard POST must carry (a cross-site form cannot set it).
+ * @publicApi
+ */
 export const DASHBOARD_ACTION_HEADER = 'x-tenant-queue-dashboard';

@@ -29,6 +29,7 @@ const PATH = /^[A-Za-z0-9_~.-]+(\/[A-Za-z0-9_~.-]+)*$/;
  * plus JSON endpoints under the same path. Needs `TenantQueueModule.forRoot` in the app. Refuses
  * to mount without a guard unless `allowUnauthenticated: true`; every route answers with
  * anti-framing, `nosniff` and `no-store` headers.
+ * @publicApi
  */
 @Module({})
 export class TenantQueueDashboardModule implements NestModule, OnApplicationBootstrap {

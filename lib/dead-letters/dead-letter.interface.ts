@@ -4,10 +4,14 @@ import { TenantEnvelope } from '../core/types/tenant-envelope.interface';
 /**
  * Why a job ended in the dead letters: its last attempt timed out, it threw a `NonRetryableError`
  * (or BullMQ's `UnrecoverableError`), it crashed its worker too often, or it ran out of attempts.
+ * @publicApi
  */
 export type DeadLetterReason = 'TIMEOUT' | 'NON_RETRYABLE' | 'STALLED' | 'ATTEMPTS_EXHAUSTED';
 
-/** A job that failed for good, kept per tenant until replayed or purged. */
+/**
+ * A job that failed for good, kept per tenant until replayed or purged.
+ * @publicApi
+ */
 export interface DeadLetter {
   jobId: string;
   queue: string;
@@ -33,6 +37,10 @@ export interface DeadLetter {
   replays: number;
 }
 
+/**
+ * Which page of a tenant's dead letters `DeadLetters.list(tenantId, query)` returns.
+ * @publicApi
+ */
 export interface DeadLetterQuery {
   /** Only this queue (default: every registered queue). */
   queue?: string;
@@ -42,7 +50,10 @@ export interface DeadLetterQuery {
   limit?: number;
 }
 
-/** A page of one tenant's dead letters, newest first. */
+/**
+ * A page of one tenant's dead letters, newest first.
+ * @publicApi
+ */
 export interface DeadLetterPage {
   items: DeadLetter[];
   total: number;
@@ -50,5 +61,8 @@ export interface DeadLetterPage {
   limit: number;
 }
 
-/** Called once per new dead letter, in the dead letter's tenant context. */
+/**
+ * Called once per new dead letter, in the dead letter's tenant context.
+ * @publicApi
+ */
 export type DeadLetterListener = (letter: DeadLetter) => void | Promise<void>;

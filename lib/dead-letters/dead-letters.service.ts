@@ -26,6 +26,7 @@ const MAX_LIMIT = 100;
  * Jobs that failed for good, kept per tenant: list, replay under the same tenant, purge, and
  * listen for new ones. Every call is scoped to the tenant id it is given; one tenant's dead
  * letters are unreachable through another's.
+ * @publicApi
  */
 @Injectable()
 export class DeadLetters {

@@ -4,7 +4,10 @@ import { EnqueuedJob } from '../core/types/tenant-job.interface';
 import { TenantQueue } from '../core/queues/tenant-queue';
 import { Messages } from '../tenant-queue.messages';
 
-/** One slice of a big job, handed to `AddChunkedOptions.data`. */
+/**
+ * One slice of a big job, handed to `AddChunkedOptions.data`.
+ * @publicApi
+ */
 export interface ChunkInfo<R> {
   /** 0-based chunk number. */
   index: number;
@@ -18,6 +21,10 @@ export interface ChunkInfo<R> {
   size: number;
 }
 
+/**
+ * Options of `addChunked(...)`.
+ * @publicApi
+ */
 export interface AddChunkedOptions<T, R> {
   /**
    * Items per job.
@@ -46,6 +53,7 @@ const JOB_ID_PREFIX = /^[A-Za-z0-9_.-]{1,200}$/;
  * single job holds a worker for long and, on a fair queue, other tenants' jobs run in between.
  * `source` is the items themselves, or `{ total }` when each chunk job loads its own range.
  * Runs in the current tenant context; for system work wrap it in `TenantContext.run(tenantId, ...)`.
+ * @publicApi
  */
 export async function addChunked<T extends object, R = unknown>(
   queue: TenantQueue<T>,

@@ -1,4 +1,7 @@
-/** A tenant entered or left the slow lane of a fair queue (emitted by the process that saw it). */
+/**
+ * A tenant entered or left the slow lane of a fair queue (emitted by the process that saw it).
+ * @publicApi
+ */
 export interface SlowLaneEvent {
   queue: string;
   tenantId: string;

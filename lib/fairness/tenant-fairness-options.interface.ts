@@ -1,6 +1,9 @@
 import type { TenantRateLimit } from '../core/types/tenant-tier-options.interface';
 
-/** Slow lane: a tenant whose jobs keep failing gets a smaller share until it recovers. */
+/**
+ * Slow lane: a tenant whose jobs keep failing gets a smaller share until it recovers.
+ * @publicApi
+ */
 export interface TenantSlowLaneOptions {
   /**
    * Final failures (not cancellations) within `windowMs` that put a tenant in the slow lane.
@@ -41,6 +44,7 @@ export interface TenantLaneOptions {
  * Fair share across tenants for one queue (`registerQueue({ name, fairness })`). Jobs wait in a
  * per-tenant backlog in Redis and are admitted into BullMQ in turns, so one tenant's flood no
  * longer decides how long another tenant waits. Holds across every process and machine.
+ * @publicApi
  */
 export interface TenantFairnessOptions {
   /**

@@ -1,6 +1,9 @@
 import type { TenantRateLimit } from '../core/types/tenant-tier-options.interface';
 
-/** One tenant's fairness state on one queue, as `TenantFairness.getTenant` reads it from Redis. */
+/**
+ * One tenant's fairness state on one queue, as `TenantFairness.getTenant` reads it from Redis.
+ * @publicApi
+ */
 export interface TenantFairnessState {
   queue: string;
   tenantId: string;

@@ -16,6 +16,7 @@ const num = (value: unknown): number | null =>
  * Runtime API of the fair gate: read a tenant's backlog, in-flight count, weight, cap, pause and
  * slow-lane state on a fair queue, and change weight, cap and pause. Changes live in Redis and
  * apply at once in every process.
+ * @publicApi
  */
 @Injectable()
 export class TenantFairness {

@@ -7,7 +7,10 @@ import { TenantJob } from '../core/types/tenant-job.interface';
 import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
 import { TenantJobRunner } from '../core/processor/tenant-job.runner';
 
-/** A job that was cancelled instead of run (never retried, not a tenant failure). */
+/**
+ * A job that was cancelled instead of run (never retried, not a tenant failure).
+ * @publicApi
+ */
 export interface JobCancelledEvent {
   reason: CancelReason;
   /** The `failedReason` without its `[cancelled:<REASON>] ` prefix. */
@@ -20,12 +23,17 @@ export interface JobCancelledEvent {
   actor: TenantActor | undefined;
 }
 
+/**
+ * A listener of `JobCancellations.onCancelled(listener)`.
+ * @publicApi
+ */
 export type JobCancelledListener = (event: JobCancelledEvent) => void;
 
 /**
  * Where an app (or the metrics feature) observes cancellations: `onCancelled(listener)` is called
  * once per cancelled job, after BullMQ recorded it, inside the job's tenant context. Fed by the
  * `failed` event of every worker this process runs.
+ * @publicApi
  */
 @Injectable()
 export class JobCancellations {

@@ -6,6 +6,7 @@ import { REQUIRES_ACTOR_PERMISSION_METADATA } from './job-guards.constants';
  * `api_key`, that actor must still hold every listed permission in the job's tenant
  * (`ActorPermissionChecker.can`), or the job is cancelled with `ACTOR_NOT_PERMITTED`. `system`
  * work passes; `anonymous` work is refused. Class and method lists add up.
+ * @publicApi
  */
 export const RequiresActorPermission = (permission: string, ...more: string[]) =>
   SetMetadata(REQUIRES_ACTOR_PERMISSION_METADATA, [permission, ...more]);

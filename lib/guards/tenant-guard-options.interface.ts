@@ -1,4 +1,7 @@
-/** How the module's job guards and `TenantRequiredGuard` ask the application ports. */
+/**
+ * How the module's job guards and `TenantRequiredGuard` ask the application ports.
+ * @publicApi
+ */
 export interface TenantGuardOptions {
   /**
    * Keep a directory answer for this many milliseconds, per process, to spare the directory on

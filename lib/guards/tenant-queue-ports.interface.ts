@@ -9,6 +9,7 @@ import {
  * How the application supplies one port: a class the module instantiates, an existing provider
  * (visible to the module: global, or brought in through `forRootAsync({ imports })`), a factory,
  * or a ready value.
+ * @publicApi
  */
 export type TenantQueuePortProvider<T> =
   | { useClass: Type<T> }
@@ -22,6 +23,7 @@ export type TenantQueuePortProvider<T> =
 /**
  * The application ports, given next to the other options of `forRoot(...)` or
  * `forRootAsync(...)` (they are static, so they become providers of their own).
+ * @publicApi
  */
 export interface TenantQueuePortOptions {
   /**

@@ -18,6 +18,7 @@ import { TenantStatusService } from './tenant-status.service';
  * HTTP guard: refuses a request that carries no tenant (400), or whose tenant the
  * `TenantDirectory` does not know or holds suspended or deleted (403), before it can enqueue
  * anything. A directory that fails answers 503. Steps aside on jobs (the job guards cover them).
+ * @publicApi
  */
 @Injectable()
 export class TenantRequiredGuard implements CanActivate {

@@ -5,7 +5,10 @@ import { ScheduleTicker } from '../scheduler/schedule-ticker';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 
-/** Options of `TenantQueueHealthIndicator.check`. */
+/**
+ * Options of `TenantQueueHealthIndicator.check`.
+ * @publicApi
+ */
 export interface TenantQueueHealthOptions {
   /**
    * How long Redis may take to answer PING (ms).
@@ -23,6 +26,7 @@ export interface TenantQueueHealthOptions {
  * `@nestjs/terminus` health indicator (optional peer dependency, so it is not in the main
  * barrel: import it from `nestjs-tenant-queue/dist/health`). Up when Redis answers PING, every
  * worker this process started is running, and the scheduler ticked recently.
+ * @publicApi
  */
 @Injectable()
 export class TenantQueueHealthIndicator {

@@ -2,6 +2,10 @@ import { SetMetadata } from '@nestjs/common';
 
 export const IDEMPOTENT_METADATA = 'tenant-queue:idempotent';
 
+/**
+ * Options of `@Idempotent(...)`.
+ * @publicApi
+ */
 export interface IdempotentOptions {
   /**
    * How long (ms) a completed run is remembered: a job with the same tenant and `runId` that
@@ -20,6 +24,7 @@ export interface IdempotentOptions {
 /**
  * Runs each `(tenant, runId)` at most once to completion: on a `@TenantProcessor` class or its
  * `process` method. Skipped duplicates complete with the first run's return value.
+ * @publicApi
  */
 export const Idempotent = (options: IdempotentOptions = {}): ClassDecorator & MethodDecorator =>
   SetMetadata(IDEMPOTENT_METADATA, options);

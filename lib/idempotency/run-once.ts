@@ -7,11 +7,16 @@ import { runIdentity } from '../core/processor/run-identity';
 /**
  * A SQL client inside an open transaction: `pg`'s `PoolClient`/`Client` after `BEGIN`, a PGlite
  * `transaction()` callback's `tx`, or anything with `query(text, values)` resolving to rows.
+ * @publicApi
  */
 export interface RunMarkerClient {
   query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
 }
 
+/**
+ * Options of `runOnce`, `claimRun` and `runMarkerTableSql`.
+ * @publicApi
+ */
 export interface RunOnceOptions {
   /**
    * The run marker table (create it with `runMarkerTableSql()`).
@@ -20,7 +25,10 @@ export interface RunOnceOptions {
   table?: string;
 }
 
-/** What `runOnce` did: `ran` false when a committed run of the same (tenant, run) did the work. */
+/**
+ * What `runOnce` did: `ran` false when a committed run of the same (tenant, run) did the work.
+ * @publicApi
+ */
 export interface RunOnceResult<T> {
   ran: boolean;
   result: T | undefined;
@@ -37,7 +45,10 @@ function tableOf(options: RunOnceOptions | undefined): string {
   return table;
 }
 
-/** The run marker table, keyed by (tenant_id, run_id): run it once, in a migration. */
+/**
+ * The run marker table, keyed by (tenant_id, run_id): run it once, in a migration.
+ * @publicApi
+ */
 export function runMarkerTableSql(options?: RunOnceOptions): string {
   return (
     `CREATE TABLE IF NOT EXISTS ${tableOf(options)} (` +
@@ -52,6 +63,7 @@ export function runMarkerTableSql(options?: RunOnceOptions): string {
  * true, do the work (marker and work commit or roll back together); false, a committed run did
  * it already, so skip it. A concurrent duplicate run waits on the marker's key until this
  * transaction ends, then sees it (committed) or claims it (rolled back).
+ * @publicApi
  */
 export async function claimRun(
   client: RunMarkerClient,
@@ -72,6 +84,7 @@ export async function claimRun(
  * `client`'s open transaction, then runs `work`, which must write through the same transaction.
  * The caller commits (or rolls back) as usual; a repeated run (retry, stalled redelivery after
  * a crash, replay) returns `{ ran: false }` without redoing the work.
+ * @publicApi
  */
 export async function runOnce<T>(
   client: RunMarkerClient,

@@ -2,18 +2,27 @@ import type { CoreQueueOptions } from '../core/types/queue-definition.interface'
 import type { TenantFairnessOptions } from '../fairness/tenant-fairness-options.interface';
 import type { TenantProfile } from '../core/tenants/tenant-tiers.service';
 
-/** What a routing function knows about the tenant: its id, tier and directory record. */
+/**
+ * What a routing function knows about the tenant: its id, tier and directory record.
+ * @publicApi
+ */
 export type TenantRoute = TenantProfile;
 
 /**
  * Which pool takes a tenant's jobs: a static map `{ [tenantId]: pool }`, or a function of the
  * tenant (return `undefined` to fall through to the tier's and record's `pools`, then the shared
  * pool). Returning the queue's own name picks the shared pool.
+ * @publicApi
  */
 export type TenantPoolRouting =
   | Record<string, string>
   | ((tenant: TenantRoute) => string | undefined | Promise<string | undefined>);
 
+/**
+ * Options of `TenantQueueModule.registerQueue(...)`: one queue and its defaults (the kernel's,
+ * plus the fairness and pools slices).
+ * @publicApi
+ */
 export interface RegisterTenantQueueOptions extends CoreQueueOptions {
   /**
    * Fair share across tenants for this queue (`true` for the defaults). Off when absent.

@@ -11,7 +11,10 @@ export type {
 } from '../core/types/core-options.interface';
 export type { TenantGuardOptions } from '../guards/tenant-guard-options.interface';
 
-/** `TenantQueueModule.forRoot`'s options: the kernel's, plus each feature's slice. */
+/**
+ * `TenantQueueModule.forRoot`'s options: the kernel's, plus each feature's slice.
+ * @publicApi
+ */
 export interface TenantQueueModuleOptions extends CoreModuleOptions {
   /** Tenant schedules and `@TenantCron`: tick interval, claim timeout, missed-run threshold. */
   scheduler?: TenantSchedulerOptions;

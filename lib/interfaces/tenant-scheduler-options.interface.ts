@@ -1,4 +1,7 @@
-/** The scheduler's settings, under the module's `scheduler` option. */
+/**
+ * The scheduler's settings, under the module's `scheduler` option.
+ * @publicApi
+ */
 export interface TenantSchedulerOptions {
   /**
    * Tick automatically in this process. Any number of processes may tick; each occurrence is

@@ -1,4 +1,7 @@
-/** Upper bounds (ms) of the lag and run-time histogram buckets; one more bucket holds the rest. */
+/**
+ * Upper bounds (ms) of the lag and run-time histogram buckets; one more bucket holds the rest.
+ * @publicApi
+ */
 export const LAG_BUCKETS_MS: readonly number[] = [
   5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000,
 ];

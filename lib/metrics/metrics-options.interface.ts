@@ -1,6 +1,9 @@
 import { MetricsSink } from './metrics-sink.interface';
 
-/** Per-tenant visibility: metrics sink, label cardinality, recording window. */
+/**
+ * Per-tenant visibility: metrics sink, label cardinality, recording window.
+ * @publicApi
+ */
 export interface TenantQueueMetricsOptions {
   /**
    * Where job metrics go: `'prometheus'` (prom-client, an optional peer dependency), your own

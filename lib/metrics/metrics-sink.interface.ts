@@ -2,12 +2,14 @@
  * Outcome of one attempt: `completed`; `failed` or `timed_out` (the attempt failed and BullMQ
  * retries it); `cancelled` (a guard or the runner refused it; `reason` is the cancel reason);
  * `dead_lettered` (failed for good; `reason` is TIMEOUT, NON_RETRYABLE or ATTEMPTS_EXHAUSTED).
+ * @publicApi
  */
 export type JobResult = 'completed' | 'failed' | 'timed_out' | 'cancelled' | 'dead_lettered';
 
 /**
  * Where the module's job metrics go. `tenant` is already folded to a bounded label (see
  * `maxTenantLabels` and `labelFor`). Calls are synchronous and on the hot path: keep them cheap.
+ * @publicApi
  */
 export interface MetricsSink {
   /** Seconds from enqueue (or scheduled time) to the start of the first attempt. */
@@ -25,7 +27,10 @@ export interface MetricsSink {
 /** Token of the sink in use (the Prometheus sink, yours, or a no-op). */
 export const MetricsSink = Symbol('MetricsSink');
 
-/** Drops everything; used when `metrics.sink` is `false` or prom-client is not installed. */
+/**
+ * Drops everything; used when `metrics.sink` is `false` or prom-client is not installed.
+ * @publicApi
+ */
 export const noopMetricsSink: MetricsSink = {
   observeLag: () => undefined,
   observeRunTime: () => undefined,

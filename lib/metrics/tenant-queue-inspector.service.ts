@@ -17,6 +17,7 @@ import { NO_TENANT, VisibilityKeys } from './visibility-keys';
  * process answers for the whole cluster: backlog and in-flight from BullMQ's and the fair
  * gate's own state at the time of the call; lag and results from counters each process writes
  * every flush interval.
+ * @publicApi
  */
 @Injectable()
 export class TenantQueueInspector {

@@ -1,4 +1,7 @@
-/** Live per-tenant state of a queue, as a fair gate knows it. */
+/**
+ * Live per-tenant state of a queue, as a fair gate knows it.
+ * @publicApi
+ */
 export interface TenantQueueLiveState {
   /** Jobs waiting (in the gate and in BullMQ); when left out, `gated` plus BullMQ's count. */
   backlog: number;
@@ -15,6 +18,7 @@ export interface TenantQueueLiveState {
 /**
  * Where `TenantQueueInspector` reads backlog, in-flight, paused and slow-lane state for queues
  * that have a fair gate. Queues it does not handle use the inspector's own counters.
+ * @publicApi
  */
 export interface TenantQueueStateSource {
   handles(queue: string): boolean;
@@ -24,7 +28,10 @@ export interface TenantQueueStateSource {
 
 export const TenantQueueStateSource = Symbol('TenantQueueStateSource');
 
-/** Pause and resume one tenant on one queue (the dashboard's buttons call these). */
+/**
+ * Pause and resume one tenant on one queue (the dashboard's buttons call these).
+ * @publicApi
+ */
 export interface TenantQueueControls {
   pause(queue: string, tenantId: string): Promise<void>;
   resume(queue: string, tenantId: string): Promise<void>;

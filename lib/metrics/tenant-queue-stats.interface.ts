@@ -1,4 +1,7 @@
-/** Lag percentiles (ms) over the inspector's window; null when no job started in it. */
+/**
+ * Lag percentiles (ms) over the inspector's window; null when no job started in it.
+ * @publicApi
+ */
 export interface TenantLagStats {
   p50: number | null;
   p95: number | null;
@@ -8,7 +11,10 @@ export interface TenantLagStats {
   windowMinutes: number;
 }
 
-/** Attempt results over the inspector's window (see `JobResult`). */
+/**
+ * Attempt results over the inspector's window (see `JobResult`).
+ * @publicApi
+ */
 export interface TenantResultCounts {
   completed: number;
   failed: number;
@@ -17,7 +23,10 @@ export interface TenantResultCounts {
   deadLettered: number;
 }
 
-/** One tenant on one queue, as every process in the cluster sees it (read from Redis). */
+/**
+ * One tenant on one queue, as every process in the cluster sees it (read from Redis).
+ * @publicApi
+ */
 export interface TenantQueueStats {
   queue: string;
   tenantId: string;
@@ -41,6 +50,10 @@ export interface TenantQueueStats {
   source: 'fair-gate' | 'counters';
 }
 
+/**
+ * Which tenants `TenantQueueInspector.listTenants(query)` reports.
+ * @publicApi
+ */
 export interface TenantListQuery {
   /** Only this queue (default: every registered queue). */
   queue?: string;

@@ -4,6 +4,7 @@ import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 /**
  * The scheduler's notion of "now" (epoch milliseconds). The default reads the Redis server's
  * clock, so instances with skewed clocks agree on what is due. Tests provide their own.
+ * @publicApi
  */
 export interface SchedulerClock {
   now(): Promise<number>;

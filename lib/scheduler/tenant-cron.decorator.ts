@@ -4,6 +4,10 @@ import { MissedRunPolicy, ScheduleTimezone } from './tenant-schedule.interface';
 
 export const TENANT_CRON_METADATA = 'tenant-queue:cron';
 
+/**
+ * Options of `@TenantCron(expression, options)`.
+ * @publicApi
+ */
 export interface TenantCronOptions {
   /**
    * Unique name: the job name, and the first part of each job id
@@ -30,7 +34,10 @@ export interface TenantCronMetadata extends TenantCronOptions {
   expression: string;
 }
 
-/** What a `@TenantCron` method receives: one tenant's run of one occurrence. */
+/**
+ * What a `@TenantCron` method receives: one tenant's run of one occurrence.
+ * @publicApi
+ */
 export interface TenantCronRun {
   name: string;
   tenantId: string;
@@ -43,6 +50,7 @@ export interface TenantCronRun {
  * Runs a provider method for every active tenant at each occurrence of a cron expression: the
  * scheduler enqueues one job per tenant, and a worker calls the method in that tenant's context
  * with a `TenantCronRun`. One instance claims each occurrence, however many run.
+ * @publicApi
  */
 export const TenantCron = (expression: string, options: TenantCronOptions): MethodDecorator =>
   SetMetadata<string, TenantCronMetadata>(TENANT_CRON_METADATA, { ...options, expression });

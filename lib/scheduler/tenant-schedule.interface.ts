@@ -1,12 +1,21 @@
 import type { JobsOptions } from 'bullmq';
 
-/** What to do with occurrences that passed while no scheduler was running. */
+/**
+ * What to do with occurrences that passed while no scheduler was running.
+ * @publicApi
+ */
 export type MissedRunPolicy = 'skip' | 'once' | 'all';
 
-/** `'UTC'`, an IANA zone (`'Europe/Kyiv'`), or `'tenant'`: the tenant's zone from the directory. */
+/**
+ * `'UTC'`, an IANA zone (`'Europe/Kyiv'`), or `'tenant'`: the tenant's zone from the directory.
+ * @publicApi
+ */
 export type ScheduleTimezone = 'UTC' | 'tenant' | (string & {});
 
-/** The job a tenant schedule enqueues at each occurrence (with actor `system`). */
+/**
+ * The job a tenant schedule enqueues at each occurrence (with actor `system`).
+ * @publicApi
+ */
 export interface TenantScheduleJob {
   /** A queue registered with `TenantQueueModule.registerQueue`. */
   queue: string;
@@ -18,7 +27,10 @@ export interface TenantScheduleJob {
   opts?: Omit<JobsOptions, 'jobId' | 'repeat'>;
 }
 
-/** Input of `TenantScheduler.upsert`. */
+/**
+ * Input of `TenantScheduler.upsert`.
+ * @publicApi
+ */
 export interface TenantScheduleInput {
   /** Five-field cron expression, matched against wall-clock time in `timezone`. */
   cron: string;
@@ -33,7 +45,10 @@ export interface TenantScheduleInput {
   job: TenantScheduleJob;
 }
 
-/** A stored tenant schedule. */
+/**
+ * A stored tenant schedule.
+ * @publicApi
+ */
 export interface TenantSchedule extends Required<Omit<TenantScheduleInput, 'job'>> {
   tenantId: string;
   key: string;
@@ -42,7 +57,10 @@ export interface TenantSchedule extends Required<Omit<TenantScheduleInput, 'job'
   nextRunAt: Date | null;
 }
 
-/** What one scheduler tick did. */
+/**
+ * What one scheduler tick did.
+ * @publicApi
+ */
 export interface SchedulerTickResult {
   /** Due schedules read. */
   due: number;

@@ -16,6 +16,7 @@ import {
  * Schedules as tenant data: each tenant may own named schedules that enqueue a job on a cron
  * expression in a time zone. Stored in Redis; any number of instances tick, and each occurrence
  * is enqueued once, with the job id `sched~<tenantId>~<key>~<yyyyMMddTHHmmssZ>`.
+ * @publicApi
  */
 @Injectable()
 export class TenantScheduler {

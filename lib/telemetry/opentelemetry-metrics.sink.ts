@@ -6,6 +6,7 @@ import { TENANT_ID_ATTRIBUTE } from './otel-api';
  * The module's job metrics as OpenTelemetry instruments (same names as the Prometheus sink),
  * with attributes `queue` and `tenant.id` (the bounded tenant label), plus `result` and `reason`
  * on the job counter: `metrics: { sink: new OpenTelemetryMetricsSink(metrics.getMeter('my-app')) }`.
+ * @publicApi
  */
 export class OpenTelemetryMetricsSink implements MetricsSink {
   private readonly lag: Histogram;

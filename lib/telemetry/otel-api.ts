@@ -16,5 +16,8 @@ export function loadOtelApi(): OtelApi | undefined {
   }
 }
 
-/** Span attribute carrying the tenant (its metric label, so its values stay bounded). */
+/**
+ * Span attribute carrying the tenant (its metric label, so its values stay bounded).
+ * @publicApi
+ */
 export const TENANT_ID_ATTRIBUTE = 'tenant.id';

@@ -3,6 +3,7 @@ import { ActorPermissionChecker } from '../core/types/tenant-directory.interface
 /**
  * An `ActorPermissionChecker` kept in memory, for tests and demos: `grant(tenant, actorId, perm)`;
  * `removeMember(tenant, actorId)` takes every permission away. Changes apply to the next job.
+ * @publicApi
  */
 export class InMemoryActorPermissionChecker implements ActorPermissionChecker {
   private readonly grants = new Map<string, Set<string>>();

@@ -1,6 +1,9 @@
 import { EntitlementChecker } from '../core/types/tenant-directory.interface';
 
-/** An `EntitlementChecker` kept in memory, for tests and demos. Changes apply to the next job. */
+/**
+ * An `EntitlementChecker` kept in memory, for tests and demos. Changes apply to the next job.
+ * @publicApi
+ */
 export class InMemoryEntitlementChecker implements EntitlementChecker {
   private readonly features = new Map<string, Set<string>>();
 

@@ -8,6 +8,7 @@ import {
 /**
  * A `TenantDirectory` kept in memory: for tests, demos and the sample app. Changes take effect on
  * the next job. Pages are ordered by tenant id.
+ * @publicApi
  */
 export class InMemoryTenantDirectory implements TenantDirectory {
   private readonly tenants = new Map<string, TenantRecord>();

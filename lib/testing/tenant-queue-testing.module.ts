@@ -36,6 +36,7 @@ const FEATURES = [TenantGuardsModule, TenantPoolsModule, TenantTelemetryModule];
  * record what is enqueued (`TenantQueueTesting.jobs()`), and `@TenantProcessor`s run those jobs
  * once, inline, through the real runner: same tenant context, envelope checks and job guards.
  * Features that keep state in Redis (fair share, schedules, dead letters) need the real module.
+ * @publicApi
  */
 @Global()
 @Module({})

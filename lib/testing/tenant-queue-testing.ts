@@ -4,9 +4,16 @@ import { EventEmitter } from 'node:events';
 import { TenantEnvelope } from '../core/types/tenant-envelope.interface';
 import { ENVELOPE_KEY } from '../tenant-queue.constants';
 
+/**
+ * Where a job recorded by `TenantQueueTestingModule` stands.
+ * @publicApi
+ */
 export type TestJobState = 'waiting' | 'active' | 'completed' | 'failed';
 
-/** A job as `TenantQueueTestingModule` recorded it. */
+/**
+ * A job as `TenantQueueTestingModule` recorded it.
+ * @publicApi
+ */
 export interface TestJob {
   id: string;
   name: string;
@@ -31,6 +38,7 @@ interface Consumer {
  * The in-memory side of `TenantQueueTestingModule`: every job enqueued through a `TenantQueue` is
  * recorded here and, when a `@TenantProcessor` consumes its queue, run once, inline, through the
  * module's real job runner (fresh tenant context, envelope checks, job stages and guards).
+ * @publicApi
  */
 @Injectable()
 export class TenantQueueTesting {

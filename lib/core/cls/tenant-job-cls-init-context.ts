@@ -5,6 +5,7 @@ import { TENANT_JOB_CONTEXT_TYPE } from '../../tenant-queue.constants';
 /**
  * What a CLS plugin's `beforeSetup`/`afterSetup` hook receives for a job or a worker event:
  * nestjs-cls's `custom` kind, with the job (`type` tells it apart from other custom initialisers).
+ * @publicApi
  */
 export class TenantJobClsInitContext implements ClsCustomInitContext {
   readonly kind = 'custom';

@@ -8,12 +8,16 @@ import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
 import { TenantResolver } from './tenant-resolver';
 import { TENANT_STATE, TenantState, stateFromEnvelope } from './tenant-state';
 
-/** Input of `TenantContext.run`: a tenant id, an envelope, or a partial state. */
+/**
+ * Input of `TenantContext.run`: a tenant id, an envelope, or a partial state.
+ * @publicApi
+ */
 export type TenantRunInput = string | TenantEnvelope | (TenantState & { tenantId: string });
 
 /**
  * The tenant of the current HTTP request or job. A facade over nestjs-cls: inject it anywhere;
  * it reads the context of the code that calls it.
+ * @publicApi
  */
 @Injectable()
 export class TenantContext {

@@ -5,7 +5,10 @@ import { TENANT_STATE, TenantState } from './tenant-state';
 /** CLS key of the id of the job being processed (set by the module for its log lines). */
 export const TENANT_JOB_ID = Symbol('tenant-queue:job-id');
 
-/** What a log line names explicitly; anything missing is read from the current context. */
+/**
+ * What a log line names explicitly; anything missing is read from the current context.
+ * @publicApi
+ */
 export interface TenantLogRef {
   tenantId?: string;
   jobId?: string;
@@ -15,6 +18,7 @@ export interface TenantLogRef {
 /**
  * `tenant=<id> job=<id> correlation=<id>` for the current tenant context (or `ref`), `-` where
  * unknown. Every log line of the module starts with it, so logs can be filtered per tenant.
+ * @publicApi
  */
 export function tenantLogFields(ref: TenantLogRef = {}): string {
   const cls = ClsServiceManager.getClsService();

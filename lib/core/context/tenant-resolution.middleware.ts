@@ -6,6 +6,7 @@ import { TENANT_STATE } from './tenant-state';
 /**
  * Puts the request's tenant state into the CLS context. Works before or after nestjs-cls's own
  * middleware: it opens a context when none is active, and nestjs-cls inherits nested contexts.
+ * @publicApi
  */
 @Injectable()
 export class TenantResolutionMiddleware implements NestMiddleware {

@@ -1,10 +1,16 @@
 import { InvalidPayloadError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
 
-/** Reserved key of `job.data` that carries per-job run options. The runner strips it. */
+/**
+ * Reserved key of `job.data` that carries per-job run options. The runner strips it.
+ * @publicApi
+ */
 export const RUN_OPTIONS_KEY = '_run';
 
-/** Per-job options of one run, stored under `_run` in the job data. */
+/**
+ * Per-job options of one run, stored under `_run` in the job data.
+ * @publicApi
+ */
 export interface JobRunOptions {
   /** Deadline of each attempt, in ms; overrides the processor's `timeoutMs`. */
   timeoutMs?: number;
@@ -43,6 +49,7 @@ export function runOptionsProblem(options: unknown): string | undefined {
 /**
  * Returns a copy of `data` carrying per-job run options, for `TenantQueue.add(name, data)`:
  * `queue.add('export', withRunOptions({ reportId }, { timeoutMs: 5_000 }))`.
+ * @publicApi
  */
 export function withRunOptions<T extends object>(data: T, options: JobRunOptions): T {
   const problem = runOptionsProblem(options);

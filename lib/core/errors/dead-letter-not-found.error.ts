@@ -1,4 +1,7 @@
 import { TenantQueueError } from './tenant-queue.error';
 
-/** No dead letter with that job id exists for that tenant (it may belong to another tenant). */
+/**
+ * No dead letter with that job id exists for that tenant (it may belong to another tenant).
+ * @publicApi
+ */
 export class DeadLetterNotFoundError extends TenantQueueError {}

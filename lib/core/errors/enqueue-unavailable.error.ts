@@ -4,6 +4,7 @@ import { TenantQueueError } from './tenant-queue.error';
  * Redis did not take an enqueue within `enqueueTimeoutMs`. `written` is `false` when nothing was
  * sent (the job is not in Redis and never will be from this call), `'unknown'` when a command was
  * sent and its answer lost with the connection (Redis may have run it before it went away).
+ * @publicApi
  */
 export class EnqueueUnavailableError extends TenantQueueError {
   constructor(

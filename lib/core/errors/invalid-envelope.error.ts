@@ -1,4 +1,7 @@
 import { TenantQueueError } from './tenant-queue.error';
 
-/** A `_tenant` envelope failed validation (or its signature). */
+/**
+ * A `_tenant` envelope failed validation (or its signature).
+ * @publicApi
+ */
 export class InvalidEnvelopeError extends TenantQueueError {}

@@ -1,4 +1,7 @@
 import { TenantQueueError } from './tenant-queue.error';
 
-/** `runOnce`/`claimRun`/`runMarkerTableSql` got a table name that is not a plain SQL identifier. */
+/**
+ * `runOnce`/`claimRun`/`runMarkerTableSql` got a table name that is not a plain SQL identifier.
+ * @publicApi
+ */
 export class InvalidRunMarkerTableError extends TenantQueueError {}

@@ -1,4 +1,7 @@
 import { TenantQueueError } from './tenant-queue.error';
 
-/** A tenant id failed the configured pattern; it never reaches a Redis key. */
+/**
+ * A tenant id failed the configured pattern; it never reaches a Redis key.
+ * @publicApi
+ */
 export class InvalidTenantIdError extends TenantQueueError {}

@@ -1,6 +1,9 @@
 import { TenantQueueError } from './tenant-queue.error';
 
-/** Why a job was cancelled rather than run. Cancelled jobs are never retried. */
+/**
+ * Why a job was cancelled rather than run. Cancelled jobs are never retried.
+ * @publicApi
+ */
 export type CancelReason =
   | 'MISSING_TENANT'
   | 'INVALID_ENVELOPE'
@@ -15,6 +18,7 @@ export type CancelReason =
 /**
  * Thrown (by the module's job guards, or by yours) to cancel a job: it fails at once without
  * retry, and its `failedReason` starts with `[cancelled:<reason>]`.
+ * @publicApi
  */
 export class JobCancelledError extends TenantQueueError {
   constructor(
@@ -31,7 +35,10 @@ export function formatCancelledReason(reason: CancelReason, message: string): st
   return `[cancelled:${reason}] ${message}`;
 }
 
-/** Reads the cancel reason back out of a BullMQ `failedReason`, or undefined for other failures. */
+/**
+ * Reads the cancel reason back out of a BullMQ `failedReason`, or undefined for other failures.
+ * @publicApi
+ */
 export function parseCancelReason(failedReason: string | undefined): CancelReason | undefined {
   const match = failedReason ? CANCELLED_PATTERN.exec(failedReason) : null;
   return match ? (match[1] as CancelReason) : undefined;

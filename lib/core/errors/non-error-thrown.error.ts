@@ -3,6 +3,7 @@ import { TenantQueueError } from './tenant-queue.error';
 /**
  * A job handler threw something that is not an `Error` (a string, `undefined`, a plain object).
  * The module wraps it so BullMQ records a readable `failedReason`; `value` is what was thrown.
+ * @publicApi
  */
 export class NonErrorThrownError extends TenantQueueError {
   constructor(

@@ -1,6 +1,9 @@
 import { TenantQueueError } from './tenant-queue.error';
 
-/** A tenant's backlog in a fair queue is at its `maxBacklog`; nothing of the call was written. */
+/**
+ * A tenant's backlog in a fair queue is at its `maxBacklog`; nothing of the call was written.
+ * @publicApi
+ */
 export class TenantBacklogFullError extends TenantQueueError {
   constructor(
     readonly queue: string,

@@ -3,5 +3,6 @@ import { TenantQueueError } from './tenant-queue.error';
 /**
  * The tenant directory or a checker threw or timed out while a job was being guarded. A transient
  * failure: the attempt fails and BullMQ retries the job; it is never cancelled for this.
+ * @publicApi
  */
 export class TenantPortUnavailableError extends TenantQueueError {}

@@ -1,6 +1,9 @@
 import { TenantQueueError } from './tenant-queue.error';
 
-/** One resolution source and the tenant it named. */
+/**
+ * One resolution source and the tenant it named.
+ * @publicApi
+ */
 export interface TenantSourceReading {
   strategy: string;
   tenantId: string;
@@ -10,6 +13,7 @@ export interface TenantSourceReading {
  * A request's authenticated claim names one tenant and an unauthenticated source (header,
  * subdomain, path parameter) names another. Answered as 403 (this error is the cause); nothing
  * was enqueued.
+ * @publicApi
  */
 export class TenantSourceConflictError extends TenantQueueError {
   constructor(

@@ -1,7 +1,10 @@
 import type { Job } from 'bullmq';
 import { TenantJob } from '../types/tenant-job.interface';
 
-/** Who and which run: the pair an application keys its own upserts on. */
+/**
+ * Who and which run: the pair an application keys its own upserts on.
+ * @publicApi
+ */
 export interface RunIdentity {
   tenantId: string | undefined;
   runId: string;
@@ -13,6 +16,7 @@ export interface RunIdentity {
  * The identity of the run a job belongs to. The run id is stable across retries, crash
  * redeliveries and dead-letter replays (and deterministic for scheduled work, whose job ids are),
  * so `INSERT ... ON CONFLICT (tenant_id, run_id) DO NOTHING` makes an effect happen once.
+ * @publicApi
  */
 export function runIdentity(job: TenantJob | Job): RunIdentity {
   const tenantJob = job as TenantJob;

@@ -2,7 +2,10 @@ import { Injectable, SetMetadata, applyDecorators } from '@nestjs/common';
 import type { WorkerOptions } from 'bullmq';
 import { TENANT_PROCESSOR_METADATA } from '../../tenant-queue.constants';
 
-/** BullMQ worker options; `connection` and `prefix` come from the module. */
+/**
+ * BullMQ worker options; `connection` and `prefix` come from the module.
+ * @publicApi
+ */
 export type TenantProcessorOptions = Omit<WorkerOptions, 'connection' | 'prefix'> & {
   /**
    * Deadline of each attempt, in ms. The handler's `AbortSignal` aborts at the deadline and the
@@ -28,6 +31,7 @@ export interface TenantProcessorMetadata {
 /**
  * Marks a class extending `TenantWorkerHost` as the worker of a registered queue. Each job runs in
  * a fresh tenant context restored from its envelope.
+ * @publicApi
  */
 export function TenantProcessor(
   queue: string,

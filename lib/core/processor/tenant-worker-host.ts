@@ -4,6 +4,7 @@ import { TenantJob } from '../types/tenant-job.interface';
 /**
  * Base class of a `@TenantProcessor`. `process()` runs once per job inside that job's tenant
  * context; throw to fail the attempt (BullMQ retries it per the job's options).
+ * @publicApi
  */
 export abstract class TenantWorkerHost<W extends Worker = Worker> {
   private tenantWorker: W | undefined;

@@ -1,5 +1,9 @@
 import { ResourceLimits, Worker } from 'node:worker_threads';
 
+/**
+ * Options of `runInWorkerThread(...)`.
+ * @publicApi
+ */
 export interface WorkerThreadOptions {
   /** Aborting it terminates the thread at once (pass the handler's signal). */
   signal?: AbortSignal;
@@ -31,6 +35,7 @@ Promise.resolve()
  * library that ignores signals), which no `AbortSignal` can stop in the main thread. `input` and
  * the result cross the thread boundary by structured clone; the module has no Nest container
  * and no tenant context, so pass it what it needs.
+ * @publicApi
  */
 export function runInWorkerThread<R = unknown>(
   modulePath: string,

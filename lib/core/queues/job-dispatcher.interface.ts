@@ -5,7 +5,10 @@ import { Messages } from '../../tenant-queue.messages';
 /** BullMQ's `ErrorCode.ParentJobNotExist`: its add script found no parent job. */
 const PARENT_MISSING = -5;
 
-/** BullMQ job options, plus the lane of a fair queue that declares lanes. */
+/**
+ * BullMQ job options, plus the lane of a fair queue that declares lanes.
+ * @publicApi
+ */
 export type TenantJobOptions = JobsOptions & {
   /** Lane of the job on a queue with `fairness.lanes` (e.g. `'interactive'`, `'bulk'`). */
   lane?: string;

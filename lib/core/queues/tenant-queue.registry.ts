@@ -20,6 +20,7 @@ const DEFAULT_DEAD_LETTER_CAP = 1000;
 /**
  * Runtime registry of this app's tenant queues (and, read from the worker launcher, their
  * workers): the public way to reach them. Closes the queues on shutdown, after the workers.
+ * @publicApi
  */
 @Injectable()
 export class TenantQueueRegistry implements OnApplicationShutdown {

@@ -19,6 +19,10 @@ import { JobIdOwners } from './job-id-owners.script';
 import { jobOptionsProblem } from './job-options.check';
 import { assertPlainPayload, payloadJson } from './payload.check';
 
+/**
+ * One job of `TenantQueue.addBulk(jobs)`: its name, data and options.
+ * @publicApi
+ */
 export interface TenantBulkJob<T extends object = Record<string, unknown>> {
   name: string;
   data: T;
@@ -41,6 +45,7 @@ const callerIds = new WeakSet<PreparedJob>();
  * Producer for one queue. Every job gets the `_tenant` envelope of the current context (HTTP
  * request or running job); a tenant-scoped job without a tenant is refused before anything is
  * written. Inject with `@InjectTenantQueue(name)`.
+ * @publicApi
  */
 export class TenantQueue<T extends object = Record<string, unknown>> {
   constructor(

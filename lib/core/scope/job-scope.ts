@@ -21,6 +21,7 @@ export interface ScopedAttempt {
  * outcome. A disposer that throws is logged with the job's tenant and id; it never replaces the
  * job's own result or error. A singleton: inject it anywhere, it finds the running job through
  * the async context. Jobs that never use it pay nothing.
+ * @publicApi
  */
 @Injectable()
 export class JobScope {

@@ -5,6 +5,10 @@ import { InvalidTenantQueueOptionsError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
 import { TenantJobRequest, TenantRequestPayload } from './tenant-job-request';
 
+/**
+ * Options of `new TenantContextIdStrategy(...)`.
+ * @publicApi
+ */
 export interface TenantContextIdStrategyOptions {
   /**
    * How many tenants keep their durable providers. Past it, the tenant used least recently is
@@ -32,6 +36,7 @@ const NO_TENANT: TenantRequestPayload = Object.freeze({ tenantId: undefined });
  * The tenant of an HTTP request is the one the module resolved into its context; the tenant of a
  * job comes from its validated envelope. With no tenant (a system job, a request without one, or
  * a tenant only known after the guards ran) every provider is built for that request alone.
+ * @publicApi
  */
 export class TenantContextIdStrategy implements ContextIdStrategy {
   // The only module-level state: tenant id -> the ContextId its durable instances live under.

@@ -4,7 +4,10 @@ import { TenantDirectory, TenantRecord } from '../types/tenant-directory.interfa
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 import { TenantLimits, TenantTierOptions } from '../types/tenant-tier-options.interface';
 
-/** What the module knows about one tenant's tier and overrides, as read from the directory. */
+/**
+ * What the module knows about one tenant's tier and overrides, as read from the directory.
+ * @publicApi
+ */
 export interface TenantProfile {
   tenantId: string;
   /** The directory's record; null when the tenant is unknown or no directory is configured. */
@@ -21,6 +24,7 @@ const LIMIT_FIELDS = ['weight', 'maxConcurrency', 'rateLimit', 'lanes'] as const
  * run-time overrides (`TenantFairness`), the tenant's own record (`weight`, `maxConcurrency`,
  * `rateLimit`, `lanes`, `pools`), its tier's per-queue entry, its tier, then the queue's defaults.
  * Profiles are cached for `tierCacheMs`; `refresh(tenantId)` applies a directory change at once.
+ * @publicApi
  */
 @Injectable()
 export class TenantTiers {

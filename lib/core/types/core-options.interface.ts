@@ -10,9 +10,13 @@ import type { TenantJobClsOptions } from './job-cls-options.interface';
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface TenantResolverNames {}
 
-/** Strategy names tried, in order, to find the tenant of an HTTP request. */
+/**
+ * Strategy names tried, in order, to find the tenant of an HTTP request.
+ * @publicApi
+ */
 export type TenantResolverName = keyof TenantResolverNames & string;
 
+/** @publicApi */
 export interface TenantResolutionOptions {
   /**
    * Strategies tried in this order; the first that yields a value wins.
@@ -44,7 +48,10 @@ export interface TenantResolutionOptions {
   mount?: boolean;
 }
 
-/** Envelope integrity. Off unless `secret` is set. */
+/**
+ * Envelope integrity. Off unless `secret` is set.
+ * @publicApi
+ */
 export interface TenantEnvelopeOptions {
   /**
    * HMAC-SHA256 secret(s), each at least 32 characters. The first signs every new envelope; any

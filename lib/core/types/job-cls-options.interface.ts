@@ -8,6 +8,7 @@ import type { TenantJob } from './tenant-job.interface';
  * the job's tenant is restored from its envelope, so all of them can read `TenantContext`.
  * With nothing to run (no setup, no plugin hooks, no proxy providers, no id) a job pays only its
  * bare `ClsService.run`.
+ * @publicApi
  */
 export interface TenantJobClsOptions {
   /** Like `@UseCls({ setup })`: put what the job's code reads from CLS (user, locale, ...). */

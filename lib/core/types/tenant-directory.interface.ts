@@ -1,8 +1,15 @@
 import type { TenantRateLimit } from './tenant-tier-options.interface';
 
+/**
+ * Lifecycle state of a tenant in the `TenantDirectory`.
+ * @publicApi
+ */
 export type TenantStatus = 'active' | 'suspended' | 'deleted';
 
-/** One tenant as the application's source of truth knows it. */
+/**
+ * One tenant as the application's source of truth knows it.
+ * @publicApi
+ */
 export interface TenantRecord {
   id: string;
   status: TenantStatus;
@@ -23,7 +30,10 @@ export interface TenantRecord {
   [key: string]: unknown;
 }
 
-/** A page of active tenants; pass `nextCursor` back to get the next page, until it is null. */
+/**
+ * A page of active tenants; pass `nextCursor` back to get the next page, until it is null.
+ * @publicApi
+ */
 export interface TenantPage {
   tenants: TenantRecord[];
   nextCursor: string | null;
@@ -32,6 +42,7 @@ export interface TenantPage {
 /**
  * Application port: where the module asks about tenants at execution time. Provide your own
  * through the module's `directory` option.
+ * @publicApi
  */
 export interface TenantDirectory {
   /** The tenant, or null when it does not exist. Throwing means "unknown right now": retried. */
@@ -41,13 +52,19 @@ export interface TenantDirectory {
 }
 export const TenantDirectory = Symbol('TenantDirectory');
 
-/** Application port: does a tenant have a feature right now? */
+/**
+ * Application port: does a tenant have a feature right now?
+ * @publicApi
+ */
 export interface EntitlementChecker {
   hasEntitlement(tenantId: string, feature: string): Promise<boolean>;
 }
 export const EntitlementChecker = Symbol('EntitlementChecker');
 
-/** Application port: may this actor still do this in this tenant? */
+/**
+ * Application port: may this actor still do this in this tenant?
+ * @publicApi
+ */
 export interface ActorPermissionChecker {
   can(actor: { id?: string; type: string }, permission: string, tenantId: string): Promise<boolean>;
 }

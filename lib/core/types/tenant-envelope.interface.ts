@@ -1,10 +1,16 @@
 import { ActorType } from './actor.interface';
 import type { TenantResolverName } from './core-options.interface';
 
-/** How the tenant of a job was determined. */
+/**
+ * How the tenant of a job was determined.
+ * @publicApi
+ */
 export type TenantResolutionStrategy = TenantResolverName | 'system' | 'inherited' | 'explicit';
 
-/** The `_tenant` envelope stored inside every tenant job's data. */
+/**
+ * The `_tenant` envelope stored inside every tenant job's data.
+ * @publicApi
+ */
 export interface TenantEnvelope {
   /** Envelope format version. */
   v: 1;

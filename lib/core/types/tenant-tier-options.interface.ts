@@ -2,6 +2,7 @@
  * Jobs of one tenant started per interval, with a burst, across every process (GCRA in Redis).
  * `{ max: 20, per: 60_000 }` is 20 jobs a minute, one every 3 s; `burst: 5` lets 5 start at once
  * after a quiet spell, never more than `burst + elapsed / (per / max)` in any stretch of time.
+ * @publicApi
  */
 export interface TenantRateLimit {
   /** Jobs per `per` milliseconds. */
@@ -15,7 +16,10 @@ export interface TenantRateLimit {
   burst?: number;
 }
 
-/** What a tier (or one tenant) may set about its jobs on a queue. */
+/**
+ * What a tier (or one tenant) may set about its jobs on a queue.
+ * @publicApi
+ */
 export interface TenantLimits {
   /** Fair-share weight (default: the queue's `fairness.defaultWeight`). */
   weight?: number;
@@ -30,7 +34,10 @@ export interface TenantLimits {
   lanes?: Record<string, number>;
 }
 
-/** One tier: limits for every queue, per-queue overrides, and the dedicated pools it uses. */
+/**
+ * One tier: limits for every queue, per-queue overrides, and the dedicated pools it uses.
+ * @publicApi
+ */
 export interface TenantTierOptions extends TenantLimits {
   /** Per-queue overrides of the limits above, by queue name. */
   queues?: Record<string, TenantLimits>;
