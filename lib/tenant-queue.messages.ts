@@ -230,6 +230,11 @@ export const Messages = {
     `BullMQ refused job "${jobId}" of queue "${queue}" when the fair gate admitted it ` +
     `(${reason}); it is marked failed with this reason and its slot is free. Enqueue it again ` +
     `with options BullMQ accepts.`,
+  // scheduler: stored records
+  unreadableSchedule: (id: string, reason: string) =>
+    `Stored schedule "${id}" cannot be read: it ${reason}. It is left in Redis as it is and does ` +
+    `not run here: write it again (TenantScheduler.upsert() for a tenant schedule; an app restart ` +
+    `rewrites a @TenantCron) or delete it (TenantScheduler.remove()).`,
 };
 
 function truncate(value: unknown): unknown {
