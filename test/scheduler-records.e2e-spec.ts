@@ -1,13 +1,15 @@
-import { Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { TestingModule } from '@nestjs/testing';
 import {
   InMemoryTenantDirectory,
   InvalidScheduleError,
+  TenantCron,
   TenantScheduler,
   tenantScheduleJobId,
 } from '../lib';
 import { ScheduleStore } from '../lib/scheduler/schedule.store';
-import { tenantScheduleId } from '../lib/scheduler/stored-schedule';
+import { cronScheduleId, tenantScheduleId } from '../lib/scheduler/stored-schedule';
+import { parseStoredSchedule } from '../lib/scheduler/stored-schedule.dto';
 import { ManualClock, bootSchedulerApp } from './fixtures/scheduler-app';
 import { uniquePrefix } from './support/redis-url';
 import { TestRedisClient, openRedis } from './support/test-redis';
@@ -162,5 +164,62 @@ describe('TenantScheduler: stored records it cannot read', () => {
     expect(second.recovered).toBe(1);
     expect(second.jobIds).toContain(tenantScheduleJobId('acme', 'hourly', occurrence));
     expect(await redis.zscore(store.keys.outbox, member)).toBeNull();
+  });
+});
+
+@Injectable()
+class Nightly {
+  @TenantCron('0 9 * * *', { name: 'records-nightly', missed: 'once' })
+  async run() {}
+}
+
+describe('@TenantCron drivers at bootstrap', () => {
+  const prefix = uniquePrefix();
+  const id = cronScheduleId('records-nightly');
+  const boot = (clock: ManualClock) =>
+    bootSchedulerApp({
+      prefix,
+      clock,
+      directory: new InMemoryTenantDirectory([{ id: 'acme' }]),
+      providers: [Nightly],
+    });
+
+  it('writes an unreadable driver again, and keeps one that still matches', async () => {
+    const redis = openRedis();
+    const warnings: string[] = [];
+    const spy = jest
+      .spyOn(Logger.prototype, 'warn')
+      .mockImplementation((message: unknown) => void warnings.push(String(message)));
+    try {
+      const first = await boot(new ManualClock(at('2026-06-01T00:00:00Z')));
+      const keys = first.get(ScheduleStore).keys;
+      await first.close();
+      await redis.hset(keys.defs, id, '{"kind":"cron","name":');
+      await redis.zadd(keys.due, at('2026-05-01T09:00:00Z'), id);
+
+      const second = await boot(new ManualClock(at('2026-06-01T00:00:00Z')));
+      await second.close();
+      expect(warnings.join('\n')).toMatch(
+        /@TenantCron "records-nightly": the stored driver is not JSON \(.*\); writing it again/,
+      );
+      expect(parseStoredSchedule(id, (await redis.hget(keys.defs, id))!)).toEqual({
+        kind: 'cron',
+        name: 'records-nightly',
+        cron: '0 9 * * *',
+        timezone: 'UTC',
+        enabled: true,
+        missed: 'once',
+        maxCatchUp: 10,
+      });
+      expect(Number(await redis.zscore(keys.due, id))).toBe(at('2026-06-01T09:00:00Z'));
+
+      // Unchanged, it keeps its next run, so the runs missed while no app ran are noticed.
+      const third = await boot(new ManualClock(at('2026-06-02T12:00:00Z')));
+      await third.close();
+      expect(Number(await redis.zscore(keys.due, id))).toBe(at('2026-06-01T09:00:00Z'));
+    } finally {
+      spy.mockRestore();
+      await redis.quit();
+    }
   });
 });

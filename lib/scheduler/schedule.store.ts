@@ -7,6 +7,10 @@ import { RedisClient, TenantQueueRedis } from '../tenant-queue.redis';
 import { ScheduleRecord, StoredSchedule } from './stored-schedule';
 import { parseStoredSchedule } from './stored-schedule.dto';
 
+// Where these lived before stored-schedule.ts: the old import paths keep working.
+export type { StoredSchedule } from './stored-schedule';
+export { cronScheduleId, tenantScheduleId } from './stored-schedule';
+
 /** One compare-and-set claim of a due schedule. */
 export interface ScheduleClaim {
   id: string;
