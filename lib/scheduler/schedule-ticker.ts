@@ -203,7 +203,8 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
         log?.();
       });
       await this.deliver(members, result, known);
-      // Stop when the batch was short, or when every claim was lost to other instances.
+      // Stop when the batch was short, or when every claim was lost to other instances (a batch
+      // of unreadable records only moves the offset on).
       if (due.length < this.options.batchSize) break;
       if (planned.length > 0 && !won.some(Boolean)) break;
     }

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
 import { InvalidScheduleError } from '../errors';
 import { Messages } from '../tenant-queue.messages';
@@ -27,8 +27,6 @@ import {
  */
 @Injectable()
 export class TenantScheduler {
-  private readonly logger = new Logger('TenantScheduler');
-
   constructor(
     private readonly store: ScheduleStore,
     private readonly ticker: ScheduleTicker,
