@@ -234,6 +234,11 @@ export const Messages = {
     `The job stage ${name ?? '(anonymous)'} declares no phase: decorate its class with ` +
     `@TenantJobStage(phase), or pass the phase to useStage(stage, phase). Phases, outermost ` +
     `first: ${phases.join(', ')}.`,
+  // scheduler: stored records
+  unreadableSchedule: (id: string, reason: string) =>
+    `Stored schedule "${id}" cannot be read: it ${reason}. It is left in Redis as it is and does ` +
+    `not run here: write it again (TenantScheduler.upsert() for a tenant schedule; an app restart ` +
+    `rewrites a @TenantCron) or delete it (TenantScheduler.remove()).`,
 };
 
 function truncate(value: unknown): unknown {

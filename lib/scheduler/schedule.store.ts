@@ -3,21 +3,12 @@ import { tenantKeyPart } from '../core/context/tenant-key';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/options/core.options';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { LuaScripts } from '../core/redis/lua-scripts';
-import { MissedRunPolicy, TenantScheduleJob } from './tenant-schedule.interface';
+import { ScheduleRecord, StoredSchedule } from './stored-schedule';
+import { parseStoredSchedule } from './stored-schedule.dto';
 
-/** A schedule as stored in Redis: a tenant's schedule, or the driver of a `@TenantCron`. */
-export interface StoredSchedule {
-  kind: 'tenant' | 'cron';
-  cron: string;
-  timezone: string;
-  enabled: boolean;
-  missed: MissedRunPolicy;
-  maxCatchUp: number;
-  tenantId?: string;
-  key?: string;
-  job?: TenantScheduleJob;
-  name?: string;
-}
+// Where these lived before stored-schedule.ts: the old import paths keep working.
+export type { StoredSchedule } from './stored-schedule';
+export { cronScheduleId, tenantScheduleId } from './stored-schedule';
 
 /** One compare-and-set claim of a due schedule. */
 export interface ScheduleClaim {
@@ -34,11 +25,6 @@ const SCRIPTS = new LuaScripts<{
   tqScheduleClaim: { numberOfKeys: 2, file: 'schedule-claim.lua' },
   tqScheduleRecover: { numberOfKeys: 1, file: 'schedule-recover.lua' },
 });
-
-/** `t~<tenant key part>~<key>`: keys have no `~`, so the last `~` ends the tenant's part. */
-export const tenantScheduleId = (tenantId: string, key: string) =>
-  `t~${tenantKeyPart(tenantId)}~${key}`;
-export const cronScheduleId = (name: string) => `c~${name}`;
 
 /**
  * @internal Redis layout of the scheduler, all under one hash tag `{<prefix>:sched}` so every
@@ -74,7 +60,7 @@ export class ScheduleStore {
     const multi = this.client.multi().hset(this.keys.defs, id, JSON.stringify(schedule));
     if (next === null) multi.zrem(this.keys.due, id);
     else multi.zadd(this.keys.due, next, id);
-    if (schedule.kind === 'tenant') multi.sadd(this.keys.tenant(schedule.tenantId!), schedule.key!);
+    if (schedule.kind === 'tenant') multi.sadd(this.keys.tenant(schedule.tenantId), schedule.key);
     await multi.exec();
   }
 
@@ -85,10 +71,11 @@ export class ScheduleStore {
     return Number(results?.[0]?.[1] ?? 0) > 0;
   }
 
-  async get(ids: string[]): Promise<(StoredSchedule | undefined)[]> {
+  /** The records stored under `ids`, in order (unreadable ones say why; none is dropped). */
+  async get(ids: string[]): Promise<ScheduleRecord[]> {
     if (ids.length === 0) return [];
     const raw = await this.client.hmget(this.keys.defs, ...ids);
-    return raw.map((value) => (value ? (JSON.parse(value) as StoredSchedule) : undefined));
+    return raw.map((value, i) => (value === null ? undefined : parseStoredSchedule(ids[i], value)));
   }
 
   async nextRun(id: string): Promise<number | null> {
@@ -100,15 +87,15 @@ export class ScheduleStore {
     return (await this.client.smembers(this.keys.tenant(tenantId))).sort();
   }
 
-  /** Schedules due at `now`, oldest first: [id, next run][]. */
-  async due(now: number, limit: number): Promise<[string, number][]> {
+  /** Schedules due at `now`, oldest first, from the `offset`-th: [id, next run][]. */
+  async due(now: number, limit: number, offset = 0): Promise<[string, number][]> {
     const flat = await this.client.zrangebyscore(
       this.keys.due,
       '-inf',
       now,
       'WITHSCORES',
       'LIMIT',
-      0,
+      offset,
       limit,
     );
     const entries: [string, number][] = [];

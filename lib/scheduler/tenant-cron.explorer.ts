@@ -15,14 +15,17 @@ import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { CronFanOutHost } from './cron-fan-out.host';
-import { ScheduleStore, StoredSchedule, cronScheduleId } from './schedule.store';
+import { ScheduleStore } from './schedule.store';
+import { StoredCronSchedule, cronScheduleId } from './stored-schedule';
 import { ScheduleTicker } from './schedule-ticker';
 import { TENANT_CRON_METADATA, TenantCronMetadata } from './tenant-cron.decorator';
 import { TenantCronHandler, TenantCronHost } from './tenant-cron.host';
 import { MAX_CATCH_UP, MISSED_POLICIES, SCHEDULE_KEY_PATTERN } from './tenant-schedule.dto';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 
-type Cron = TenantCronMetadata & { queue: string };
+/** A validated `@TenantCron`: every option with a default has its value. */
+type Cron = TenantCronMetadata &
+  Required<Pick<TenantCronMetadata, 'timezone' | 'missed' | 'maxCatchUp' | 'queue'>>;
 
 /**
  * Finds every `@TenantCron` method at bootstrap, stores one driver schedule per cron in Redis
@@ -129,17 +132,22 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
     const existing = await this.store.get(ids);
     await Promise.all(
       [...crons.values()].map(async (cron, i) => {
-        const schedule: StoredSchedule = {
+        const schedule: StoredCronSchedule = {
           kind: 'cron',
           name: cron.name,
           cron: cron.expression,
-          timezone: cron.timezone!,
+          timezone: cron.timezone,
           enabled: true,
-          missed: cron.missed!,
-          maxCatchUp: cron.maxCatchUp!,
+          missed: cron.missed,
+          maxCatchUp: cron.maxCatchUp,
         };
         const stored = existing[i];
-        const unchanged = stored && JSON.stringify(stored) === JSON.stringify(schedule);
+        if (stored?.kind === 'unreadable') {
+          this.logger.warn(
+            `${tenantLogFields()} @TenantCron "${cron.name}": the stored driver ${stored.reason}; writing it again`,
+          );
+        }
+        const unchanged = stored?.kind === 'cron' && sameDriver(stored, schedule);
         if (unchanged && (await this.store.nextRun(ids[i])) !== null) return;
         await this.store.put(ids[i], schedule, await this.ticker.nextRunOf(schedule, now));
         this.logger.log(
@@ -164,4 +172,16 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
       this.launcher.launch(host, definition, { concurrency });
     }
   }
+}
+
+/** Whether a stored driver still matches its `@TenantCron` (kept, so missed runs are noticed). */
+function sameDriver(a: StoredCronSchedule, b: StoredCronSchedule): boolean {
+  return (
+    a.name === b.name &&
+    a.cron === b.cron &&
+    a.timezone === b.timezone &&
+    a.enabled === b.enabled &&
+    a.missed === b.missed &&
+    a.maxCatchUp === b.maxCatchUp
+  );
 }

@@ -23,7 +23,7 @@ export const SCHEDULE_KEY_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 export const MISSED_POLICIES = ['skip', 'once', 'all'] as const;
 export const MAX_CATCH_UP = 1_000;
 
-class ScheduleJobDto {
+export class ScheduleJobDto {
   @IsString() @Matches(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/) queue!: string;
   @IsString() @MaxLength(200) name!: string;
   @IsOptional() @IsObject() data?: Record<string, unknown>;
@@ -62,7 +62,8 @@ export function validateScheduleInput(input: TenantScheduleInput): void {
   }
 }
 
-function describe(error: ValidationError, path = ''): [string, string] {
+/** The first failed field of a validation, as [dotted path, why]. */
+export function describe(error: ValidationError, path = ''): [string, string] {
   const field = `${path}${error.property}`;
   if (error.children && error.children.length > 0) return describe(error.children[0], `${field}.`);
   return [field, Object.values(error.constraints ?? {}).join('; ') || 'is not valid'];

@@ -3,8 +3,16 @@ import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
 import { InvalidScheduleError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
-import { ScheduleStore, StoredSchedule, tenantScheduleId } from './schedule.store';
+import { ScheduleStore } from './schedule.store';
 import { ScheduleTicker } from './schedule-ticker';
+import {
+  ScheduleRecord,
+  StoredTenantSchedule,
+  UnreadableSchedule,
+  storedJob,
+  tenantScheduleId,
+  unknownKind,
+} from './stored-schedule';
 import { SCHEDULE_KEY_PATTERN, validateScheduleInput } from './tenant-schedule.dto';
 import {
   SchedulerTickResult,
@@ -35,7 +43,7 @@ export class TenantScheduler {
     this.assertIds(tenantId, key);
     validateScheduleInput(input);
     this.registry.getQueue(input.job.queue);
-    const schedule: StoredSchedule = {
+    const schedule: StoredTenantSchedule = {
       kind: 'tenant',
       tenantId,
       key,
@@ -44,12 +52,7 @@ export class TenantScheduler {
       enabled: input.enabled ?? true,
       missed: input.missed ?? 'skip',
       maxCatchUp: input.maxCatchUp ?? 10,
-      job: {
-        queue: input.job.queue,
-        name: input.job.name,
-        data: input.job.data ?? {},
-        ...(input.job.opts ? { opts: input.job.opts } : {}),
-      },
+      job: storedJob(input.job),
     };
     this.ticker.cronOf(schedule.cron, schedule.timezone === 'tenant' ? 'UTC' : schedule.timezone);
     return this.save(schedule);
@@ -61,13 +64,9 @@ export class TenantScheduler {
     return this.store.remove(tenantScheduleId(tenantId, key), tenantId, key);
   }
 
-  /** The tenant's schedules, by key. */
+  /** The tenant's schedules, by key (a record that cannot be read is logged and left out). */
   async list(tenantId: string): Promise<TenantSchedule[]> {
-    this.codec.assertTenantId(tenantId);
-    const keys = await this.store.tenantKeys(tenantId);
-    const schedules = await this.store.get(keys.map((key) => tenantScheduleId(tenantId, key)));
-    const found = schedules.filter((s): s is StoredSchedule => s !== undefined);
-    return Promise.all(found.map((s) => this.view(s)));
+    return Promise.all((await this.readAll(tenantId)).map((s) => this.view(s)));
   }
 
   /** Stops a schedule without deleting it. */
@@ -96,10 +95,8 @@ export class TenantScheduler {
    * tenant's zone changes in your directory; otherwise the new zone applies after the next run.
    */
   async refreshTenant(tenantId: string): Promise<void> {
-    for (const schedule of await this.list(tenantId)) {
-      if (schedule.timezone !== 'tenant') continue;
-      const stored = (await this.store.get([tenantScheduleId(tenantId, schedule.key)]))[0];
-      if (stored) await this.save(stored);
+    for (const schedule of await this.readAll(tenantId)) {
+      if (schedule.timezone === 'tenant') await this.save(schedule);
     }
   }
 
@@ -116,22 +113,44 @@ export class TenantScheduler {
     return this.save({ ...schedule, enabled });
   }
 
-  private async save(schedule: StoredSchedule): Promise<TenantSchedule> {
+  private async save(schedule: StoredTenantSchedule): Promise<TenantSchedule> {
     const now = await this.ticker.clock.now();
     const next = await this.ticker.nextRunOf(schedule, now);
-    await this.store.put(tenantScheduleId(schedule.tenantId!, schedule.key!), schedule, next);
+    await this.store.put(tenantScheduleId(schedule.tenantId, schedule.key), schedule, next);
     return toView(schedule, next);
   }
 
-  private async load(tenantId: string, key: string): Promise<StoredSchedule> {
+  /** One schedule; a missing or unreadable one is refused with `InvalidScheduleError`. */
+  private async load(tenantId: string, key: string): Promise<StoredTenantSchedule> {
     this.assertIds(tenantId, key);
-    const [schedule] = await this.store.get([tenantScheduleId(tenantId, key)]);
-    if (!schedule) throw new InvalidScheduleError(Messages.unknownSchedule(tenantId, key));
+    const id = tenantScheduleId(tenantId, key);
+    const [record] = await this.store.get([id]);
+    if (!record) throw new InvalidScheduleError(Messages.unknownSchedule(tenantId, key));
+    const schedule = tenantScheduleOf(id, record);
+    if (schedule.kind === 'unreadable') {
+      throw new InvalidScheduleError(Messages.unreadableSchedule(id, schedule.reason));
+    }
     return schedule;
   }
 
-  private async view(schedule: StoredSchedule): Promise<TenantSchedule> {
-    const id = tenantScheduleId(schedule.tenantId!, schedule.key!);
+  /** The tenant's readable schedules, by key; each unreadable one is logged, and left as it is. */
+  private async readAll(tenantId: string): Promise<StoredTenantSchedule[]> {
+    this.codec.assertTenantId(tenantId);
+    const ids = (await this.store.tenantKeys(tenantId)).map((key) =>
+      tenantScheduleId(tenantId, key),
+    );
+    const schedules: StoredTenantSchedule[] = [];
+    (await this.store.get(ids)).forEach((record, i) => {
+      if (!record) return;
+      const schedule = tenantScheduleOf(ids[i], record);
+      if (schedule.kind === 'tenant') schedules.push(schedule);
+      else this.ticker.refuse(schedule);
+    });
+    return schedules;
+  }
+
+  private async view(schedule: StoredTenantSchedule): Promise<TenantSchedule> {
+    const id = tenantScheduleId(schedule.tenantId, schedule.key);
     return toView(schedule, await this.store.nextRun(id));
   }
 
@@ -145,16 +164,32 @@ export class TenantScheduler {
   }
 }
 
-function toView(schedule: StoredSchedule, next: number | null): TenantSchedule {
+/** A record read at a tenant schedule's id, narrowed to a tenant schedule. */
+function tenantScheduleOf(
+  id: string,
+  record: NonNullable<ScheduleRecord>,
+): StoredTenantSchedule | UnreadableSchedule {
+  switch (record.kind) {
+    case 'tenant':
+    case 'unreadable':
+      return record;
+    case 'cron':
+      return { kind: 'unreadable', id, reason: 'is a @TenantCron driver, not a tenant schedule' };
+    default:
+      return unknownKind(record);
+  }
+}
+
+function toView(schedule: StoredTenantSchedule, next: number | null): TenantSchedule {
   return {
-    tenantId: schedule.tenantId!,
-    key: schedule.key!,
+    tenantId: schedule.tenantId,
+    key: schedule.key,
     cron: schedule.cron,
     timezone: schedule.timezone,
     enabled: schedule.enabled,
     missed: schedule.missed,
     maxCatchUp: schedule.maxCatchUp,
-    job: schedule.job!,
+    job: schedule.job,
     nextRunAt: next === null ? null : new Date(next),
   };
 }
