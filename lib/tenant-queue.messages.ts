@@ -230,6 +230,10 @@ export const Messages = {
     `BullMQ refused job "${jobId}" of queue "${queue}" when the fair gate admitted it ` +
     `(${reason}); it is marked failed with this reason and its slot is free. Enqueue it again ` +
     `with options BullMQ accepts.`,
+  // inspector
+  invalidJobId: (jobId: unknown) =>
+    `Invalid job id ${JSON.stringify(truncate(jobId)) ?? String(jobId)}: pass the id as a ` +
+    `non-empty string of at most 1000 characters, as TenantQueue.add returned it (EnqueuedJob.id).`,
 };
 
 function truncate(value: unknown): unknown {

@@ -1,10 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import {
+  GateJobAnswer,
   TenantQueueControls,
   TenantQueueLiveState,
   TenantQueueStateSource,
 } from '../metrics/tenant-queue-state-source.interface';
+import { TenantQueueRedis } from '../tenant-queue.redis';
 import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { explainGateJob } from './fair-explain';
+import { FairGateRegistry } from './fair-gate.registry';
 import { isFairnessOn } from './fairness-options';
 import { TenantFairness } from './tenant-fairness.service';
 
@@ -17,6 +21,8 @@ export class FairnessStateSource implements TenantQueueStateSource, TenantQueueC
   constructor(
     private readonly fairness: TenantFairness,
     private readonly registry: TenantQueueRegistry,
+    private readonly gates: FairGateRegistry,
+    private readonly redis: TenantQueueRedis,
   ) {}
 
   handles(queue: string): boolean {
@@ -36,6 +42,11 @@ export class FairnessStateSource implements TenantQueueStateSource, TenantQueueC
       slowLane: state.slowLane,
       rateLimited: state.rateLimitedUntil !== null,
     };
+  }
+
+  /** The job's place in the queue's gate and what holds it (read only). */
+  explainJob(queue: string, jobId: string): Promise<GateJobAnswer | undefined> {
+    return explainGateJob(this.redis.client, this.gates.get(queue), jobId);
   }
 
   pause(queue: string, tenantId: string): Promise<void> {

@@ -3,6 +3,10 @@ import { DeadLettersScript } from '../dead-letters/dead-letters.script';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
 import { TenantQueueRedis } from '../tenant-queue.redis';
 import { TenantQueueRegistry } from '../tenant-queue.registry';
+import { InvalidJobIdError } from '../errors';
+import { Messages } from '../tenant-queue.messages';
+import { explainJob } from './job-explain';
+import { JobExplanation } from './job-explanation.interface';
 import { LAG_BUCKETS_MS, quantileOf } from './lag-buckets';
 import { ResolvedMetricsOptions, TENANT_QUEUE_METRICS_OPTIONS } from './metrics.options';
 import { TenantQueueStateSource } from './tenant-queue-state-source.interface';
@@ -61,6 +65,21 @@ export class TenantQueueInspector {
     return all.sort(
       (a, b) => b.currentLagMs - a.currentLagMs || a.tenantId.localeCompare(b.tenantId),
     );
+  }
+
+  /**
+   * Why is this job still waiting? Its place in its tenant's backlog in the fair gate, its
+   * tenant's place in the turn order and what holds it (paused, cap reached, rate-limited until,
+   * slow lane, lane share, window full), or where BullMQ has it (waiting with or without a worker
+   * anywhere, active, delayed until, completed, failed), or `unknown`. Read only. Throws
+   * `UnknownTenantQueueError` for a queue no `registerQueue` declared.
+   */
+  async explain(queue: string, jobId: string): Promise<JobExplanation> {
+    this.registry.getQueue(queue);
+    if (typeof jobId !== 'string' || jobId === '' || jobId.length > 1000) {
+      throw new InvalidJobIdError(Messages.invalidJobId(jobId));
+    }
+    return explainJob(this.redis.client, this.registry, this.stateSource, queue, jobId);
   }
 
   /** Queue names the inspector can read. */

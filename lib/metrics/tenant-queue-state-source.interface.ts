@@ -1,3 +1,5 @@
+import { JobGatePlace, JobHold } from './job-explanation.interface';
+
 /** Live per-tenant state of a queue, as a fair gate knows it. */
 export interface TenantQueueLiveState {
   /** Jobs waiting (in the gate and in BullMQ); when left out, `gated` plus BullMQ's count. */
@@ -20,7 +22,17 @@ export interface TenantQueueStateSource {
   handles(queue: string): boolean;
   /** What the source knows; fields it leaves out come from the inspector's own counters. */
   getTenant(queue: string, tenantId: string): Promise<Partial<TenantQueueLiveState>>;
+  /**
+   * Where a job stands in the gate: its place and what holds it while it waits there, `admitted`
+   * once the gate handed it to BullMQ, `undefined` when the gate does not hold it.
+   */
+  explainJob?(queue: string, jobId: string): Promise<GateJobAnswer | undefined>;
 }
+
+/** A fair gate's answer for one job (see `TenantQueueStateSource.explainJob`). */
+export type GateJobAnswer =
+  | { state: 'gate'; tenantId: string; place: JobGatePlace; holds: JobHold[] }
+  | { state: 'admitted'; tenantId: string };
 
 export const TenantQueueStateSource = Symbol('TenantQueueStateSource');
 

@@ -1,0 +1,4 @@
+import { TenantQueueError } from './tenant-queue.error';
+
+/** A job id asked about (`TenantQueueInspector.explain`) is not a non-empty string. */
+export class InvalidJobIdError extends TenantQueueError {}
