@@ -18,3 +18,4 @@ export type {
   ExplainedJobState,
 } from './job-explanation.interface';
 export type { GateJobAnswer } from './tenant-queue-state-source.interface';
+export type { TenantQueueSummary, QueueJobCounts } from './queue-summary.interface';

@@ -7,6 +7,8 @@ import { InvalidJobIdError } from '../errors';
 import { Messages } from '../tenant-queue.messages';
 import { explainJob } from './job-explain';
 import { JobExplanation } from './job-explanation.interface';
+import { TenantQueueSummary } from './queue-summary.interface';
+import { summarizeQueue } from './queue-summary';
 import { LAG_BUCKETS_MS, quantileOf } from './lag-buckets';
 import { ResolvedMetricsOptions, TENANT_QUEUE_METRICS_OPTIONS } from './metrics.options';
 import { TenantQueueStateSource } from './tenant-queue-state-source.interface';
@@ -80,6 +82,20 @@ export class TenantQueueInspector {
       throw new InvalidJobIdError(Messages.invalidJobId(jobId));
     }
     return explainJob(this.redis.client, this.registry, this.stateSource, queue, jobId);
+  }
+
+  /**
+   * One queue's workers across all processes, whether it has producers here but no consumer
+   * anywhere (`noConsumer`), and its job counts by BullMQ state.
+   */
+  async getQueue(queue: string): Promise<TenantQueueSummary> {
+    this.registry.getQueue(queue);
+    return summarizeQueue(this.registry, queue, this.stateSource?.handles(queue) ?? false);
+  }
+
+  /** `getQueue` of every registered queue and pool. */
+  listQueues(): Promise<TenantQueueSummary[]> {
+    return Promise.all(this.registry.getQueueNames().map((name) => this.getQueue(name)));
   }
 
   /** Queue names the inspector can read. */
