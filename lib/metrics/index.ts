@@ -19,3 +19,4 @@ export type {
 } from './job-explanation.interface';
 export type { GateJobAnswer } from './tenant-queue-state-source.interface';
 export type { TenantQueueSummary, QueueJobCounts } from './queue-summary.interface';
+export type { TenantLagHistory, TenantLagPoint } from './lag-history';

@@ -20,6 +20,7 @@ import {
 import { PreparedJob } from '../producer/job-dispatcher.interface';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../tenant-queue.options';
 import { TenantQueueRedis } from '../tenant-queue.redis';
+import { HISTORY_MINUTES } from './lag-history';
 import { seriesOf } from './metric-series';
 import { MetricsSink } from './metrics-sink.interface';
 import {
@@ -180,7 +181,8 @@ export class TenantMetricsRecorder
   }
 
   private async writeAll(): Promise<void> {
-    const ttl = this.options.windowMinutes * 60 + 120;
+    // The hour of history (lag-history.ts) reads the same minute hashes: they live an hour.
+    const ttl = Math.max(this.options.windowMinutes, HISTORY_MINUTES) * 60 + 120;
     for (const queue of this.queues.values()) {
       try {
         await queue.flush(this.redis.client, Date.now(), ttl);

@@ -9,6 +9,7 @@ import { explainJob } from './job-explain';
 import { JobExplanation } from './job-explanation.interface';
 import { TenantQueueSummary } from './queue-summary.interface';
 import { summarizeQueue } from './queue-summary';
+import { TenantLagHistory, readLagHistory } from './lag-history';
 import { LAG_BUCKETS_MS, quantileOf } from './lag-buckets';
 import { ResolvedMetricsOptions, TENANT_QUEUE_METRICS_OPTIONS } from './metrics.options';
 import { TenantQueueStateSource } from './tenant-queue-state-source.interface';
@@ -96,6 +97,17 @@ export class TenantQueueInspector {
   /** `getQueue` of every registered queue and pool. */
   listQueues(): Promise<TenantQueueSummary[]> {
     return Promise.all(this.registry.getQueueNames().map((name) => this.getQueue(name)));
+  }
+
+  /**
+   * The last hour of one tenant on one queue, minute by minute: lag p50/p95/p99 of the jobs
+   * first started in each minute and the attempts that ended in it, from the counters each
+   * process flushes (nothing is written per job).
+   */
+  async history(queue: string, tenantId: string): Promise<TenantLagHistory> {
+    this.codec.assertTenantId(tenantId);
+    const keys = new VisibilityKeys(this.registry.getQueue(queue).definition);
+    return readLagHistory(this.redis.client, keys, tenantId, await this.redisTime());
   }
 
   /** Queue names the inspector can read. */
