@@ -1,21 +1,53 @@
 import type { JobGatePlace, JobHold } from '../metrics/job-explanation.interface';
-import type { GateJobAnswer } from '../metrics/tenant-queue-state-source.interface';
+import type { GateJob, GateJobAnswer } from '../metrics/tenant-queue-state-source.interface';
 import type { RedisClient } from '../tenant-queue.redis';
 import type { FairGate } from './fair-gate';
 import { fairScript } from './fair-gate.script';
 
-interface FairExplainCommand {
+interface FairReadCommands {
   tqFairExplain(base: string, config: string, jobId: string): Promise<(string | number)[]>;
+  tqFairGateJobs(base: string, config: string, tenant: string, limit: number): Promise<string[]>;
 }
 
 const defined = new WeakSet<object>();
 
-function explainCommand(client: RedisClient): FairExplainCommand {
+/** The gate's read-only scripts (never on the job path), registered once per client. */
+function readCommands(client: RedisClient): FairReadCommands {
   if (!defined.has(client)) {
     client.defineCommand('tqFairExplain', { numberOfKeys: 1, lua: fairScript('fair-explain.lua') });
+    client.defineCommand('tqFairGateJobs', {
+      numberOfKeys: 1,
+      lua: fairScript('fair-gate-jobs.lua'),
+    });
     defined.add(client);
   }
-  return client as unknown as FairExplainCommand;
+  return client as unknown as FairReadCommands;
+}
+
+/** The gate's own config string, so a script sees exactly the lanes and defaults it runs with. */
+function configOf(gate: FairGate): string {
+  return gate['config'];
+}
+
+/** Up to `limit` jobs waiting in a tenant's backlog, next first. */
+export async function listGateJobs(
+  client: RedisClient,
+  gate: FairGate,
+  tenantId: string,
+  limit: number,
+): Promise<GateJob[]> {
+  const flat = await readCommands(client).tqFairGateJobs(
+    gate.base,
+    configOf(gate),
+    tenantId,
+    limit,
+  );
+  const jobs: GateJob[] = [];
+  for (let i = 0; i + 2 < flat.length; i += 3) {
+    const job = JSON.parse(flat[i + 2]) as { n: string; d: unknown; o: Record<string, unknown> };
+    jobs.push({ lane: flat[i], id: flat[i + 1], name: job.n, data: job.d, opts: job.o ?? {} });
+  }
+  return jobs;
 }
 
 /**
@@ -27,9 +59,7 @@ export async function explainGateJob(
   gate: FairGate,
   jobId: string,
 ): Promise<GateJobAnswer | undefined> {
-  // The gate's own config string, so the script sees exactly the lanes and defaults it runs with.
-  const config = gate['config'];
-  const reply = await explainCommand(client).tqFairExplain(gate.base, config, jobId);
+  const reply = await readCommands(client).tqFairExplain(gate.base, configOf(gate), jobId);
   if (reply[0] === 'none') return undefined;
   const tenantId = String(reply[1]);
   if (reply[0] === 'admitted') return { state: 'admitted', tenantId };
