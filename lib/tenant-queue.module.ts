@@ -182,6 +182,7 @@ class TenantQueueFeatureModule {}
     TenantQueueStateSource,
     TenantQueueControls,
     QueueConsumerCheck,
+    TenantCronExplorer,
   ],
 })
 export class TenantQueueModule extends ConfigurableTenantQueueModule implements NestModule {

@@ -4,6 +4,8 @@ import { ClsModule } from 'nestjs-cls';
 import { Browser, BrowserContext, Page, chromium } from 'playwright-core';
 import {
   DeadLetters,
+  InMemoryTenantDirectory,
+  TenantCron,
   NonRetryableError,
   TenantContext,
   TenantFairness,
@@ -41,6 +43,12 @@ class ReportsProcessor extends TenantWorkerHost {
   }
 }
 
+@Injectable()
+class Digests {
+  @TenantCron('0 9 * * *', { name: 'morning-digest', timezone: 'tenant' })
+  async digest() {}
+}
+
 const describeBrowser = describeWithChromium('visibility-dashboard');
 
 describeBrowser('dashboard in headless Chromium', () => {
@@ -62,6 +70,12 @@ describeBrowser('dashboard in headless Chromium', () => {
           connection: redisConnection(),
           prefix,
           metrics: { sink: false, flushIntervalMs: 100 },
+          directory: {
+            useValue: new InMemoryTenantDirectory([
+              { id: 'acme', timezone: 'Asia/Tokyo' },
+              { id: 'globex' },
+            ]),
+          },
         }),
         TenantQueueModule.registerQueue(
           { name: 'reports', attempts: 1 },
@@ -74,7 +88,7 @@ describeBrowser('dashboard in headless Chromium', () => {
           refreshMs: 1000,
         }),
       ],
-      providers: [ReportsProcessor],
+      providers: [ReportsProcessor, Digests],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.listen(0, '127.0.0.1');
@@ -172,7 +186,19 @@ describeBrowser('dashboard in headless Chromium', () => {
     expect(await page.getByTestId('detail-queue').count()).toBe(2);
     // Pause is offered only where the queue has a fair gate.
     expect(await reports.getByTestId('pause').count()).toBe(0);
-    expect(await page.getByTestId('schedule').first().textContent()).toContain('nightly-digest');
+    // Its TenantScheduler schedule and the @TenantCron in its own zone, each with its next run.
+    const schedules = page.getByTestId('schedule');
+    expect(await schedules.count()).toBe(2);
+    expect(await schedules.nth(0).textContent()).toContain('nightly-digest');
+    const cron = await schedules.nth(1).textContent();
+    expect(cron).toContain('@TenantCron');
+    expect(cron).toContain("Asia/Tokyo (tenant's zone)");
+    const detail = (await (await fetch(`${url}/api/tenants/acme`)).json()) as {
+      schedules: { source: string; nextRunAt: string }[];
+    };
+    const [view] = detail.schedules.filter((s) => s.source === '@TenantCron');
+    // 09:00 in Tokyo is 00:00 UTC.
+    expect(view.nextRunAt).toMatch(/T00:00:00\.000Z$/);
     // Back to the list by link.
     await page.getByTestId('back').click();
     await page.getByTestId('tenants').waitFor();
@@ -244,6 +270,47 @@ describeBrowser('dashboard in headless Chromium', () => {
       await page.getByTestId('lag-chart').waitFor();
       await page.screenshot({ path: process.env.VISIBILITY_SCREENSHOT, fullPage: true });
     }
+  });
+
+  it('retries a failed job, refuses what cannot be retried, and purges dead letters', async () => {
+    const admin = { cookie: 'role=admin', 'x-tenant-queue-dashboard': '1' };
+    const post = (path: string, body?: unknown) =>
+      fetch(`${url}/api${path}`, {
+        method: 'POST',
+        headers: { ...admin, ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+    const failed = (await (
+      await fetch(`${url}/api/queues/reports/tenants/acme/jobs?state=failed`)
+    ).json()) as { jobs: { id: string; reason: string; stack: string }[] };
+    expect(failed.jobs.length).toBeGreaterThanOrEqual(1);
+    expect(failed.jobs[0].reason).toContain('<b>quota</b> exceeded');
+    expect(failed.jobs[0].stack).toContain('NonRetryableError');
+    const retried = await post(
+      `/queues/reports/jobs/${encodeURIComponent(failed.jobs[0].id)}/retry`,
+    );
+    expect(retried.status).toBe(200);
+    expect(((await retried.json()) as { message: string }).message).toMatch(/^Retrying /);
+
+    const waiting = await post(`/queues/exports/jobs/${encodeURIComponent(exportIds[0])}/retry`);
+    expect(waiting.status).toBe(400);
+    expect(((await waiting.json()) as { message: string }).message).toMatch(
+      /is waiting, not failed/,
+    );
+    const badBody = await post('/queues/exports/tenants/acme/settings', { colour: 'red' });
+    expect(badBody.status).toBe(400);
+    expect(((await badBody.json()) as { message: string }).message).toMatch(/Nothing was changed/);
+    const badState = await fetch(`${url}/api/queues/reports/tenants/acme/jobs?state=lost`);
+    expect(badState.status).toBe(400);
+
+    await waitFor(
+      async () => (await app.get(DeadLetters).list('acme', { queue: 'reports' })).total > 0,
+      'a dead letter',
+    );
+    const purged = await post('/queues/reports/tenants/acme/dead-letters/purge');
+    expect(purged.status).toBe(200);
+    expect(((await purged.json()) as { removed: number }).removed).toBeGreaterThanOrEqual(1);
+    expect((await app.get(DeadLetters).list('acme', { queue: 'reports' })).total).toBe(0);
   });
 
   it('refuses a cross-site style POST without the dashboard header', async () => {

@@ -2,6 +2,7 @@ import { DeadLetters } from '../dead-letters/dead-letters.service';
 import { TenantQueueInspector } from '../metrics/tenant-queue-inspector.service';
 import { TenantQueueControls } from '../metrics/tenant-queue-state-source.interface';
 import { TenantQueueStats } from '../metrics/tenant-queue-stats.interface';
+import { TenantCronExplorer } from '../scheduler/tenant-cron.explorer';
 import { TenantScheduler } from '../scheduler/tenant-scheduler';
 
 /** Anything waiting, running or recorded in the window: the queue is one the tenant uses. */
@@ -25,14 +26,16 @@ export async function tenantDetail(
   deadLetters: DeadLetters,
   scheduler: TenantScheduler | undefined,
   controls: TenantQueueControls | undefined,
+  crons: TenantCronExplorer | undefined,
   tenantId: string,
 ) {
   const all = await Promise.all(
     inspector.queueNames().map((queue) => inspector.getTenant(queue, tenantId)),
   );
-  const [letters, schedules] = await Promise.all([
+  const [letters, schedules, cronViews] = await Promise.all([
     deadLetters.list(tenantId, { limit: 10 }),
     scheduler ? scheduler.list(tenantId) : Promise.resolve([]),
+    crons ? crons.forTenant(tenantId) : Promise.resolve([]),
   ]);
   const used = all.filter(uses);
   const queues = await Promise.all(
@@ -58,14 +61,27 @@ export async function tenantDetail(
         failedAt: letter.failedAt,
       })),
     },
-    schedules: schedules.map((schedule) => ({
-      key: schedule.key,
-      cron: schedule.cron,
-      timezone: schedule.timezone,
-      enabled: schedule.enabled,
-      queue: schedule.job.queue,
-      job: schedule.job.name,
-      nextRunAt: schedule.nextRunAt,
-    })),
+    schedules: [
+      ...schedules.map((schedule) => ({
+        key: schedule.key,
+        source: 'TenantScheduler',
+        cron: schedule.cron,
+        timezone: schedule.timezone,
+        enabled: schedule.enabled,
+        queue: schedule.job.queue,
+        job: schedule.job.name,
+        nextRunAt: schedule.nextRunAt,
+      })),
+      ...cronViews.map((cron) => ({
+        key: cron.name,
+        source: '@TenantCron',
+        cron: cron.cron,
+        timezone: cron.timezone,
+        enabled: true,
+        queue: cron.queue,
+        job: cron.name,
+        nextRunAt: cron.nextRunAt,
+      })),
+    ],
   };
 }

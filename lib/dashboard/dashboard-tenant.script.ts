@@ -151,8 +151,8 @@ export const DASHBOARD_TENANT_SCRIPT = String.raw`
         selected && selected.settings ? settingsForm(selected, tenantId) : '',
         queue ? el('h3', { text: 'Jobs on ' + queue }) : '', queue ? el('div', { className: 'tabs' }, ...tabs) : '', el('div', { id: 'jobs' }),
         el('h3', { text: 'Schedules (' + d.schedules.length + ')' }),
-        table(['Key', 'Cron', 'Time zone', 'Job', 'Enabled', 'Next run'], d.schedules.map(function (s) {
-          return el('tr', { 'data-testid': 'schedule' }, el('td', { text: s.key }), el('td', { text: s.cron }),
+        table(['Key', 'From', 'Cron', 'Time zone', 'Job', 'Enabled', 'Next run'], d.schedules.map(function (s) {
+          return el('tr', { 'data-testid': 'schedule' }, el('td', { text: s.key }), el('td', { className: 'muted', text: s.source }), el('td', { text: s.cron }),
             el('td', { text: s.timezone }), el('td', { text: s.queue + ' / ' + s.job }),
             el('td', { text: s.enabled ? 'yes' : 'no' }), el('td', { text: when(s.nextRunAt && Date.parse(s.nextRunAt)) }));
         })));

@@ -25,6 +25,7 @@ import {
   TenantQueueControls,
   TenantQueueStateSource,
 } from '../metrics/tenant-queue-state-source.interface';
+import { TenantCronExplorer } from '../scheduler/tenant-cron.explorer';
 import { TenantScheduler } from '../scheduler/tenant-scheduler';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRegistry } from '../tenant-queue.registry';
@@ -52,6 +53,7 @@ export class TenantQueueDashboardRoutes {
     @Optional()
     @Inject(TenantQueueStateSource)
     private readonly stateSource?: TenantQueueStateSource,
+    @Optional() private readonly crons?: TenantCronExplorer,
   ) {
     this.actions = new DashboardActions(inspector, deadLetters, registry, controls, stateSource);
   }
@@ -84,7 +86,14 @@ export class TenantQueueDashboardRoutes {
   @Get('api/tenants/:tenantId')
   async tenant(@Param('tenantId') tenantId: string) {
     return guarded(() =>
-      tenantDetail(this.inspector, this.deadLetters, this.scheduler, this.controls, tenantId),
+      tenantDetail(
+        this.inspector,
+        this.deadLetters,
+        this.scheduler,
+        this.controls,
+        this.crons,
+        tenantId,
+      ),
     );
   }
 

@@ -27,6 +27,15 @@ import { tenantLogFields } from '../context/tenant-log-fields';
 
 type Cron = TenantCronMetadata & { queue: string };
 
+/** A `@TenantCron` schedule as the dashboard lists it for one tenant. */
+export interface TenantCronView {
+  name: string;
+  cron: string;
+  timezone: string;
+  queue: string;
+  nextRunAt: string | null;
+}
+
 /**
  * Finds every `@TenantCron` method at bootstrap, stores one driver schedule per cron in Redis
  * (kept when unchanged, so runs missed while every instance was down are noticed), starts the
@@ -79,6 +88,28 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
       }
     }
     this.ticker.start();
+  }
+
+  /**
+   * The `@TenantCron` schedules as one tenant sees them, with its next run: in its own zone (from
+   * the directory) for `timezone: 'tenant'`, else in the cron's zone.
+   */
+  async forTenant(tenantId: string): Promise<TenantCronView[]> {
+    const crons = [...(this.discovered?.crons.values() ?? [])];
+    if (!crons.length) return [];
+    const now = await this.ticker.clock.now();
+    const own = await this.ticker.zoneOf({ timezone: 'tenant', tenantId } as StoredSchedule);
+    return crons.map((cron) => {
+      const zone = cron.timezone === 'tenant' ? own : cron.timezone!;
+      const next = this.ticker.cronOf(cron.expression, zone).nextAfter(now);
+      return {
+        name: cron.name,
+        cron: cron.expression,
+        timezone: cron.timezone === 'tenant' ? `${zone} (tenant's zone)` : zone,
+        queue: cron.queue,
+        nextRunAt: next === null ? null : new Date(next).toISOString(),
+      };
+    });
   }
 
   private discover() {
