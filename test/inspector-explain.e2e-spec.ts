@@ -20,12 +20,16 @@ describe('TenantQueueInspector.explain (real Redis)', () => {
   let inspector: TenantQueueInspector;
   const started: Started[] = [];
 
-  async function enqueue(tenantId: string, jobs: FairJobData[], delay?: number) {
+  async function enqueue(tenantId: string, jobs: FairJobData[], delay?: number, attempts?: number) {
     const queue = moduleRef.get(TenantQueueRegistry).getQueue<FairJobData>('fair');
     const context = moduleRef.get(TenantContext);
     return context.run(tenantId, () =>
       queue.addBulk(
-        jobs.map((data) => ({ name: 'work', data, ...(delay ? { opts: { delay } } : {}) })),
+        jobs.map((data) => ({
+          name: 'work',
+          data,
+          opts: { ...(delay ? { delay } : {}), ...(attempts ? { attempts } : {}) },
+        })),
       ),
     );
   }
@@ -33,7 +37,7 @@ describe('TenantQueueInspector.explain (real Redis)', () => {
   beforeAll(async () => {
     moduleRef = await bootFairApp({
       prefix: uniquePrefix('explain'),
-      fairness: { window: 3, priorityByTurn: false },
+      fairness: { window: 3, priorityByTurn: false, slowLane: { failureThreshold: 2 } },
       concurrency: 1,
       started,
     });
@@ -126,6 +130,23 @@ describe('TenantQueueInspector.explain (real Redis)', () => {
     const second = twentieth.gate!.turnPosition === 1 ? twentieth : next;
     expect(second.holds).toContain('turn');
     expect(second.summary).toContain('2nd of 2 in the turn order');
+  });
+
+  it('names the slow lane of a tenant whose jobs kept failing', async () => {
+    const fairness = moduleRef.get(TenantFairness);
+    await enqueue('flaky', [{ fail: true }, { fail: true }], undefined, 1);
+    await waitFor(
+      async () => (await fairness.getTenant('fair', 'flaky')).slowLane,
+      'flaky in the slow lane',
+      20_000,
+    );
+    // Fill the window (3) so flaky's next jobs wait in the gate.
+    await enqueue('busy', [{ ms: 1500 }, { ms: 1500 }, { ms: 1500 }]);
+    const jobs = await enqueue('flaky', [{ ms: 10 }, { ms: 10 }, { ms: 10 }]);
+    const answer = await inspector.explain('fair', jobs[2].id);
+    expect(answer.state).toBe('gate');
+    expect(answer.gate!.slowLane).toBe(true);
+    expect(answer.holds).toContain('slow-lane');
   });
 
   it('answers delayed, unknown, a bad id and an unknown queue', async () => {
