@@ -18,7 +18,8 @@ export const DASHBOARD_CHART_SCRIPT = String.raw`
       if (p.p99 !== null && p.p99 > maxLag) maxLag = p.p99;
       if (p.completed + p.deadLettered > maxDone) maxDone = p.completed + p.deadLettered;
     });
-    var top = Math.pow(10, Math.ceil(Math.log10(maxLag)));
+    var TICKS = [1, 10, 100, 1000, 10000, 60000, 600000, 3600000];
+    var top = TICKS.find(function (t) { return t >= maxLag; }) || maxLag;
     var y = function (v) {
       var f = Math.log10(Math.max(1, v)) / Math.log10(top);
       return T + LAG_H - f * LAG_H;
@@ -26,10 +27,10 @@ export const DASHBOARD_CHART_SCRIPT = String.raw`
     var root = svg('svg', { viewBox: '0 0 ' + W + ' ' + H, width: W, height: H, role: 'img', 'data-testid': 'lag-chart',
       'aria-label': 'Lag and throughput of ' + history.tenantId + ' on ' + history.queue + ', last ' + history.minutes + ' minutes' });
     root.append(svg('text', { x: L, y: 10, 'font-size': 11, fill: '#5b6472' }, 'Lag of jobs started each minute (log scale)'));
-    for (var tick = 1; tick <= top; tick *= 10) {
+    TICKS.filter(function (t) { return t <= top; }).forEach(function (tick) {
       root.append(svg('line', { x1: L, x2: W - R, y1: y(tick), y2: y(tick), stroke: '#e3e6ea' }));
       root.append(svg('text', { x: L - 6, y: y(tick) + 4, 'text-anchor': 'end', 'font-size': 11, fill: '#5b6472' }, ms(tick)));
-    }
+    });
     SERIES.forEach(function (series) {
       var d = '';
       var count = 0;
