@@ -21,7 +21,8 @@ export type DashboardJobState = (typeof JOB_STATES)[number];
 export interface DashboardJob {
   id: string;
   name: string;
-  state: DashboardJobState;
+  /** The list it was read from, or BullMQ's state for a job looked up by id. */
+  state: string;
   attempts: number;
   payload: string;
   options: string;
@@ -63,7 +64,7 @@ function payloadOf(data: unknown): unknown {
   return out;
 }
 
-function fromBull(job: Job, state: DashboardJobState): DashboardJob {
+function fromBull(job: Job, state: string): DashboardJob {
   return {
     id: String(job.id),
     name: job.name,
@@ -152,7 +153,5 @@ export async function readJob(
   const job = (await bull.getJob(jobId)) as Job | undefined;
   if (!job) return undefined;
   const bullState = await job.getState();
-  const state: DashboardJobState =
-    bullState === 'prioritized' ? 'waiting' : ((bullState as DashboardJobState) ?? 'waiting');
-  return { ...fromBull(job, state), tenantId: jobLogRef(job).tenantId ?? null, bullState };
+  return { ...fromBull(job, bullState), tenantId: jobLogRef(job).tenantId ?? null, bullState };
 }
