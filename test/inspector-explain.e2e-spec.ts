@@ -163,3 +163,35 @@ describe('TenantQueueInspector.explain (real Redis)', () => {
     await expect(inspector.explain('fair', '')).rejects.toThrow(InvalidJobIdError);
   });
 });
+
+describe('TenantQueueInspector.explain on a queue with lanes (real Redis)', () => {
+  let moduleRef: TestingModule;
+
+  afterAll(async () => {
+    await moduleRef?.close();
+  });
+
+  it('names the lane and its share once the lane used it and the window is full', async () => {
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix('explain-lanes'),
+      fairness: {
+        window: 2,
+        lanes: { interactive: { share: 0.5 }, bulk: { share: 0.5 } },
+        defaultLane: 'bulk',
+      },
+      concurrency: 1,
+    });
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue<FairJobData>('fair');
+    const jobs = await moduleRef
+      .get(TenantContext)
+      .run('acme', () =>
+        queue.addBulk(Array.from({ length: 4 }, () => ({ name: 'work', data: { ms: 1500 } }))),
+      );
+    const inspector = moduleRef.get(TenantQueueInspector);
+    const last = await inspector.explain('fair', jobs[3].id);
+    expect(last).toMatchObject({ state: 'gate', tenantId: 'acme' });
+    expect(last.gate).toMatchObject({ lane: 'bulk', backlogPosition: 1, backlogLength: 2 });
+    expect(last.holds.slice(0, 2)).toEqual(['lane-share', 'window-full']);
+    expect(last.summary).toContain('lane "bulk"');
+  });
+});
