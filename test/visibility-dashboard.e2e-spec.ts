@@ -300,6 +300,14 @@ describeBrowser('dashboard in headless Chromium', () => {
     const badBody = await post('/queues/exports/tenants/acme/settings', { colour: 'red' });
     expect(badBody.status).toBe(400);
     expect(((await badBody.json()) as { message: string }).message).toMatch(/Nothing was changed/);
+    // One bad value refuses the whole change: the good one is not written either.
+    const mixed = await post('/queues/exports/tenants/acme/settings', {
+      weight: 5,
+      concurrency: -1,
+    });
+    expect(mixed.status).toBe(400);
+    expect(((await mixed.json()) as { message: string }).message).toMatch(/concurrency/);
+    expect((await fairness.getTenant('exports', 'acme')).weight).toBe(1);
     const badState = await fetch(`${url}/api/queues/reports/tenants/acme/jobs?state=lost`);
     expect(badState.status).toBe(400);
 
