@@ -133,6 +133,7 @@ export {
   EnqueueUnavailableError,
   TenantSourceConflictError,
   InvalidRunMarkerTableError,
+  InvalidJobIdError,
 } from './core/errors';
 export type { TenantSourceReading } from './core/errors';
 
@@ -195,6 +196,15 @@ export type {
   JobResult,
   TenantQueueMetricsOptions,
   TenantQueueLiveState,
+  JobExplanation,
+  JobGatePlace,
+  JobHold,
+  ExplainedJobState,
+  GateJobAnswer,
+  TenantQueueSummary,
+  QueueJobCounts,
+  TenantLagHistory,
+  TenantLagPoint,
 } from './metrics';
 
 // The dashboard (also at `nestjs-tenant-queue/dashboard`).

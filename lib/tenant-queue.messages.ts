@@ -239,6 +239,26 @@ export const Messages = {
     `Stored schedule "${id}" cannot be read: it ${reason}. It is left in Redis as it is and does ` +
     `not run here: write it again (TenantScheduler.upsert() for a tenant schedule; an app restart ` +
     `rewrites a @TenantCron) or delete it (TenantScheduler.remove()).`,
+  // inspector
+  invalidJobId: (jobId: unknown) =>
+    `Invalid job id ${JSON.stringify(truncate(jobId)) ?? String(jobId)}: pass the id as a ` +
+    `non-empty string of at most 1000 characters, as TenantQueue.add returned it (EnqueuedJob.id).`,
+  // dashboard
+  dashboardJobState: (state: unknown, allowed: readonly string[]) =>
+    `Unknown job list "${String(truncate(state))}": ask for one of ${allowed.join(', ')}.`,
+  dashboardNotFair: (queue: string, action: string) =>
+    `Cannot ${action} one tenant on queue "${queue}": it has no fair gate, so its jobs wait in ` +
+    `BullMQ's shared list. Register it with fairness on (registerQueue({ name: '${queue}', ` +
+    `fairness: {} })) to pause, resume or tune tenants one by one.`,
+  dashboardNoSettings: () =>
+    `The TenantQueueControls provider has no configure(): editing weight, cap and rate limit ` +
+    `is off. Use the fair gate's controls (the default) or implement configure().`,
+  dashboardSettingsBody: (fields: string[]) =>
+    `Send a JSON object with at least one of ${fields.join(', ')} (a number, false for no rate ` +
+    `limit, or null for the default), e.g. {"weight": 3}. Nothing was changed.`,
+  dashboardRetryNotFailed: (queue: string, jobId: string, state: string) =>
+    `Job "${truncate(jobId)}" of queue "${queue}" is ${state === 'unknown' ? 'not in BullMQ' : state}, ` +
+    `not failed: only failed jobs can be retried (a dead letter is replayed from its own list).`,
 };
 
 function truncate(value: unknown): unknown {

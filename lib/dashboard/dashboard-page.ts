@@ -24,6 +24,8 @@ function scriptJson(value: unknown): string {
 /**
  * The dashboard: one self-contained page. Data is fetched from `<path>/api` and rendered with
  * `textContent` only, so nothing a tenant controls (ids, job names, error messages) becomes HTML.
+ * The view lives in the URL: the list (`?q=` filters it, `?queue=` narrows it to one queue), a
+ * tenant (`?tenant=`, with `&queue=` for its chart and jobs), or a job found by id (`?job=`).
  */
 export function renderDashboardPage(options: ResolvedDashboardOptions & { controls: boolean }) {
   const config = {
@@ -42,20 +44,17 @@ export function renderDashboardPage(options: ResolvedDashboardOptions & { contro
 <style>${DASHBOARD_STYLE}</style>
 </head>
 <body>
-<header><h1>${title}</h1><span id="status" data-testid="status">Loading…</span></header>
-<main>
-<section>
-<table id="tenants" data-testid="tenants">
-<thead><tr>
-<th>Tenant</th><th>Queue</th><th>Lag now</th><th>Lag p50 / p95 / p99</th><th>Backlog</th>
-<th>In flight</th><th>Failures</th><th>Dead letters</th><th>State</th><th></th>
-</tr></thead>
-<tbody></tbody>
-</table>
-<p id="empty" hidden>No tenant activity recorded yet.</p>
-</section>
-<section id="detail" data-testid="detail" hidden></section>
-</main>
+<header>
+<h1><a href="/${options.path}">${title}</a></h1>
+<form method="get" action="/${options.path}" role="search">
+<input id="search" name="q" type="search" placeholder="Filter tenants or queues" data-testid="search" autocomplete="off">
+</form>
+<form method="get" action="/${options.path}">
+<input name="job" type="search" placeholder="Find a job by id" data-testid="job-search" autocomplete="off">
+</form>
+<span id="status" data-testid="status">Loading…</span>
+</header>
+<main id="view" data-testid="view"></main>
 <script type="application/json" id="config">${scriptJson(config)}</script>
 <script>${DASHBOARD_SCRIPT}</script>
 </body>

@@ -1,5 +1,7 @@
 import {
   BadRequestException,
+  Body,
+  CanActivate,
   Controller,
   ForbiddenException,
   Get,
@@ -15,13 +17,21 @@ import {
   Req,
   Type,
   UseGuards,
-  CanActivate,
 } from '@nestjs/common';
 import { DeadLetters } from '../dead-letters/dead-letters.service';
-import { TenantQueueError, UnknownTenantQueueError } from '../core/errors';
+import { DeadLetterNotFoundError, TenantQueueError, UnknownTenantQueueError } from '../core/errors';
 import { TenantQueueInspector } from '../metrics/tenant-queue-inspector.service';
-import { TenantQueueControls } from '../metrics/tenant-queue-state-source.interface';
+import {
+  TenantQueueControls,
+  TenantQueueStateSource,
+} from '../metrics/tenant-queue-state-source.interface';
+import { TenantCronExplorer } from '../scheduler/tenant-cron.explorer';
 import { TenantScheduler } from '../scheduler/tenant-scheduler';
+import { Messages } from '../tenant-queue.messages';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
+import { DashboardActions } from './dashboard-actions';
+import { tenantDetail } from './dashboard-data';
+import { JOB_STATES, DashboardJobState, listTenantJobs, readJob } from './dashboard-jobs';
 import { renderDashboardPage } from './dashboard-page';
 import {
   DASHBOARD_ACTION_HEADER,
@@ -31,13 +41,22 @@ import {
 
 /** Routes of the dashboard; `createDashboardController` mounts them at the configured path. */
 export class TenantQueueDashboardRoutes {
+  private readonly actions: DashboardActions;
+
   constructor(
     @Inject(TENANT_QUEUE_DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
     private readonly inspector: TenantQueueInspector,
     private readonly deadLetters: DeadLetters,
+    private readonly registry: TenantQueueRegistry,
     @Optional() private readonly scheduler?: TenantScheduler,
     @Optional() @Inject(TenantQueueControls) private readonly controls?: TenantQueueControls,
-  ) {}
+    @Optional()
+    @Inject(TenantQueueStateSource)
+    private readonly stateSource?: TenantQueueStateSource,
+    @Optional() private readonly crons?: TenantCronExplorer,
+  ) {
+    this.actions = new DashboardActions(inspector, deadLetters, registry, controls, stateSource);
+  }
 
   @Get()
   @Header('content-type', 'text/html; charset=utf-8')
@@ -55,6 +74,7 @@ export class TenantQueueDashboardRoutes {
   async tenants(@Query('queue') queue?: string) {
     return guarded(async () => ({
       queues: this.inspector.queueNames(),
+      queueSummaries: await this.inspector.listQueues(),
       controls: this.controls !== undefined,
       tenants: await this.inspector.listTenants({
         queue: queue || undefined,
@@ -65,74 +85,137 @@ export class TenantQueueDashboardRoutes {
 
   @Get('api/tenants/:tenantId')
   async tenant(@Param('tenantId') tenantId: string) {
-    return guarded(async () => {
-      const queues = await Promise.all(
-        this.inspector.queueNames().map((queue) => this.inspector.getTenant(queue, tenantId)),
-      );
-      const deadLetters = await this.deadLetters.list(tenantId, { limit: 10 });
-      const schedules = this.scheduler ? await this.scheduler.list(tenantId) : [];
-      return {
+    return guarded(() =>
+      tenantDetail(
+        this.inspector,
+        this.deadLetters,
+        this.scheduler,
+        this.controls,
+        this.crons,
         tenantId,
-        queues,
-        deadLetters: {
-          total: deadLetters.total,
-          items: deadLetters.items.map((letter) => ({
-            jobId: letter.jobId,
-            queue: letter.queue,
-            name: letter.name,
-            reason: letter.reason,
-            failedReason: letter.failedReason,
-            attempts: letter.attempts,
-            failedAt: letter.failedAt,
-          })),
-        },
-        schedules: schedules.map((schedule) => ({
-          key: schedule.key,
-          cron: schedule.cron,
-          timezone: schedule.timezone,
-          enabled: schedule.enabled,
-          queue: schedule.job.queue,
-          job: schedule.job.name,
-          nextRunAt: schedule.nextRunAt,
-        })),
-      };
+      ),
+    );
+  }
+
+  @Get('api/queues/:queue/tenants/:tenantId/history')
+  history(@Param('queue') queue: string, @Param('tenantId') tenantId: string) {
+    return guarded(() => this.inspector.history(queue, tenantId));
+  }
+
+  @Get('api/queues/:queue/tenants/:tenantId/jobs')
+  jobs(
+    @Param('queue') queue: string,
+    @Param('tenantId') tenantId: string,
+    @Query('state') state = 'gate',
+  ) {
+    return guarded(async () => {
+      if (!(JOB_STATES as readonly string[]).includes(state)) {
+        throw new BadRequestException(Messages.dashboardJobState(state, JOB_STATES));
+      }
+      return listTenantJobs(
+        this.registry,
+        this.deadLetters,
+        this.stateSource,
+        queue,
+        tenantId,
+        state as DashboardJobState,
+      );
     });
+  }
+
+  /** A job id searched in every queue: each queue that knows it, with where it stands. */
+  @Get('api/jobs/:jobId')
+  findJob(@Param('jobId') jobId: string) {
+    return guarded(async () => {
+      const found = [];
+      for (const queue of this.inspector.queueNames()) {
+        const explanation = await this.inspector.explain(queue, jobId);
+        if (explanation.state === 'unknown') continue;
+        found.push({ explanation, job: (await readJob(this.registry, queue, jobId)) ?? null });
+      }
+      return { jobId, found };
+    });
+  }
+
+  @Get('api/queues/:queue/jobs/:jobId/explain')
+  explain(@Param('queue') queue: string, @Param('jobId') jobId: string) {
+    return guarded(() => this.inspector.explain(queue, jobId));
   }
 
   @Post('api/queues/:queue/tenants/:tenantId/pause')
   @HttpCode(200)
   pause(@Param('queue') queue: string, @Param('tenantId') tenantId: string, @Req() req: unknown) {
-    return this.act('pause', queue, tenantId, req);
+    return this.act(req, () => this.actions.pauseOrResume('pause', queue, tenantId));
   }
 
   @Post('api/queues/:queue/tenants/:tenantId/resume')
   @HttpCode(200)
   resume(@Param('queue') queue: string, @Param('tenantId') tenantId: string, @Req() req: unknown) {
-    return this.act('resume', queue, tenantId, req);
+    return this.act(req, () => this.actions.pauseOrResume('resume', queue, tenantId));
   }
 
-  private async act(action: 'pause' | 'resume', queue: string, tenantId: string, req: unknown) {
+  @Post('api/queues/:queue/tenants/:tenantId/settings')
+  @HttpCode(200)
+  settings(
+    @Param('queue') queue: string,
+    @Param('tenantId') tenantId: string,
+    @Body() body: unknown,
+    @Req() req: unknown,
+  ) {
+    return this.act(req, () => this.actions.configure(queue, tenantId, body));
+  }
+
+  @Post('api/queues/:queue/tenants/:tenantId/dead-letters/:jobId/replay')
+  @HttpCode(200)
+  replay(
+    @Param('queue') queue: string,
+    @Param('tenantId') tenantId: string,
+    @Param('jobId') jobId: string,
+    @Req() req: unknown,
+  ) {
+    return this.act(req, () => this.actions.replay(queue, tenantId, jobId));
+  }
+
+  @Post('api/queues/:queue/tenants/:tenantId/dead-letters/purge')
+  @HttpCode(200)
+  purge(
+    @Param('queue') queue: string,
+    @Param('tenantId') tenantId: string,
+    @Query('jobId') jobId: string | undefined,
+    @Req() req: unknown,
+  ) {
+    return this.act(req, () => this.actions.purge(queue, tenantId, jobId || undefined));
+  }
+
+  @Post('api/queues/:queue/jobs/:jobId/retry')
+  @HttpCode(200)
+  retry(@Param('queue') queue: string, @Param('jobId') jobId: string, @Req() req: unknown) {
+    return this.act(req, () => this.actions.retry(queue, jobId));
+  }
+
+  /** Every action: the dashboard's header (a cross-site form cannot set it), then the work. */
+  private act<T>(req: unknown, fn: () => Promise<T>): Promise<T> {
     const headers = (req as { headers?: Record<string, unknown> })?.headers ?? {};
     if (headers[DASHBOARD_ACTION_HEADER] !== '1') {
       throw new ForbiddenException(`dashboard actions need the ${DASHBOARD_ACTION_HEADER} header`);
     }
     if (!this.controls) {
-      throw new NotImplementedException('no TenantQueueControls provider: pause/resume is off');
+      throw new NotImplementedException(
+        'no TenantQueueControls provider: the dashboard actions are off',
+      );
     }
-    return guarded(async () => {
-      await this.inspector.getTenant(queue, tenantId);
-      await this.controls![action](queue, tenantId);
-      return { queue, tenantId, action };
-    });
+    return guarded(fn);
   }
 }
 
-/** Maps the module's typed errors to HTTP statuses (unknown queue 404, bad input 400). */
+/** Maps the module's typed errors to HTTP statuses (unknown queue or record 404, bad input 400). */
 async function guarded<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
-    if (error instanceof UnknownTenantQueueError) throw new NotFoundException(error.message);
+    if (error instanceof UnknownTenantQueueError || error instanceof DeadLetterNotFoundError) {
+      throw new NotFoundException(error.message);
+    }
     if (error instanceof TenantQueueError) throw new BadRequestException(error.message);
     throw error;
   }

@@ -26,11 +26,15 @@ const SCRIPTS: Record<keyof FairCommands, string> = {
 
 const defined = new WeakSet<object>();
 
+/** A gate script as it is loaded: the tenant-key escape and fair-common.lua, then `file`. */
+export function fairScript(file: string): string {
+  return `${TENANT_KEY_PART_LUA}\n${read('fair-common.lua')}\n${read(file)}`;
+}
+
 export function fairCommands(client: RedisClient): FairCommands {
   if (!defined.has(client)) {
-    const prelude = `${TENANT_KEY_PART_LUA}\n${read('fair-common.lua')}`;
     for (const [name, file] of Object.entries(SCRIPTS)) {
-      client.defineCommand(name, { numberOfKeys: 1, lua: `${prelude}\n${read(file)}` });
+      client.defineCommand(name, { numberOfKeys: 1, lua: fairScript(file) });
     }
     defined.add(client);
   }

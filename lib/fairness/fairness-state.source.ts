@@ -1,12 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import {
+  GateJob,
+  GateJobAnswer,
+  TenantQueueSettings,
+  TenantQueueSettingsChange,
   TenantQueueControls,
   TenantQueueLiveState,
   TenantQueueStateSource,
 } from '../metrics/tenant-queue-state-source.interface';
+import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
+import { explainGateJob, listGateJobs } from './fair-explain';
+import { FairGateRegistry } from './fair-gate.registry';
 import { fairnessOf, isFairnessOn } from './fairness-options';
-import { TenantFairness } from './tenant-fairness.service';
+import {
+  TenantFairness,
+  checkConcurrency,
+  checkRate,
+  checkWeight,
+} from './tenant-fairness.service';
 
 /**
  * The fair gate as the inspector's source of paused and slow-lane state, and
@@ -17,6 +29,8 @@ export class FairnessStateSource implements TenantQueueStateSource, TenantQueueC
   constructor(
     private readonly fairness: TenantFairness,
     private readonly registry: TenantQueueRegistry,
+    private readonly gates: FairGateRegistry,
+    private readonly redis: TenantQueueRedis,
   ) {}
 
   handles(queue: string): boolean {
@@ -36,6 +50,41 @@ export class FairnessStateSource implements TenantQueueStateSource, TenantQueueC
       slowLane: state.slowLane,
       rateLimited: state.rateLimitedUntil !== null,
     };
+  }
+
+  /** The job's place in the queue's gate and what holds it (read only). */
+  explainJob(queue: string, jobId: string): Promise<GateJobAnswer | undefined> {
+    return explainGateJob(this.redis.client, this.gates.get(queue), jobId);
+  }
+
+  gateJobs(queue: string, tenantId: string, limit: number): Promise<GateJob[]> {
+    return listGateJobs(this.redis.client, this.gates.get(queue), tenantId, limit);
+  }
+
+  async settings(queue: string, tenantId: string): Promise<TenantQueueSettings | undefined> {
+    if (!this.handles(queue)) return undefined;
+    const state = await this.fairness.getTenant(queue, tenantId);
+    return {
+      weight: state.weight,
+      concurrency: state.concurrency,
+      rateLimit: state.rateLimit,
+      paused: state.paused,
+      slowLane: state.slowLane,
+    };
+  }
+
+  /** Every value is checked before any is written (a typed error names the bad one). */
+  async configure(queue: string, tenantId: string, change: TenantQueueSettingsChange) {
+    if (change.weight !== undefined) checkWeight(change.weight);
+    if (change.concurrency !== undefined) checkConcurrency(change.concurrency);
+    if (change.rateLimit !== undefined) checkRate(change.rateLimit);
+    if (change.weight !== undefined) await this.fairness.setWeight(queue, tenantId, change.weight);
+    if (change.concurrency !== undefined) {
+      await this.fairness.setConcurrency(queue, tenantId, change.concurrency);
+    }
+    if (change.rateLimit !== undefined) {
+      await this.fairness.setRateLimit(queue, tenantId, change.rateLimit);
+    }
   }
 
   pause(queue: string, tenantId: string): Promise<void> {

@@ -56,21 +56,13 @@ export class TenantFairness {
 
   /** Sets a tenant's weight on a queue at run time (`null` goes back to directory/default). */
   async setWeight(queue: string, tenantId: string, weight: number | null): Promise<void> {
-    if (weight !== null && !(Number.isFinite(weight) && weight > 0 && weight <= 1e6)) {
-      throw new InvalidTenantQueueOptionsError(
-        Messages.invalidFairnessValue('weight', 'it must be > 0 and <= 1000000'),
-      );
-    }
+    checkWeight(weight);
     await this.change(queue, tenantId, 'weight', weight);
   }
 
   /** Sets a tenant's concurrency cap at run time (0 = none; `null` goes back to the default). */
   async setConcurrency(queue: string, tenantId: string, max: number | null): Promise<void> {
-    if (max !== null && !(Number.isInteger(max) && max >= 0)) {
-      throw new InvalidTenantQueueOptionsError(
-        Messages.invalidFairnessValue('concurrency', 'it must be an integer >= 0'),
-      );
-    }
+    checkConcurrency(max);
     await this.change(queue, tenantId, 'cap', max);
   }
 
@@ -84,15 +76,7 @@ export class TenantFairness {
     tenantId: string,
     limit: TenantRateLimit | false | null,
   ): Promise<void> {
-    if (limit !== null && limit !== false) {
-      try {
-        checkRateLimit('rateLimit', limit);
-      } catch (error) {
-        throw new InvalidTenantQueueOptionsError(
-          Messages.invalidRateLimit((error as Error).message),
-        );
-      }
-    }
+    checkRate(limit);
     const gate = this.gates.get(queue);
     this.codec.assertTenantId(tenantId);
     await gate.admin(tenantId, 'rate', limit === null ? '' : encodeRate(limit));
@@ -116,5 +100,33 @@ export class TenantFairness {
     const gate = this.gates.get(queue);
     this.codec.assertTenantId(tenantId);
     await gate.admin(tenantId, op, value === null ? '' : String(value));
+  }
+}
+
+/** A run-time weight (`null` clears it): > 0 and <= 1,000,000, else a typed error. */
+export function checkWeight(weight: number | null): void {
+  if (weight !== null && !(Number.isFinite(weight) && weight > 0 && weight <= 1e6)) {
+    throw new InvalidTenantQueueOptionsError(
+      Messages.invalidFairnessValue('weight', 'it must be > 0 and <= 1000000'),
+    );
+  }
+}
+
+/** A run-time cap (`null` clears it): an integer >= 0 (0 = none), else a typed error. */
+export function checkConcurrency(max: number | null): void {
+  if (max !== null && !(Number.isInteger(max) && max >= 0)) {
+    throw new InvalidTenantQueueOptionsError(
+      Messages.invalidFairnessValue('concurrency', 'it must be an integer >= 0'),
+    );
+  }
+}
+
+/** A run-time rate limit (`false` = none, `null` clears it), else a typed error. */
+export function checkRate(limit: TenantRateLimit | false | null): void {
+  if (limit === null || limit === false) return;
+  try {
+    checkRateLimit('rateLimit', limit);
+  } catch (error) {
+    throw new InvalidTenantQueueOptionsError(Messages.invalidRateLimit((error as Error).message));
   }
 }

@@ -11,3 +11,12 @@ export type { TenantQueueMetricsOptions } from './metrics-options.interface';
 export { TenantQueueStateSource, TenantQueueControls } from './tenant-queue-state-source.interface';
 export type { TenantQueueLiveState } from './tenant-queue-state-source.interface';
 export { LAG_BUCKETS_MS } from './lag-buckets';
+export type {
+  JobExplanation,
+  JobGatePlace,
+  JobHold,
+  ExplainedJobState,
+} from './job-explanation.interface';
+export type { GateJobAnswer } from './tenant-queue-state-source.interface';
+export type { TenantQueueSummary, QueueJobCounts } from './queue-summary.interface';
+export type { TenantLagHistory, TenantLagPoint } from './lag-history';

@@ -35,7 +35,8 @@ export interface TenantQueueMetricsOptions {
    */
   flushIntervalMs?: number;
   /**
-   * Minutes of history behind lag percentiles and failure counts in the inspector.
+   * Minutes of history behind lag percentiles and failure counts in the inspector (its
+   * `history()`, and the dashboard's chart, always cover the last 60 minutes).
    * @default 5
    */
   windowMinutes?: number;

@@ -23,6 +23,7 @@ import {
 import { PreparedJob } from '../core/queues/job-dispatcher.interface';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/options/core.options';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
+import { HISTORY_MINUTES } from './lag-history';
 import { seriesOf } from './metric-series';
 import { MetricsSink } from './metrics-sink.interface';
 import {
@@ -181,7 +182,8 @@ export class TenantMetricsRecorder
   }
 
   private async writeAll(): Promise<void> {
-    const ttl = this.options.windowMinutes * 60 + 120;
+    // The hour of history (lag-history.ts) reads the same minute hashes: they live an hour.
+    const ttl = Math.max(this.options.windowMinutes, HISTORY_MINUTES) * 60 + 120;
     for (const queue of this.queues.values()) {
       try {
         await queue.flush(this.redis.client, Date.now(), ttl);

@@ -3,6 +3,13 @@ import { DeadLettersScript } from '../dead-letters/dead-letters.script';
 import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
+import { InvalidJobIdError } from '../core/errors';
+import { Messages } from '../tenant-queue.messages';
+import { explainJob } from './job-explain';
+import { JobExplanation } from './job-explanation.interface';
+import { TenantQueueSummary } from './queue-summary.interface';
+import { summarizeQueue } from './queue-summary';
+import { TenantLagHistory, readLagHistory } from './lag-history';
 import { LAG_BUCKETS_MS, quantileOf } from './lag-buckets';
 import { ResolvedMetricsOptions, TENANT_QUEUE_METRICS_OPTIONS } from './metrics.options';
 import { TenantQueueStateSource } from './tenant-queue-state-source.interface';
@@ -62,6 +69,46 @@ export class TenantQueueInspector {
     return all.sort(
       (a, b) => b.currentLagMs - a.currentLagMs || a.tenantId.localeCompare(b.tenantId),
     );
+  }
+
+  /**
+   * Why is this job still waiting? Its place in its tenant's backlog in the fair gate, its
+   * tenant's place in the turn order and what holds it (paused, cap reached, rate-limited until,
+   * slow lane, lane share, window full), or where BullMQ has it (waiting with or without a worker
+   * anywhere, active, delayed until, completed, failed), or `unknown`. Read only. Throws
+   * `UnknownTenantQueueError` for a queue no `registerQueue` declared.
+   */
+  async explain(queue: string, jobId: string): Promise<JobExplanation> {
+    this.registry.getQueue(queue);
+    if (typeof jobId !== 'string' || jobId === '' || jobId.length > 1000) {
+      throw new InvalidJobIdError(Messages.invalidJobId(jobId));
+    }
+    return explainJob(this.redis.client, this.registry, this.stateSource, queue, jobId);
+  }
+
+  /**
+   * One queue's workers across all processes, whether it has producers here but no consumer
+   * anywhere (`noConsumer`), and its job counts by BullMQ state.
+   */
+  async getQueue(queue: string): Promise<TenantQueueSummary> {
+    this.registry.getQueue(queue);
+    return summarizeQueue(this.registry, queue, this.stateSource?.handles(queue) ?? false);
+  }
+
+  /** `getQueue` of every registered queue and pool. */
+  listQueues(): Promise<TenantQueueSummary[]> {
+    return Promise.all(this.registry.getQueueNames().map((name) => this.getQueue(name)));
+  }
+
+  /**
+   * The last hour of one tenant on one queue, minute by minute: lag p50/p95/p99 of the jobs
+   * first started in each minute and the attempts that ended in it, from the counters each
+   * process flushes (nothing is written per job).
+   */
+  async history(queue: string, tenantId: string): Promise<TenantLagHistory> {
+    this.codec.assertTenantId(tenantId);
+    const keys = new VisibilityKeys(this.registry.getQueue(queue).definition);
+    return readLagHistory(this.redis.client, keys, tenantId, await this.redisTime());
   }
 
   /** Queue names the inspector can read. */

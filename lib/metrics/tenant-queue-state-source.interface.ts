@@ -1,3 +1,7 @@
+import type { TenantRateLimit } from '../core/types/tenant-tier-options.interface';
+import { JobGatePlace, JobHold } from './job-explanation.interface';
+
+/** Live per-tenant state of a queue, as a fair gate knows it. */
 /**
  * Live per-tenant state of a queue, as a fair gate knows it.
  * @publicApi
@@ -24,7 +28,31 @@ export interface TenantQueueStateSource {
   handles(queue: string): boolean;
   /** What the source knows; fields it leaves out come from the inspector's own counters. */
   getTenant(queue: string, tenantId: string): Promise<Partial<TenantQueueLiveState>>;
+  /**
+   * Where a job stands in the gate: its place and what holds it while it waits there, `admitted`
+   * once the gate handed it to BullMQ, `undefined` when the gate does not hold it.
+   */
+  explainJob?(queue: string, jobId: string): Promise<GateJobAnswer | undefined>;
+  /** Up to `limit` jobs waiting in the gate for one tenant, next first (its lanes in order). */
+  gateJobs?(queue: string, tenantId: string, limit: number): Promise<GateJob[]>;
 }
+
+/** A job waiting in a fair gate, as `TenantQueueStateSource.gateJobs` lists it. */
+export interface GateJob {
+  id: string;
+  lane: string;
+  name: string;
+  data: unknown;
+  opts: Record<string, unknown>;
+}
+
+/**
+ * A fair gate's answer for one job (see `TenantQueueStateSource.explainJob`).
+ * @publicApi
+ */
+export type GateJobAnswer =
+  | { state: 'gate'; tenantId: string; place: JobGatePlace; holds: JobHold[] }
+  | { state: 'admitted'; tenantId: string };
 
 export const TenantQueueStateSource = Symbol('TenantQueueStateSource');
 
@@ -35,6 +63,27 @@ export const TenantQueueStateSource = Symbol('TenantQueueStateSource');
 export interface TenantQueueControls {
   pause(queue: string, tenantId: string): Promise<void>;
   resume(queue: string, tenantId: string): Promise<void>;
+  /** The settings a tenant runs with on a queue; undefined where the queue has none to edit. */
+  settings?(queue: string, tenantId: string): Promise<TenantQueueSettings | undefined>;
+  /** Changes some settings (`null` goes back to the default); a typed error for bad values. */
+  configure?(queue: string, tenantId: string, change: TenantQueueSettingsChange): Promise<void>;
+}
+
+/** What the dashboard shows and edits of a tenant on a fair queue. */
+export interface TenantQueueSettings {
+  weight: number;
+  /** Concurrency cap (0 = none). */
+  concurrency: number;
+  rateLimit: TenantRateLimit | false;
+  paused: boolean;
+  slowLane: boolean;
+}
+
+/** Fields left out stay as they are; `null` clears the run-time override. */
+export interface TenantQueueSettingsChange {
+  weight?: number | null;
+  concurrency?: number | null;
+  rateLimit?: TenantRateLimit | false | null;
 }
 
 export const TenantQueueControls = Symbol('TenantQueueControls');

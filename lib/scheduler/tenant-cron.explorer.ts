@@ -16,7 +16,7 @@ import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { CronFanOutHost } from './cron-fan-out.host';
 import { ScheduleStore } from './schedule.store';
-import { StoredCronSchedule, cronScheduleId } from './stored-schedule';
+import { StoredCronSchedule, StoredTenantSchedule, cronScheduleId } from './stored-schedule';
 import { ScheduleTicker } from './schedule-ticker';
 import { TENANT_CRON_METADATA, TenantCronMetadata } from './tenant-cron.decorator';
 import { TenantCronHandler, TenantCronHost } from './tenant-cron.host';
@@ -26,6 +26,15 @@ import { tenantLogFields } from '../core/context/tenant-log-fields';
 /** A validated `@TenantCron`: every option with a default has its value. */
 type Cron = TenantCronMetadata &
   Required<Pick<TenantCronMetadata, 'timezone' | 'missed' | 'maxCatchUp' | 'queue'>>;
+
+/** A `@TenantCron` schedule as the dashboard lists it for one tenant. */
+export interface TenantCronView {
+  name: string;
+  cron: string;
+  timezone: string;
+  queue: string;
+  nextRunAt: string | null;
+}
 
 /**
  * Finds every `@TenantCron` method at bootstrap, stores one driver schedule per cron in Redis
@@ -77,6 +86,28 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
       }
     }
     this.ticker.start();
+  }
+
+  /**
+   * The `@TenantCron` schedules as one tenant sees them, with its next run: in its own zone (from
+   * the directory) for `timezone: 'tenant'`, else in the cron's zone.
+   */
+  async forTenant(tenantId: string): Promise<TenantCronView[]> {
+    const crons = [...(this.discovered?.crons.values() ?? [])];
+    if (!crons.length) return [];
+    const now = await this.ticker.clock.now();
+    const own = await this.ticker.zoneOf({ timezone: 'tenant', tenantId } as StoredTenantSchedule);
+    return crons.map((cron) => {
+      const zone = cron.timezone === 'tenant' ? own : cron.timezone!;
+      const next = this.ticker.cronOf(cron.expression, zone).nextAfter(now);
+      return {
+        name: cron.name,
+        cron: cron.expression,
+        timezone: cron.timezone === 'tenant' ? `${zone} (tenant's zone)` : zone,
+        queue: cron.queue,
+        nextRunAt: next === null ? null : new Date(next).toISOString(),
+      };
+    });
   }
 
   private discover() {

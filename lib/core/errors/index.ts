@@ -25,3 +25,4 @@ export * from './job-id-taken.error';
 export * from './enqueue-unavailable.error';
 export * from './tenant-source-conflict.error';
 export * from './invalid-run-marker-table.error';
+export * from './invalid-job-id.error';

@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import type { Queue } from 'bullmq';
 import { tenantLogFields } from '../context/tenant-log-fields';
 import { Messages } from '../../tenant-queue.messages';
 import { TenantQueueRegistry } from '../queues/tenant-queue.registry';
@@ -54,10 +55,19 @@ export class QueueConsumerCheck implements OnApplicationBootstrap, OnApplication
   }
 
   private async hasRemoteWorker(pool: string): Promise<boolean> {
-    try {
-      return (await this.registry.getQueue(pool).bullQueue.getWorkersCount()) > 0;
-    } catch {
-      return true; // CLIENT LIST refused (some managed Redis): no claim either way
-    }
+    // CLIENT LIST refused (some managed Redis): no claim either way.
+    return ((await workersOn(this.registry.getQueue(pool).bullQueue)) ?? 1) > 0;
+  }
+}
+
+/**
+ * Workers consuming a BullMQ queue in every process on its Redis (BullMQ names each worker's
+ * connection; CLIENT LIST finds them); null when Redis refuses CLIENT LIST.
+ */
+export async function workersOn(queue: Queue): Promise<number | null> {
+  try {
+    return await queue.getWorkersCount();
+  } catch {
+    return null;
   }
 }

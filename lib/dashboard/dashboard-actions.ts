@@ -1,0 +1,91 @@
+import { BadRequestException, NotImplementedException } from '@nestjs/common';
+import type { Job } from 'bullmq';
+import { jobLogRef } from '../core/context/tenant-log-fields';
+import { DeadLetters } from '../dead-letters/dead-letters.service';
+import { TenantQueueInspector } from '../metrics/tenant-queue-inspector.service';
+import {
+  TenantQueueControls,
+  TenantQueueSettingsChange,
+  TenantQueueStateSource,
+} from '../metrics/tenant-queue-state-source.interface';
+import { Messages } from '../tenant-queue.messages';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
+
+const SETTING_FIELDS = ['weight', 'concurrency', 'rateLimit'];
+
+/**
+ * The dashboard's actions, each through the module's own API (which checks its input and
+ * answers with a typed error the page shows as is). The controller checks the guard and the
+ * action header first.
+ */
+export class DashboardActions {
+  constructor(
+    private readonly inspector: TenantQueueInspector,
+    private readonly deadLetters: DeadLetters,
+    private readonly registry: TenantQueueRegistry,
+    private readonly controls: TenantQueueControls | undefined,
+    private readonly stateSource: TenantQueueStateSource | undefined,
+  ) {}
+
+  /** Pause/resume only where the queue has a fair gate (a plain queue cannot hold one tenant). */
+  async pauseOrResume(action: 'pause' | 'resume', queue: string, tenantId: string) {
+    await this.inspector.getTenant(queue, tenantId);
+    if (!this.fair(queue)) throw new BadRequestException(Messages.dashboardNotFair(queue, action));
+    await this.controls![action](queue, tenantId);
+    return {
+      queue,
+      tenantId,
+      action,
+      message: `${action === 'pause' ? 'Paused' : 'Resumed'} ${tenantId} on ${queue}`,
+    };
+  }
+
+  async configure(queue: string, tenantId: string, body: unknown) {
+    await this.inspector.getTenant(queue, tenantId);
+    if (!this.fair(queue)) throw new BadRequestException(Messages.dashboardNotFair(queue, 'edit'));
+    if (!this.controls?.configure) {
+      throw new NotImplementedException(Messages.dashboardNoSettings());
+    }
+    if (!body || typeof body !== 'object' || Array.isArray(body)) {
+      throw new BadRequestException(Messages.dashboardSettingsBody(SETTING_FIELDS));
+    }
+    const extra = Object.keys(body).find((key) => !SETTING_FIELDS.includes(key));
+    if (extra !== undefined || Object.keys(body).length === 0) {
+      throw new BadRequestException(Messages.dashboardSettingsBody(SETTING_FIELDS));
+    }
+    await this.controls.configure(queue, tenantId, body as TenantQueueSettingsChange);
+    const settings = await this.controls.settings?.(queue, tenantId);
+    return { queue, tenantId, settings, message: `Saved the settings of ${tenantId} on ${queue}` };
+  }
+
+  async replay(queue: string, tenantId: string, jobId: string) {
+    const enqueued = await this.deadLetters.replay(tenantId, jobId, queue);
+    return { queue, tenantId, job: enqueued, message: `Replayed ${jobId} as ${enqueued.id}` };
+  }
+
+  async purge(queue: string, tenantId: string, jobId?: string) {
+    const removed = await this.deadLetters.purge(tenantId, jobId, queue);
+    return { queue, tenantId, removed, message: `Purged ${removed} dead letter(s) of ${tenantId}` };
+  }
+
+  /**
+   * Retries a job BullMQ holds as failed. On a fair queue that is a replay of its dead letter,
+   * so the run goes through the gate again (cap, rate limit, turn) instead of around it.
+   */
+  async retry(queue: string, jobId: string) {
+    const bull = this.registry.getQueue(queue).bullQueue;
+    const job = (await bull.getJob(jobId)) as Job | undefined;
+    const state = job ? await job.getState() : 'unknown';
+    if (!job || state !== 'failed') {
+      throw new BadRequestException(Messages.dashboardRetryNotFailed(queue, jobId, state));
+    }
+    const tenantId = jobLogRef(job).tenantId;
+    if (this.fair(queue) && tenantId !== undefined) return this.replay(queue, tenantId, jobId);
+    await job.retry('failed');
+    return { queue, jobId, message: `Retrying ${jobId}` };
+  }
+
+  private fair(queue: string): boolean {
+    return this.stateSource?.handles(queue) ?? false;
+  }
+}

@@ -1,0 +1,97 @@
+import type { JobGatePlace, JobHold } from '../metrics/job-explanation.interface';
+import type { GateJob, GateJobAnswer } from '../metrics/tenant-queue-state-source.interface';
+import type { RedisClient } from '../core/redis/tenant-queue.redis';
+import type { FairGate } from './fair-gate';
+import { fairScript } from './fair-gate.script';
+
+interface FairReadCommands {
+  tqFairExplain(base: string, config: string, jobId: string): Promise<(string | number)[]>;
+  tqFairGateJobs(base: string, config: string, tenant: string, limit: number): Promise<string[]>;
+}
+
+const defined = new WeakSet<object>();
+
+/** The gate's read-only scripts (never on the job path), registered once per client. */
+function readCommands(client: RedisClient): FairReadCommands {
+  if (!defined.has(client)) {
+    client.defineCommand('tqFairExplain', { numberOfKeys: 1, lua: fairScript('fair-explain.lua') });
+    client.defineCommand('tqFairGateJobs', {
+      numberOfKeys: 1,
+      lua: fairScript('fair-gate-jobs.lua'),
+    });
+    defined.add(client);
+  }
+  return client as unknown as FairReadCommands;
+}
+
+/** The gate's own config string, so a script sees exactly the lanes and defaults it runs with. */
+function configOf(gate: FairGate): string {
+  return gate['config'];
+}
+
+/** Up to `limit` jobs waiting in a tenant's backlog, next first. */
+export async function listGateJobs(
+  client: RedisClient,
+  gate: FairGate,
+  tenantId: string,
+  limit: number,
+): Promise<GateJob[]> {
+  const flat = await readCommands(client).tqFairGateJobs(
+    gate.base,
+    configOf(gate),
+    tenantId,
+    limit,
+  );
+  const jobs: GateJob[] = [];
+  for (let i = 0; i + 2 < flat.length; i += 3) {
+    const job = JSON.parse(flat[i + 2]) as { n: string; d: unknown; o: Record<string, unknown> };
+    jobs.push({ lane: flat[i], id: flat[i + 1], name: job.n, data: job.d, opts: job.o ?? {} });
+  }
+  return jobs;
+}
+
+/**
+ * Reads one job's place in a fair gate (fair-explain.lua, read only) and names what holds it,
+ * most decisive first: a paused tenant or a full cap admits nothing whatever its turn.
+ */
+export async function explainGateJob(
+  client: RedisClient,
+  gate: FairGate,
+  jobId: string,
+): Promise<GateJobAnswer | undefined> {
+  const reply = await readCommands(client).tqFairExplain(gate.base, configOf(gate), jobId);
+  if (reply[0] === 'none') return undefined;
+  const tenantId = String(reply[1]);
+  if (reply[0] === 'admitted') return { state: 'admitted', tenantId };
+  const [, , lane, pos, size, rank, inTurn, limited, now, weight, cap, inf, paused, slow] = reply;
+  const [win, leases, , , laneAt, earlier] = reply.slice(14).map(Number);
+  const limitedUntil = Number(limited) >= 0 ? Number(limited) : null;
+  const place: JobGatePlace = {
+    lane: String(lane),
+    backlogPosition: Number(pos),
+    backlogLength: Number(size),
+    turnPosition: Number(rank) >= 0 ? Number(rank) : null,
+    tenantsInTurn: Number(inTurn),
+    weight: Number(weight),
+    concurrency: Number(cap),
+    inFlight: Math.max(0, Number(inf)),
+    paused: Number(paused) === 1,
+    slowLane: Number(slow) === 1,
+    rateLimitedUntil: limitedUntil !== null && limitedUntil > Number(now) ? limitedUntil : null,
+    window: win,
+    admitted: leases,
+  };
+  const holds: JobHold[] = [];
+  if (place.paused) holds.push('paused');
+  if (place.concurrency > 0 && place.inFlight >= place.concurrency) holds.push('concurrency-cap');
+  if (place.rateLimitedUntil !== null) holds.push('rate-limit');
+  const full = place.admitted >= place.window;
+  if (gate.options.lanes.length > 1 && (earlier > 0 || (full && laneAt > 1))) {
+    holds.push('lane-share');
+  }
+  if (full) holds.push('window-full');
+  if (place.slowLane) holds.push('slow-lane');
+  if (place.turnPosition !== null && place.turnPosition > 0) holds.push('turn');
+  if (place.backlogPosition > 0) holds.push('backlog');
+  return { state: 'gate', tenantId, place, holds };
+}

@@ -1,0 +1,42 @@
+--[[
+  Read only: where one job stands in the fair gate, for TenantQueueInspector.explain.
+  KEYS[1]  gate base key
+  ARGV[1]  gate config (JSON, see fair-common.lua)
+  ARGV[2]  job id
+  Returns {'none'} when the gate does not hold the job;
+  {'admitted', tenant, acked (1 once BullMQ has it, 0 in transit)} when it was handed to BullMQ;
+  {'gate', tenant, lane, position (0 = next), backlog length, turn rank (-1 = not in turn),
+   tenants in turn, limited until (ms, -1 = none), now, weight, cap, in flight, paused (0/1),
+   slow (0/1), window, leases, lane p1, worker slots, lane index (1-based), earlier lanes with work}.
+  Writes nothing.
+]]
+local id = ARGV[2]
+local v = redis.call('HGET', kJobs, id)
+if not v then return {'none'} end
+local t = splitJob(v)
+local lease = redis.call('ZSCORE', kLeases, id)
+if lease then return {'admitted', t, tonumber(lease) % 2} end
+local h = redis.call('HMGET', tKey(t), 'w', 'dw', 'cap', 'dcap', 'inf', 'paused', 'slow')
+local lane, laneAt, pos, size = '', 1, -1, 0
+for i, l in ipairs(LANES) do
+  local p = redis.call('LPOS', qKey(t, l), id)
+  if p then
+    lane, laneAt, pos, size = l, i, p, redis.call('LLEN', qKey(t, l))
+    break
+  end
+end
+local rank = redis.call('ZRANK', rKey(lane), t)
+local inTurn = redis.call('ZCARD', rKey(lane))
+local limited = redis.call('ZSCORE', kLimited, t)
+local state = redis.call('HMGET', kState, 'window', 'p1:' .. lane, 'slots')
+local win = cfg.win
+if win <= 0 then win = tonumber(state[1]) or cfg.minWin end
+local earlier = 0
+for i = 1, laneAt - 1 do
+  if redis.call('ZCARD', rKey(LANES[i])) > 0 then earlier = earlier + 1 end
+end
+return {'gate', t, lane, pos, size, rank or -1, inTurn, limited or -1, fmt(nowMs()),
+        h[1] or h[2] or fmt(cfg.dw), tonumber(h[3]) or tonumber(h[4]) or cfg.dcap,
+        tonumber(h[5]) or 0, h[6] == '1' and 1 or 0, h[7] == '1' and 1 or 0, win,
+        redis.call('ZCARD', kLeases), tonumber(state[2]) or 0, tonumber(state[3]) or 0, laneAt,
+        earlier}

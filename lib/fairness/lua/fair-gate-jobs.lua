@@ -1,0 +1,27 @@
+--[[
+  Read only: the next jobs waiting in one tenant's backlog, for the dashboard's job list.
+  KEYS[1]  gate base key
+  ARGV[1]  gate config (JSON, see fair-common.lua)
+  ARGV[2]  tenant
+  ARGV[3]  most jobs to return
+  Returns {lane, id, json, ...}, lanes in priority order, each lane's next job first. Writes nothing.
+]]
+local t, limit = ARGV[2], tonumber(ARGV[3])
+local out = {}
+for _, l in ipairs(LANES) do
+  local left = limit - #out / 3
+  if left <= 0 then break end
+  local ids = redis.call('LRANGE', qKey(t, l), 0, left - 1)
+  if #ids > 0 then
+    local vals = hmgetMany(kJobs, ids)
+    for i, id in ipairs(ids) do
+      if vals[i] then
+        local _, json = splitJob(vals[i])
+        out[#out + 1] = l
+        out[#out + 1] = id
+        out[#out + 1] = json
+      end
+    end
+  end
+end
+return out
