@@ -24,11 +24,17 @@ const SCRIPTS: Record<keyof FairCommands, string> = {
   tqFairAdmin: 'fair-admin.lua',
 };
 
+/**
+ * The prelude every gate script shares, in this order (each file uses what the ones before it
+ * define): keys and helpers, the tenants' state, dispatch, what follows an admission.
+ */
+const PRELUDE = ['fair-keys.lua', 'fair-tenants.lua', 'fair-dispatch.lua', 'fair-settle.lua'];
+
 const defined = new WeakSet<object>();
 
 export function fairCommands(client: RedisClient): FairCommands {
   if (!defined.has(client)) {
-    const prelude = `${TENANT_KEY_PART_LUA}\n${read('fair-common.lua')}`;
+    const prelude = [TENANT_KEY_PART_LUA, ...PRELUDE.map(read)].join('\n');
     for (const [name, file] of Object.entries(SCRIPTS)) {
       client.defineCommand(name, { numberOfKeys: 1, lua: `${prelude}\n${read(file)}` });
     }

@@ -3,7 +3,7 @@
   tenant's job goes straight through in the same call). All or nothing: a refused call writes
   nothing.
   KEYS[1]  gate base key
-  ARGV[1]  gate config (JSON, see fair-common.lua)
+  ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  per-tenant backlog limit (0 = none)
   ARGV[4]  directory/tier hints, flat JSON list [tenant, [weight, cap, rate, lanes], ...] ([] when none)
@@ -28,8 +28,13 @@ for j, id in ipairs(ids) do
   end
 end
 if maxBacklog > 0 then
-  local counts = {}
-  for _, i in ipairs(new) do counts[ARGV[i + 1]] = (counts[ARGV[i + 1]] or 0) + 1 end
+  local counts, list = {}, {}
+  for _, i in ipairs(new) do
+    local t = ARGV[i + 1]
+    if not counts[t] then list[#list + 1] = t end
+    counts[t] = (counts[t] or 0) + 1
+  end
+  loadTenants(list)
   for t, c in pairs(counts) do
     local length = backlog(tenant(t))
     if length + c > maxBacklog then return {'full', t, length} end
@@ -67,7 +72,10 @@ for _, group in ipairs(order) do
   if length == #list then wake[t] = true end
 end
 for _, t in ipairs(changed) do wake[t] = true end
-for t in pairs(wake) do activate(t) end
+local woken = {}
+for t in pairs(wake) do woken[#woken + 1] = t end
+loadTenants(woken)
+for _, t in ipairs(woken) do activate(t) end
 local out = dispatch(tonumber(ARGV[2]), now)
 flushTenants(now)
 return {'ok', out, nextWake(now)}

@@ -3,7 +3,7 @@
   reaping (a dead process never holds a slot), re-sending jobs that never reached BullMQ,
   slow-lane recovery, dispatch.
   KEYS[1]  gate base key
-  ARGV[1]  gate config (JSON, see fair-common.lua)
+  ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  slow lane config (JSON, see fair-release.lua)
   ARGV[4]  BullMQ job key prefix ({<prefix>:<queue>}:<queue>:)
