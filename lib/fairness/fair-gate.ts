@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { Job, type Queue } from 'bullmq';
 import { TenantBacklogFullError } from '../errors';
@@ -12,6 +11,7 @@ import {
 import { Messages } from '../tenant-queue.messages';
 import type { RedisClient } from '../tenant-queue.redis';
 import { FairCommands } from './fair-gate.script';
+import { FairGateUpkeep } from './fair-gate-upkeep';
 import { ResolvedFairnessOptions, encodeRate } from './fairness-options';
 import { assertLane } from './lanes';
 import { SlowLaneEvent } from './slow-lane-event.interface';
@@ -55,29 +55,24 @@ export interface FairGateDeps {
 }
 
 /**
- * The fair gate of one queue. Jobs wait in per-tenant backlogs in Redis; every script call
- * (enqueue, release, tick, admin) ends by admitting the next jobs in fair order, which this
- * process then hands to BullMQ under their own job ids. No turn state lives in memory here.
+ * The fair gate of one queue: its admission path. Jobs wait in per-tenant backlogs in Redis;
+ * every script call (enqueue, release, tick, admin) ends by admitting the next jobs in fair
+ * order, which this process then hands to BullMQ under their own job ids. No turn state lives
+ * in memory here. Its clocks (tick, wake-up, heartbeat, close) are `upkeep`'s.
  */
 export class FairGate implements JobDispatcher {
   readonly base: string;
   private readonly config: string;
   private readonly slowConfig: string;
   private readonly jobPrefix: string;
-  private readonly consumerId = randomUUID();
-  private concurrency = 0;
-  private timer: NodeJS.Timeout | undefined;
+  readonly upkeep: FairGateUpkeep;
   private pending: string[] = [];
   /** Ids BullMQ has taken since the last call: acknowledged in the next release or tick call. */
   private acks: string[] = [];
   private releaseCalls = 0;
   private readonly calls = new Set<Promise<void>>();
-  private ticking: Promise<void> | undefined;
   private readonly sends = new Set<Promise<void>>();
   private readonly localJobs = new Map<string, AdmittedJob>();
-  private closed = false;
-  private wakeTimer: NodeJS.Timeout | undefined;
-  private wakeAt = Infinity;
   private readonly laneIndex = new Map<string, number>();
   private readonly laneOfJob = new Map<string, string>();
 
@@ -88,6 +83,17 @@ export class FairGate implements JobDispatcher {
   ) {
     this.base = `${definition.bullPrefix}:~fair`;
     this.jobPrefix = `${definition.bullPrefix}:${definition.name}:`;
+    this.upkeep = new FairGateUpkeep(
+      definition.name,
+      options.tickMs,
+      {
+        runTick: (consumerId, concurrency, ttl) => this.runTick(consumerId, concurrency, ttl),
+        settleCalls: () => Promise.all([...this.calls]).then(() => undefined),
+        callsInFlight: () => this.calls.size > 0,
+        settleSends: () => Promise.all([...this.sends]).then(() => undefined),
+      },
+      deps.logger,
+    );
     this.config = JSON.stringify({
       resend: options.resendAfterMs,
       tp: options.priorityByTurn && options.lanes.length < 2,
@@ -200,42 +206,20 @@ export class FairGate implements JobDispatcher {
       }
       this.localJobs.set(job.opts.jobId, job);
     }
-    this.wakeIn(Number(third));
+    this.upkeep.wakeIn(Number(third));
     void this.send(second as string[]);
   }
 
   /**
    * The job's lane (its `lane` option, else its name's lane, else the default) and its options
    * for BullMQ without `lane`. The gate gives admitted jobs their BullMQ priority (see dispatch in
-   * fair-common.lua); a delayed job, which skips the gate, runs as work beyond its lane's share.
+   * fair-dispatch.lua); a delayed job, which skips the gate, runs as work beyond its lane's share.
    */
   private laneOf(job: PreparedJob): [string, object] {
     const asked = (job.opts as TenantJobOptions).lane;
     if (!this.laneIndex.size) return ['', job.opts];
     const { lane: _lane, ...opts } = job.opts as TenantJobOptions;
     return [asked ?? this.laneOfJob.get(job.name) ?? this.options.defaultLane, opts];
-  }
-
-  /**
-   * Wakes this process when the next rate-limited tenant may start, so limited tenants resume
-   * on time without polling Redis in between (the regular tick covers anything later).
-   */
-  private wakeIn(ms: number): void {
-    if (!(ms >= 0) || this.closed || ms >= this.options.tickMs) return;
-    const at = Date.now() + ms;
-    if (this.wakeTimer && at >= this.wakeAt) return;
-    if (this.wakeTimer) clearTimeout(this.wakeTimer);
-    this.wakeAt = at;
-    this.wakeTimer = setTimeout(
-      () => {
-        this.wakeTimer = undefined;
-        this.wakeAt = Infinity;
-        // A tick already running may have read Redis before the wake time: run one after it.
-        void (this.ticking ?? Promise.resolve()).then(() => this.tick());
-      },
-      Math.max(1, ms),
-    );
-    this.wakeTimer.unref();
   }
 
   /** Up to `count` tenants waiting in this gate (in turn, or held by their rate limit), sampled. */
@@ -257,7 +241,7 @@ export class FairGate implements JobDispatcher {
    */
   release(jobId: string, outcome: FairOutcome): void {
     // After close the lease reaper of a live process frees the slot.
-    if (this.closed) return;
+    if (this.upkeep.closed) return;
     this.pending.push(jobId, outcome);
     this.pump();
   }
@@ -283,13 +267,13 @@ export class FairGate implements JobDispatcher {
         .then(
           ([events, jobs, wake]) => {
             this.emit(events);
-            this.wakeIn(Number(wake));
+            this.upkeep.wakeIn(Number(wake));
             void this.send(jobs);
           },
           (error) => {
             // The leases of this batch expire and the reaper frees them; unacknowledged sends
             // are found in BullMQ by the tick.
-            if (!this.closed)
+            if (!this.upkeep.closed)
               this.deps.logger.warn(`fair release ${this.definition.name}: ${error}`);
           },
         )
@@ -313,50 +297,38 @@ export class FairGate implements JobDispatcher {
 
   /** A local worker consumes this queue; its concurrency sizes the shared window. */
   addConsumer(concurrency: number): void {
-    this.concurrency += Math.max(1, concurrency);
-    void this.tick();
+    this.upkeep.addConsumer(concurrency);
   }
 
   start(): void {
-    if (this.timer || this.closed) return;
-    this.timer = setInterval(() => void this.tick(), this.options.tickMs);
-    this.timer.unref();
-    void this.tick();
+    this.upkeep.start();
   }
 
   /** Runs the upkeep script now (also on a timer): reaps leases, re-sends, dispatches. */
   tick(leaving = false): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    if (this.ticking) return this.ticking;
-    const run = async () => {
-      try {
-        const ttl = this.options.tickMs * 3 + 2000;
-        const acks = this.takeAcks();
-        const [events, jobs, wake] = await this.redis.tqFairTick(
-          this.base,
-          this.config,
-          this.options.dispatchBatch,
-          this.slowConfig,
-          this.jobPrefix,
-          this.options.resendAfterMs,
-          this.consumerId,
-          leaving ? -1 : this.concurrency,
-          ttl,
-          this.options.windowPerSlot,
-          acks.length,
-          ...acks,
-        );
-        this.emit(events);
-        this.wakeIn(Number(wake));
-        await this.send(jobs);
-      } catch (error) {
-        if (!this.closed) this.deps.logger.warn(`fair tick ${this.definition.name}: ${error}`);
-      } finally {
-        this.ticking = undefined;
-      }
-    };
-    this.ticking = run();
-    return this.ticking;
+    return this.upkeep.tick(leaving);
+  }
+
+  /** The upkeep script once, for `upkeep`: with the acknowledgements taken since the last call. */
+  private async runTick(consumerId: string, concurrency: number, ttl: number): Promise<void> {
+    const acks = this.takeAcks();
+    const [events, jobs, wake] = await this.redis.tqFairTick(
+      this.base,
+      this.config,
+      this.options.dispatchBatch,
+      this.slowConfig,
+      this.jobPrefix,
+      this.options.resendAfterMs,
+      consumerId,
+      concurrency,
+      ttl,
+      this.options.windowPerSlot,
+      acks.length,
+      ...acks,
+    );
+    this.emit(events);
+    this.upkeep.wakeIn(Number(wake));
+    await this.send(jobs);
   }
 
   /** Runs an admin operation (weight, cap, pause, resume) and sends what it admits. */
@@ -370,26 +342,14 @@ export class FairGate implements JobDispatcher {
       value,
     );
     if (op !== 'get') {
-      this.wakeIn(Number(reply[2]));
+      this.upkeep.wakeIn(Number(reply[2]));
       await this.send((reply as [unknown, string[]])[1]);
     }
     return reply;
   }
 
-  async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    if (this.wakeTimer) clearTimeout(this.wakeTimer);
-    this.timer = undefined;
-    this.wakeTimer = undefined;
-    while (this.calls.size || this.ticking) {
-      await Promise.all([...this.calls]);
-      await this.ticking;
-    }
-    await Promise.all([...this.sends]);
-    // One last call: the acknowledgements of the last sends, this process leaving the window.
-    await this.tick(this.concurrency > 0);
-    this.closed = true;
-    await Promise.all([...this.sends]);
+  close(): Promise<void> {
+    return this.upkeep.close();
   }
 
   /**
@@ -482,7 +442,7 @@ export class FairGate implements JobDispatcher {
       ...args,
     );
     this.emit(events);
-    this.wakeIn(Number(wake));
+    this.upkeep.wakeIn(Number(wake));
     void this.send(jobs);
   }
 
