@@ -17,6 +17,8 @@ export interface TenantState {
   request?: unknown;
   /** @internal The job attempt this context belongs to (worker side; `JobScope` finds it here). */
   attempt?: object;
+  /** @internal The id of the job being processed (worker side; named in log lines). */
+  jobId?: string;
 }
 
 export const TENANT_STATE = Symbol('tenant-queue:state');
@@ -50,7 +52,10 @@ export class JobTenantState implements TenantState {
   envelope: TenantEnvelope | undefined = undefined;
   request: unknown = undefined;
 
-  constructor(readonly attempt: object | undefined) {}
+  constructor(
+    readonly attempt: object | undefined,
+    readonly jobId: string | undefined = undefined,
+  ) {}
 
   /** Restores the tenant of `envelope`. */
   fill(envelope: TenantEnvelope): void {

@@ -6,8 +6,7 @@ import {
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import type { Job, Worker } from 'bullmq';
-import { ClsService } from 'nestjs-cls';
-import { TENANT_JOB_ID, jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
+import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 import { TIMEOUT_REASON_PREFIX, parseCancelReason } from '../errors';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
 import { TenantJob } from '../interfaces/tenant-job.interface';
@@ -61,7 +60,6 @@ export class TenantMetricsRecorder
 
   constructor(
     pipeline: TenantJobPipeline,
-    private readonly cls: ClsService,
     private readonly redis: TenantQueueRedis,
     @Inject(TENANT_QUEUE_OPTIONS) private readonly rootOptions: ResolvedTenantQueueOptions,
     @Inject(TENANT_QUEUE_METRICS_OPTIONS) private readonly options: ResolvedMetricsOptions,
@@ -109,7 +107,6 @@ export class TenantMetricsRecorder
    */
   run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
     const job = context.job;
-    this.cls.set(TENANT_JOB_ID, job.id);
     if (job.attemptsMade === 0 && (job.attemptsStarted ?? 1) <= 1) {
       const now = Date.now();
       const record = this.queueOf(context.definition).record(
