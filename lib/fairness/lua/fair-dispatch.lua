@@ -212,25 +212,32 @@ local function dispatch(maxN, now)
     if #rem > 0 then variadic('ZREM', rKey(s.l), rem) end
     if #add > 0 then variadic('ZADD', rKey(s.l), add) end
     for t, n in pairs(s.take) do
-      local ids = redis.call('LPOP', qKey(t, s.l), n)
+      local ids = redis.call('LPOP', qKey(t, s.l), n) or {}
       local r = tenants[t]
       r.len[s.l] = r.len[s.l] - n
+      -- A shorter list than its count says (never expected): it is empty now.
+      if #ids < n then r.len[s.l] = 0 end
       taken[s.l .. '\n' .. t] = { ids, 0 }
     end
   end
   for t in pairs(off) do deactivate(t) end
   if #picks == 0 then return out end
-  local ids, lanesOf = {}, {}
+  local ids, at, lanesOf = {}, {}, {}
   for i, p in ipairs(picks) do
     local q = taken[p[2].l .. '\n' .. p[1]]
     q[2] = q[2] + 1
-    ids[i] = q[1][q[2]]
+    local id = q[1][q[2]]
+    if id then
+      ids[#ids + 1] = id
+      at[i] = #ids
+    end
   end
   local vals = hmgetMany(kJobs, ids)
   local leases = {}
   local transit = 2 * (now + (cfg.resend or 30000))
-  for i, p in ipairs(picks) do
-    local v = vals[i]
+  for n, p in ipairs(picks) do
+    local i = at[n]
+    local v = i and vals[i]
     if v then
       local _, json = splitJob(v)
       out[#out + 1] = ids[i]

@@ -61,16 +61,20 @@ end
 if #records > 0 then variadic('HSET', kJobs, records) end
 -- A tenant whose backlog was empty may need to be put in turn; one with a backlog already is in
 -- turn, or held back by its cap, pause or rate limit (each of which puts it back itself).
-local wake = {}
+local wake, lengths = {}, {}
 for _, group in ipairs(order) do
   local t, l, list = group[1], group[2], group[3]
   local length = 0
   for i = 1, #list, CHUNK do
     length = redis.call('RPUSH', qKey(t, l), unpack(list, i, math.min(#list, i + CHUNK - 1)))
   end
-  if tenants[t] then tenants[t].len[l] = length end
+  if tenants[t] then tenants[t].len[l], tenants[t].len0[l] = length, length end
+  lengths[l] = lengths[l] or {}
+  lengths[l][#lengths[l] + 1] = t
+  lengths[l][#lengths[l] + 1] = length
   if length == #list then wake[t] = true end
 end
+for l, list in pairs(lengths) do variadic('HSET', bKey(l), list) end
 for _, t in ipairs(changed) do wake[t] = true end
 local woken = {}
 for t in pairs(wake) do woken[#woken + 1] = t end

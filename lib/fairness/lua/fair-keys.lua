@@ -19,6 +19,7 @@
         and writes it for all its tenants with one command each; the field is the tenant id):
         :inf tenant->jobs admitted and not released | :pass[:<lane>] tenant->pass in the lane
         | :tat tenant->GCRA theoretical arrival time (ms, rate-limited tenants only)
+        | :bl[:<lane>] tenant->length of its backlog list in the lane (absent = empty)
         :conf set of the tenants that have settings (a :t: hash), so no other tenant costs a read
         :t:<tkp(tenant)> hash of settings: w,cap,rl (run-time overrides), dw,dcap,drl,dlanes
         (directory/tier hints), paused, slow
@@ -49,6 +50,10 @@ end
 local function pKey(l)
   if l == '' then return base .. ':pass' end
   return base .. ':pass:' .. l
+end
+local function bKey(l)
+  if l == '' then return base .. ':bl' end
+  return base .. ':bl:' .. l
 end
 local function qKey(t, l)
   if l == nil or l == '' then return base .. ':q:' .. tkp(t) end

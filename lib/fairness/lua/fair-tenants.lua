@@ -17,7 +17,7 @@ local function newTenant(t, h, inf)
   local r = { t = t, w = tonumber(h[1]) or tonumber(h[2]) or cfg.dw,
               cap = tonumber(h[3]) or tonumber(h[4]) or cfg.dcap, inf = tonumber(inf) or 0,
               paused = h[5] == '1', slow = h[6] == '1', rl = parseRate(rate), tat = 0,
-              lanes = lanes, pass = {}, pass0 = {}, len = {}, dirty = false }
+              lanes = lanes, pass = {}, pass0 = {}, len = {}, len0 = {}, dirty = false }
   r.inf0 = r.inf
   return r
 end
@@ -44,10 +44,10 @@ local function loadTenants(list)
   end
   for _, l in ipairs(LANES) do
     local passes = hmgetMany(pKey(l), need)
+    local lens = hmgetMany(bKey(l), need)
     for i, t in ipairs(need) do
-      local p = tonumber(passes[i])
-      tenants[t].pass[l] = p
-      tenants[t].pass0[l] = p
+      local r, p, n = tenants[t], tonumber(passes[i]), tonumber(lens[i]) or 0
+      r.pass[l], r.pass0[l], r.len[l], r.len0[l] = p, p, n, n
     end
   end
   if #limited > 0 then
@@ -78,14 +78,8 @@ local function clearSettings(t, ...)
   if redis.call('EXISTS', k) == 0 then redis.call('SREM', kConf, t) end
 end
 
-local function len(r, l)
-  local n = r.len[l]
-  if n == nil then
-    n = redis.call('LLEN', qKey(r.t, l))
-    r.len[l] = n
-  end
-  return n
-end
+-- The tenant's backlog in lane l (its :bl count, kept with its list by enqueue and dispatch).
+local function len(r, l) return r.len[l] end
 
 local function backlog(r)
   local n = 0
@@ -95,14 +89,28 @@ end
 
 local function capped(r) return r.cap > 0 and r.inf >= r.cap end
 
--- Writes back what this call changed in each tenant: in-flight count, passes, rate schedule. A
+-- Writes back what this call changed in each tenant: in-flight count, passes, rate schedule,
+-- backlog lengths. A
 -- drained tenant (nothing in flight, empty backlog) loses its run-time fields, so it leaves
 -- nothing behind (a tenant that wakes up starts at the current virtual time anyway). Settings
 -- and a rate-limit time still ahead stay.
 local function flushTenants(now)
   local infSet, infDel, tatSet, tatDel, passSet, passDel = {}, {}, {}, {}, {}, {}
-  for i = 1, #LANES do passSet[i], passDel[i] = {}, {} end
+  local lenSet, lenDel = {}, {}
+  for i = 1, #LANES do passSet[i], passDel[i], lenSet[i], lenDel[i] = {}, {}, {}, {} end
   for t, r in pairs(tenants) do
+    for i, l in ipairs(LANES) do
+      local n = r.len[l]
+      if n ~= r.len0[l] then
+        if n > 0 then
+          lenSet[i][#lenSet[i] + 1] = t
+          lenSet[i][#lenSet[i] + 1] = n
+        else
+          lenDel[i][#lenDel[i] + 1] = t
+        end
+        r.len0[l] = n
+      end
+    end
     if r.dirty then
       if r.inf <= 0 and backlog(r) == 0 then
         if r.inf0 ~= 0 then infDel[#infDel + 1] = t end
@@ -140,6 +148,8 @@ local function flushTenants(now)
   for i, l in ipairs(LANES) do
     if #passSet[i] > 0 then variadic('HSET', pKey(l), passSet[i]) end
     if #passDel[i] > 0 then variadic('HDEL', pKey(l), passDel[i]) end
+    if #lenSet[i] > 0 then variadic('HSET', bKey(l), lenSet[i]) end
+    if #lenDel[i] > 0 then variadic('HDEL', bKey(l), lenDel[i]) end
   end
 end
 
