@@ -76,6 +76,12 @@ end
 -- fewer than two lanes; else 1 while the lane
 -- has fewer priority-1 jobs in flight than its share of the slots, 2 beyond it. BullMQ runs
 -- priority 1 first, so each lane keeps its share of running jobs and a click runs next.
+-- A candidate out of turn: paused, capped or rate-limited in this call (off), or, beyond the
+-- window (over), any tenant but one that just woke up.
+local function skipped(e, s, off, over)
+  return off[e[1]] or (over and (e[2] > s.vt or tenant(e[1]).inf > 0))
+end
+
 local function dispatch(maxN, now)
   wakeLimited(now)
   local win = cfg.win
@@ -132,14 +138,11 @@ local function dispatch(maxN, now)
     -- lane's virtual time), among the candidates loaded.
     local over = cfg.tp and room <= 0
     if over then s.bound = nil end
-    local function skip(e)
-      return off[e[1]] or (over and (e[2] > s.vt or tenant(e[1]).inf > 0))
-    end
     local c = popCandidate(s, page)
-    while c and skip(c) do c = popCandidate(s, page) end
+    while c and skipped(c, s, off, over) do c = popCandidate(s, page) end
     if c and c[1] == s.last and s.streak >= cfg.k then
       local other = popCandidate(s, page)
-      while other and skip(other) do other = popCandidate(s, page) end
+      while other and skipped(other, s, off, over) do other = popCandidate(s, page) end
       if other then
         heapPush(s.heap, c)
         c = other
@@ -205,6 +208,8 @@ local function dispatch(maxN, now)
   -- Writes, all at the end: the ready sets, the backlogs (LPOP count per tenant), the leases.
   local taken = {}
   for _, s in ipairs(lanes) do
+    local got = {}
+    taken[s.l] = got
     local rem, add = {}, {}
     for t, p in pairs(s.fin) do
       if p == false or off[t] then rem[#rem + 1] = t else add[#add + 1] = fmt(p); add[#add + 1] = t end
@@ -217,14 +222,14 @@ local function dispatch(maxN, now)
       r.len[s.l] = r.len[s.l] - n
       -- A shorter list than its count says (never expected): it is empty now.
       if #ids < n then r.len[s.l] = 0 end
-      taken[s.l .. '\n' .. t] = { ids, 0 }
+      got[t] = { ids, 0 }
     end
   end
   for t in pairs(off) do deactivate(t) end
   if #picks == 0 then return out end
   local ids, at, lanesOf = {}, {}, {}
   for i, p in ipairs(picks) do
-    local q = taken[p[2].l .. '\n' .. p[1]]
+    local q = taken[p[2].l][p[1]]
     q[2] = q[2] + 1
     local id = q[1][q[2]]
     if id then
@@ -234,12 +239,13 @@ local function dispatch(maxN, now)
   end
   local vals = hmgetMany(kJobs, ids)
   local leases = {}
-  local transit = 2 * (now + (cfg.resend or 30000))
+  -- Formatted once: a number argument costs a printf per element.
+  local transit = fmt(2 * (now + (cfg.resend or 30000)))
   for n, p in ipairs(picks) do
     local i = at[n]
     local v = i and vals[i]
     if v then
-      local _, json = splitJob(v)
+      local json = jobJson(v)
       out[#out + 1] = ids[i]
       out[#out + 1] = json
       out[#out + 1] = p[3]

@@ -67,6 +67,8 @@ end
 
 -- Lua numbers lose digits through redis.call's default conversion: format them ourselves.
 local function fmt(n) return string.format('%.17g', n) end
+-- A count, without the float formatting a number argument gets.
+local function int(n) return string.format('%d', n) end
 
 local function nowMs()
   local t = redis.call('TIME')
@@ -87,6 +89,8 @@ end
 
 -- A variadic read (HMGET, SMISMEMBER) of many fields, chunked; returns one flat list.
 local function readMany(cmd, key, fields)
+  if #fields == 0 then return {} end
+  if #fields <= CHUNK then return redis.call(cmd, key, unpack(fields)) end
   local out = {}
   for i = 1, #fields, CHUNK do
     local part = redis.call(cmd, key, unpack(fields, i, math.min(#fields, i + CHUNK - 1)))
@@ -96,13 +100,10 @@ local function readMany(cmd, key, fields)
 end
 local function hmgetMany(key, fields) return readMany('HMGET', key, fields) end
 
--- "<json>\n<tenant>" -> tenant, json (JSON has no raw newline; a tenant id might)
-local function splitJob(v)
-  local at = string.find(v, '\n', 1, true)
-  return string.sub(v, at + 1), string.sub(v, 1, at - 1)
-end
-
+-- A job's value "<json>\n<tenant>": its tenant, its JSON (JSON has no raw newline; a tenant id
+-- might, so the first newline is the end of the JSON).
 local function jobTenant(v) return string.sub(v, string.find(v, '\n', 1, true) + 1) end
+local function jobJson(v) return string.sub(v, 1, string.find(v, '\n', 1, true) - 1) end
 
 -- "T:tol:max:per:burst" (emission interval and burst tolerance in ms, then the limit as given)
 -- -> {T, tol}; "none" or nothing -> nil.

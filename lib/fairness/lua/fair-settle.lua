@@ -6,7 +6,7 @@
 -- gone already, and XX does not bring it back).
 local function ack(ids, now)
   if #ids == 0 then return end
-  local score = 2 * (now + cfg.lease) + 1
+  local score = fmt(2 * (now + cfg.lease) + 1)
   local args = {}
   for _, id in ipairs(ids) do
     args[#args + 1] = score

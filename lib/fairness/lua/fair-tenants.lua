@@ -104,7 +104,7 @@ local function flushTenants(now)
       if n ~= r.len0[l] then
         if n > 0 then
           lenSet[i][#lenSet[i] + 1] = t
-          lenSet[i][#lenSet[i] + 1] = n
+          lenSet[i][#lenSet[i] + 1] = int(n)
         else
           lenDel[i][#lenDel[i] + 1] = t
         end
@@ -126,7 +126,7 @@ local function flushTenants(now)
         for _, l in ipairs(LANES) do r.pass[l] = nil end
       else
         if r.inf < 0 then r.inf = 0 end
-        if r.inf ~= r.inf0 then infSet[#infSet + 1] = t; infSet[#infSet + 1] = r.inf end
+        if r.inf ~= r.inf0 then infSet[#infSet + 1] = t; infSet[#infSet + 1] = int(r.inf) end
         for i, l in ipairs(LANES) do
           local p = r.pass[l]
           if p and p ~= r.pass0[l] then

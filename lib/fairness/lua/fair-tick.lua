@@ -68,7 +68,7 @@ for i = 1, #expired, 2 do
     -- Admitted but never handed to BullMQ (its sender died): send it again, same job id.
     local v = redis.call('HGET', kJobs, id)
     if v then
-      local _, json = splitJob(v)
+      local json = jobJson(v)
       redis.call('ZADD', kLeases, transit, id)
       out[#out + 1] = id
       out[#out + 1] = json
