@@ -77,9 +77,10 @@ end
 -- has fewer priority-1 jobs in flight than its share of the slots, 2 beyond it. BullMQ runs
 -- priority 1 first, so each lane keeps its share of running jobs and a click runs next.
 -- A candidate out of turn: paused, capped or rate-limited in this call (off), or, beyond the
--- window (over), any tenant but one that just woke up.
-local function skipped(e, s, off, over)
-  return off[e[1]] or (over and (e[2] > s.vt or tenant(e[1]).inf > 0))
+-- window (over), a tenant with its share of the slots in flight already (share: the workers'
+-- slots over the tenants in turn, at least 1).
+local function skipped(e, s, off, over, share)
+  return off[e[1]] or (over and tenant(e[1]).inf >= share)
 end
 
 local function dispatch(maxN, now)
@@ -91,10 +92,17 @@ local function dispatch(maxN, now)
   local out = {}
   local slots = 0
   if #LANES > 1 or cfg.tp then slots = tonumber(redis.call('HGET', kState, 'slots')) or 0 end
-  -- With priority by turn, a tenant with nothing in flight may go beyond a full window (by at
-  -- most the workers' slots in all): its job runs next, ahead of the flood admitted before it.
-  local extra = 0
-  if cfg.tp then extra = math.max(0, slots + math.min(room, 0)) end
+  -- With priority by turn, a tenant below its share of the slots may go beyond a full window
+  -- (by at most the workers' slots in all): its jobs run next, ahead of the flood admitted
+  -- before them, and a light tenant that wakes up gets its share at once instead of one job
+  -- per slot freed.
+  local extra, share = 0, 1
+  if cfg.tp then
+    extra = math.max(0, slots + math.min(room, 0))
+    if extra > 0 then
+      share = math.max(1, math.floor(slots / math.max(1, redis.call('ZCARD', rKey('')))))
+    end
+  end
   if room <= 0 and #LANES == 1 and extra <= 0 then return out end
   local page = math.min(maxN, math.max(room, extra, 1)) + 1
   local lanes = {}
@@ -134,15 +142,14 @@ local function dispatch(maxN, now)
       loadPage(s, page)
       s.loaded = true
     end
-    -- Beyond the window only a tenant that just woke up (nothing in flight, its pass at the
-    -- lane's virtual time), among the candidates loaded.
+    -- Beyond the window only a tenant below its share of the slots, among the candidates loaded.
     local over = cfg.tp and room <= 0
     if over then s.bound = nil end
     local c = popCandidate(s, page)
-    while c and skipped(c, s, off, over) do c = popCandidate(s, page) end
+    while c and skipped(c, s, off, over, share) do c = popCandidate(s, page) end
     if c and c[1] == s.last and s.streak >= cfg.k then
       local other = popCandidate(s, page)
-      while other and skipped(other, s, off, over) do other = popCandidate(s, page) end
+      while other and skipped(other, s, off, over, share) do other = popCandidate(s, page) end
       if other then
         heapPush(s.heap, c)
         c = other
