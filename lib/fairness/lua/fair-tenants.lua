@@ -95,6 +95,7 @@ local function capped(r) return r.cap > 0 and r.inf >= r.cap end
 -- nothing behind (a tenant that wakes up starts at the current virtual time anyway). Settings
 -- and a rate-limit time still ahead stay.
 local function flushTenants(now)
+  if next(tenants) == nil then return end
   local infSet, infDel, tatSet, tatDel, passSet, passDel = {}, {}, {}, {}, {}, {}
   local lenSet, lenDel = {}, {}
   for i = 1, #LANES do passSet[i], passDel[i], lenSet[i], lenDel[i] = {}, {}, {}, {} end
