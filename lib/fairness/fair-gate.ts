@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { Job, type Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { TenantBacklogFullError } from '../errors';
 import { TenantQueueDefinition } from '../interfaces/register-queue-options.interface';
 import {
@@ -11,6 +11,7 @@ import {
 import { Messages } from '../tenant-queue.messages';
 import type { RedisClient } from '../tenant-queue.redis';
 import { FairCommands } from './fair-gate.script';
+import { AdmittedJob, FairGateSender } from './fair-gate-sender';
 import { FairGateUpkeep } from './fair-gate-upkeep';
 import { ResolvedFairnessOptions, encodeRate } from './fairness-options';
 import { assertLane } from './lanes';
@@ -33,15 +34,6 @@ export const SYSTEM_TENANT = '_system';
 /** Releases per call, and calls in flight at once (more queue up and go in the next call). */
 const RELEASE_BATCH = 1000;
 const RELEASE_CALLS = 2;
-/** Jobs this process enqueued and may admit itself without parsing them back (see `send`). */
-const LOCAL_JOBS = 50_000;
-
-/** A job as the gate hands it to `addBulk`. */
-interface AdmittedJob {
-  name: string;
-  data: object;
-  opts: PreparedJob['opts'];
-}
 
 export interface FairGateDeps {
   /** Upkeep (release, tick, admin): a client that waits out a short outage. */
@@ -71,8 +63,7 @@ export class FairGate implements JobDispatcher {
   private acks: string[] = [];
   private releaseCalls = 0;
   private readonly calls = new Set<Promise<void>>();
-  private readonly sends = new Set<Promise<void>>();
-  private readonly localJobs = new Map<string, AdmittedJob>();
+  private readonly sender: FairGateSender;
   private readonly laneIndex = new Map<string, number>();
   private readonly laneOfJob = new Map<string, string>();
 
@@ -90,7 +81,7 @@ export class FairGate implements JobDispatcher {
         runTick: (consumerId, concurrency, ttl) => this.runTick(consumerId, concurrency, ttl),
         settleCalls: () => Promise.all([...this.calls]).then(() => undefined),
         callsInFlight: () => this.calls.size > 0,
-        settleSends: () => Promise.all([...this.sends]).then(() => undefined),
+        settleSends: () => this.sender.settle(),
       },
       deps.logger,
     );
@@ -108,6 +99,14 @@ export class FairGate implements JobDispatcher {
       ...(options.lanes.length
         ? { lanes: options.lanes.map((l) => l.name), shares: laneShares(options.lanes) }
         : {}),
+    });
+    this.sender = new FairGateSender({
+      queueName: definition.name,
+      lanes: options.lanes.length > 1,
+      bullQueue: deps.bullQueue,
+      logger: deps.logger,
+      delivered: (jobs) => this.acknowledge(jobs),
+      refused: (refused) => this.refuse(refused),
     });
     for (const [index, lane] of options.lanes.entries()) {
       this.laneIndex.set(lane.name, index);
@@ -200,14 +199,9 @@ export class FairGate implements JobDispatcher {
       );
     }
     // Whatever this process admits of these later skips the JSON round trip.
-    for (const job of admitted) {
-      if (this.localJobs.size >= LOCAL_JOBS) {
-        this.localJobs.delete(this.localJobs.keys().next().value!);
-      }
-      this.localJobs.set(job.opts.jobId, job);
-    }
+    this.sender.remember(admitted);
     this.upkeep.wakeIn(Number(third));
-    void this.send(second as string[]);
+    void this.sender.send(second as string[]);
   }
 
   /**
@@ -268,7 +262,7 @@ export class FairGate implements JobDispatcher {
           ([events, jobs, wake]) => {
             this.emit(events);
             this.upkeep.wakeIn(Number(wake));
-            void this.send(jobs);
+            void this.sender.send(jobs);
           },
           (error) => {
             // The leases of this batch expire and the reaper frees them; unacknowledged sends
@@ -328,7 +322,7 @@ export class FairGate implements JobDispatcher {
     );
     this.emit(events);
     this.upkeep.wakeIn(Number(wake));
-    await this.send(jobs);
+    await this.sender.send(jobs);
   }
 
   /** Runs an admin operation (weight, cap, pause, resume) and sends what it admits. */
@@ -343,7 +337,7 @@ export class FairGate implements JobDispatcher {
     );
     if (op !== 'get') {
       this.upkeep.wakeIn(Number(reply[2]));
-      await this.send((reply as [unknown, string[]])[1]);
+      await this.sender.send((reply as [unknown, string[]])[1]);
     }
     return reply;
   }
@@ -352,80 +346,12 @@ export class FairGate implements JobDispatcher {
     return this.upkeep.close();
   }
 
-  /**
-   * Hands admitted jobs to BullMQ without waiting for earlier sends. Jobs this process enqueued
-   * come from `localJobs`, the others are parsed from the gate's copy.
-   */
-  private send(flat: string[]): Promise<void> {
-    if (!flat || flat.length === 0) return Promise.resolve();
-    const jobs: AdmittedJob[] = [];
-    for (let i = 0; i < flat.length; i += 3) {
-      const id = flat[i];
-      const priority = Number(flat[i + 2]);
-      let job = this.localJobs.get(id);
-      if (job) {
-        this.localJobs.delete(id);
-      } else {
-        const parsed = JSON.parse(flat[i + 1]) as { n: string; d: object; o: AdmittedJob['opts'] };
-        parsed.o.jobId = id;
-        job = { name: parsed.n, data: parsed.d, opts: parsed.o };
-      }
-      // The lane's priority; the turn's, unless the job has its own (or is lifo, which BullMQ
-      // refuses with a priority).
-      if (priority > 0 && (this.laneIndex.size > 1 || !(job.opts.priority || job.opts.lifo))) {
-        job.opts.priority = priority;
-      }
-      jobs.push(job);
-    }
-    const queue = this.deps.bullQueue();
-    const sent: Promise<void> = queue
-      .addBulk(jobs)
-      .then(
-        () => this.acknowledge(jobs),
-        (error) => this.sendOneByOne(queue, jobs, error),
-      )
-      .catch((error) => {
-        // Left in transit: the tick re-sends it under the same job id.
-        this.deps.logger.warn(`fair send ${this.definition.name}: ${error}`);
-      })
-      .finally(() => this.sends.delete(sent));
-    this.sends.add(sent);
-    return sent;
-  }
-
   private acknowledge(jobs: AdmittedJob[]): void {
     for (const job of jobs) this.acks.push(job.opts.jobId);
     if (this.acks.length >= RELEASE_BATCH) this.pump();
   }
 
-  /**
-   * `addBulk` refused the batch: BullMQ's own check names the jobs it will never take, which end
-   * as failed jobs with the reason (slot freed); the rest go in again. A job refused by Redis
-   * itself (not a lost connection) ends the same way; on a lost connection all stay in transit.
-   */
-  private async sendOneByOne(queue: Queue, jobs: AdmittedJob[], error: unknown): Promise<void> {
-    const refused: [AdmittedJob, string][] = [];
-    const rest: AdmittedJob[] = [];
-    for (const job of jobs) {
-      const reason = bullRefusal(queue, job);
-      if (reason) refused.push([job, reason]);
-      else rest.push(job);
-    }
-    if (!refused.length && rest.length === 1 && isConnectionError(error)) throw error;
-    const results = await Promise.allSettled(
-      rest.map((job) => queue.add(job.name, job.data, job.opts)),
-    );
-    const added: AdmittedJob[] = [];
-    results.forEach((result, i) => {
-      if (result.status === 'fulfilled') added.push(rest[i]);
-      else if (!isConnectionError(result.reason)) {
-        refused.push([rest[i], String((result.reason as Error)?.message ?? result.reason)]);
-      }
-    });
-    this.acknowledge(added);
-    if (refused.length) await this.refuse(refused);
-  }
-
+  /** BullMQ will never take these jobs: each becomes a failed BullMQ job with the reason. */
   private async refuse(refused: [AdmittedJob, string][]): Promise<void> {
     const args: string[] = [];
     for (const [job, reason] of refused) {
@@ -443,7 +369,7 @@ export class FairGate implements JobDispatcher {
     );
     this.emit(events);
     this.upkeep.wakeIn(Number(wake));
-    void this.send(jobs);
+    void this.sender.send(jobs);
   }
 
   private emit(events: (string | number)[]): void {
@@ -462,24 +388,6 @@ export class FairGate implements JobDispatcher {
       this.deps.onSlowLane(event);
     }
   }
-}
-
-/** What BullMQ's own option check says of a job, without Redis (undefined when it passes). */
-function bullRefusal(queue: Queue, job: AdmittedJob): string | undefined {
-  try {
-    const probe = new Job(queue, job.name, job.data, job.opts, job.opts.jobId);
-    (probe as unknown as { validateOptions(json: unknown): void }).validateOptions(probe.asJSON());
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
-}
-
-function isConnectionError(error: unknown): boolean {
-  const text = `${(error as Error)?.name} ${(error as Error)?.message}`;
-  return /connection|ECONN|ETIMEDOUT|EPIPE|closed|MaxRetriesPerRequest|LOADING|READONLY/i.test(
-    text,
-  );
 }
 
 /** The id of the failed record of a refused job: its own id when BullMQ accepts that id. */
