@@ -53,6 +53,12 @@ local function loadPage(s, size)
   end
   -- The page's tenants in one batch: a pick then reads no tenant on its own.
   loadTenants(page)
+  -- A tenant in turn has a backlog: a zero count (a gate written before the counts were kept)
+  -- is read from its list once, and written back with the rest.
+  for _, t in ipairs(page) do
+    local r = tenants[t]
+    if r.len[s.l] == 0 then r.len[s.l] = redis.call('LLEN', qKey(t, s.l)) end
+  end
   s.off = s.off + take
 end
 
