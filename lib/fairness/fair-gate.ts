@@ -50,7 +50,8 @@ export interface FairGateDeps {
  * The fair gate of one queue: its admission path. Jobs wait in per-tenant backlogs in Redis;
  * every script call (enqueue, release, tick, admin) ends by admitting the next jobs in fair
  * order, which this process then hands to BullMQ under their own job ids. No turn state lives
- * in memory here. Its clocks (tick, wake-up, heartbeat, close) are `upkeep`'s.
+ * in memory here. Its clocks (tick, wake-up, heartbeat, close) are `upkeep`'s, the hand-over
+ * to BullMQ is `sender`'s.
  */
 export class FairGate implements JobDispatcher {
   readonly base: string;
