@@ -204,4 +204,24 @@ describe('fair gate: any tenant id, refused jobs, all-or-nothing enqueue (real R
     const state = await fairness.getTenant('keys', 'A');
     expect(state.backlog + state.inFlight).toBe(2500);
   });
+  it('dispatches a backlog whose kept count is missing (a gate written before the counts)', async () => {
+    const prefix = uniquePrefix();
+    const done: Done[] = [];
+    moduleRef = await boot(prefix, { window: 2 }, done, 0);
+    await enqueue(moduleRef, 'counted', 6);
+    const redis = moduleRef.get(TenantQueueRedis).client;
+    const { bullPrefix } = moduleRef.get(TenantQueueRegistry).getQueue('keys').definition;
+    expect(await redis.llen(`${bullPrefix}:~fair:q:counted`)).toBe(4);
+    expect(await redis.hget(`${bullPrefix}:~fair:bl`, 'counted')).toBe('4');
+    await redis.del(`${bullPrefix}:~fair:bl`);
+    await moduleRef.close();
+    moduleRef = await boot(prefix, { window: 2 }, done);
+    await waitFor(() => done.length === 6, 'all six jobs, the four without a kept count included');
+    expect(new Set(done.map((d) => d.jobId)).size).toBe(6);
+    const again = moduleRef.get(TenantQueueRedis).client;
+    await waitFor(
+      async () => (await again.exists(`${bullPrefix}:~fair:q:counted`)) === 0,
+      'the backlog to drain',
+    );
+  });
 });

@@ -134,6 +134,16 @@ describe('4 worker processes and 2 producer processes on one Redis, fair queue',
     for (const tenant of ['noisy', ...LIGHT, 'suspended']) {
       expect(await redis.exists(tenantKey(tenant))).toBe(0);
     }
+    // Nor a field in the gate-wide run-time hashes (in flight, pass, rate schedule).
+    for (const hash of ['inf', 'pass', 'tat']) {
+      const left = await redis.hkeys(`${bullPrefix}:~fair:${hash}`);
+      expect(left.filter((tenant) => tenant !== 'capped')).toEqual([]);
+    }
+    // Tenants with settings are listed (their settings hash exists); the others are not.
+    const withSettings = await redis.smembers(`${bullPrefix}:~fair:conf`);
+    expect(withSettings).toContain('capped');
+    for (const tenant of ['noisy', ...LIGHT, 'suspended'])
+      expect(withSettings).not.toContain(tenant);
     expect(await redis.hget(tenantKey('capped'), 'cap')).toBe(String(CAP));
   });
 });

@@ -96,13 +96,13 @@ async function main() {
     const log = (row: unknown) => console.log(JSON.stringify(row));
     const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice(7);
     const noisy = [];
-    // Latency variants: priority by turn (the default) or admission order, each with the
+    // Latency variants: admission order (the default) or priority by turn, each with the
     // default window (4 x concurrency) and one shrunk toward the concurrency.
     const variants: TenantFairnessOptions[] = [
       {},
-      { priorityByTurn: false },
+      { priorityByTurn: true },
       { windowPerSlot: 2 },
-      { windowPerSlot: 2, priorityByTurn: false },
+      { windowPerSlot: 2, priorityByTurn: true },
     ];
     if (!only || only === 'noisy') {
       for (const kind of ['busy', 'timer'] as const) {
@@ -133,8 +133,8 @@ async function main() {
       const off = await throughput(await moduleSide(connection, 50, false), 1, 20_000, stats);
       const on1 = await throughput(await moduleSide(connection, 50, {}), 1, 20_000, stats);
       const on1000 = await throughput(await moduleSide(connection, 50, {}), 1000, 20_000, stats);
-      const noTurn = await throughput(
-        await moduleSide(connection, 50, { priorityByTurn: false }),
+      const turn = await throughput(
+        await moduleSide(connection, 50, { priorityByTurn: true }),
         1000,
         20_000,
         stats,
@@ -149,16 +149,14 @@ async function main() {
         fairness1000TenantsJobsPerSecond: on1000.jobsPerSecond,
         ratio1Tenant: Number((on1.jobsPerSecond / plain.jobsPerSecond).toFixed(2)),
         ratio1000Tenants: Number((on1000.jobsPerSecond / plain.jobsPerSecond).toFixed(2)),
-        ratio1000TenantsNoTurnPriority: Number(
-          (noTurn.jobsPerSecond / plain.jobsPerSecond).toFixed(2),
-        ),
+        ratio1000TenantsTurnPriority: Number((turn.jobsPerSecond / plain.jobsPerSecond).toFixed(2)),
         ratio1000VsModuleOff: Number((on1000.jobsPerSecond / off.jobsPerSecond).toFixed(2)),
         nodeCpuMicrosPerJob: {
           plain: plain.cpuMicrosPerJob,
           moduleFairnessOff: off.cpuMicrosPerJob,
           fairness1Tenant: on1.cpuMicrosPerJob,
           fairness1000Tenants: on1000.cpuMicrosPerJob,
-          fairness1000TenantsNoTurnPriority: noTurn.cpuMicrosPerJob,
+          fairness1000TenantsTurnPriority: turn.cpuMicrosPerJob,
         },
         redisPerJob: Object.fromEntries(
           (
@@ -167,7 +165,7 @@ async function main() {
               ['moduleFairnessOff', off],
               ['fairness1Tenant', on1],
               ['fairness1000Tenants', on1000],
-              ['fairness1000TenantsNoTurnPriority', noTurn],
+              ['fairness1000TenantsTurnPriority', turn],
             ] as const
           ).map(([name, run]) => [
             name,

@@ -11,7 +11,7 @@ import { fairCommands } from '../../lib/fairness/fair-gate.script';
 import { load1, redisWork, writeResult } from '../bench-utils';
 
 const TENANTS = Number(process.env.TENANTS ?? 1000);
-const JOBS = 20_000;
+const JOBS = Number(process.env.JOBS ?? 20_000);
 const BATCH = 200;
 const ENQUEUE_CALL = 1000;
 

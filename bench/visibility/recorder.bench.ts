@@ -25,7 +25,6 @@ async function main() {
     const pipeline = { useStage() {}, useWorkerPlugin() {}, useEnqueueObserver() {} };
     const recorder = new TenantMetricsRecorder(
       pipeline as never,
-      cls,
       {} as never,
       { tenantIdPattern: /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/ } as never,
       options,

@@ -2,26 +2,26 @@ import type { JobGatePlace, JobHold } from '../metrics/job-explanation.interface
 import type { GateJob, GateJobAnswer } from '../metrics/tenant-queue-state-source.interface';
 import type { RedisClient } from '../core/redis/tenant-queue.redis';
 import type { FairGate } from './fair-gate';
-import { fairScript } from './fair-gate.script';
+import { LuaScripts } from '../core/redis/lua-scripts';
+import { FAIR_LUA_DIR, fairPrelude } from './fair-gate.script';
 
 interface FairReadCommands {
   tqFairExplain(base: string, config: string, jobId: string): Promise<(string | number)[]>;
   tqFairGateJobs(base: string, config: string, tenant: string, limit: number): Promise<string[]>;
 }
 
-const defined = new WeakSet<object>();
+/** The gate's read-only scripts (never on the job path). */
+const READS = new LuaScripts<FairReadCommands>(
+  FAIR_LUA_DIR,
+  {
+    tqFairExplain: { numberOfKeys: 1, file: 'fair-explain.lua' },
+    tqFairGateJobs: { numberOfKeys: 1, file: 'fair-gate-jobs.lua' },
+  },
+  fairPrelude(),
+);
 
-/** The gate's read-only scripts (never on the job path), registered once per client. */
 function readCommands(client: RedisClient): FairReadCommands {
-  if (!defined.has(client)) {
-    client.defineCommand('tqFairExplain', { numberOfKeys: 1, lua: fairScript('fair-explain.lua') });
-    client.defineCommand('tqFairGateJobs', {
-      numberOfKeys: 1,
-      lua: fairScript('fair-gate-jobs.lua'),
-    });
-    defined.add(client);
-  }
-  return client as unknown as FairReadCommands;
+  return READS.on(client);
 }
 
 /** The gate's own config string, so a script sees exactly the lanes and defaults it runs with. */

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TENANT_KEY_PART_LUA } from '../core/context/tenant-key';
 import type { RedisClient } from '../core/redis/tenant-queue.redis';
+import { LuaScriptSpec, LuaScripts, readLua } from '../core/redis/lua-scripts';
 
 type Arg = string | number;
 
@@ -14,9 +14,10 @@ export interface FairCommands {
   tqFairAdmin(...args: Arg[]): Promise<any[]>;
 }
 
-const read = (file: string) => readFileSync(join(__dirname, 'lua', file), 'utf8');
+/** Where the gate's `.lua` files are. */
+export const FAIR_LUA_DIR = join(__dirname, 'lua');
 
-const SCRIPTS: Record<keyof FairCommands, string> = {
+const FILES: Record<keyof FairCommands, string> = {
   tqFairEnqueue: 'fair-enqueue.lua',
   tqFairRelease: 'fair-release.lua',
   tqFairRefuse: 'fair-refuse.lua',
@@ -24,19 +25,26 @@ const SCRIPTS: Record<keyof FairCommands, string> = {
   tqFairAdmin: 'fair-admin.lua',
 };
 
-const defined = new WeakSet<object>();
+/**
+ * The prelude every gate script shares, in this order (each file uses what the ones before it
+ * define): keys and helpers, the tenants' state, dispatch, what follows an admission.
+ */
+const PRELUDE = ['fair-keys.lua', 'fair-tenants.lua', 'fair-dispatch.lua', 'fair-settle.lua'];
 
-/** A gate script as it is loaded: the tenant-key escape and fair-common.lua, then `file`. */
-export function fairScript(file: string): string {
-  return `${TENANT_KEY_PART_LUA}\n${read('fair-common.lua')}\n${read(file)}`;
+/** What every gate script starts with: the tenant-key escape, then the shared prelude. */
+export function fairPrelude(): string {
+  return [TENANT_KEY_PART_LUA, ...PRELUDE.map((file) => readLua(FAIR_LUA_DIR, file))].join('\n');
 }
 
+const SCRIPTS = new LuaScripts<FairCommands>(
+  FAIR_LUA_DIR,
+  Object.fromEntries(
+    Object.entries(FILES).map(([name, file]) => [name, { numberOfKeys: 1, file }]),
+  ) as Record<keyof FairCommands, LuaScriptSpec>,
+  fairPrelude(),
+);
+
+/** The gate's commands on `client` (defined once per client). */
 export function fairCommands(client: RedisClient): FairCommands {
-  if (!defined.has(client)) {
-    for (const [name, file] of Object.entries(SCRIPTS)) {
-      client.defineCommand(name, { numberOfKeys: 1, lua: fairScript(file) });
-    }
-    defined.add(client);
-  }
-  return client as unknown as FairCommands;
+  return SCRIPTS.on(client);
 }

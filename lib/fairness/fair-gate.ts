@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { Job, type Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { TenantBacklogFullError } from '../core/errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import {
@@ -12,6 +11,8 @@ import {
 import { Messages } from '../tenant-queue.messages';
 import type { RedisClient } from '../core/redis/tenant-queue.redis';
 import { FairCommands } from './fair-gate.script';
+import { AdmittedJob, FairGateSender } from './fair-gate-sender';
+import { FairGateUpkeep } from './fair-gate-upkeep';
 import { ResolvedFairnessOptions, encodeRate } from './fairness-options';
 import { assertLane } from './lanes';
 import { SlowLaneEvent } from './slow-lane-event.interface';
@@ -33,15 +34,6 @@ export const SYSTEM_TENANT = '_system';
 /** Releases per call, and calls in flight at once (more queue up and go in the next call). */
 const RELEASE_BATCH = 1000;
 const RELEASE_CALLS = 2;
-/** Jobs this process enqueued and may admit itself without parsing them back (see `send`). */
-const LOCAL_JOBS = 50_000;
-
-/** A job as the gate hands it to `addBulk`. */
-interface AdmittedJob {
-  name: string;
-  data: object;
-  opts: PreparedJob['opts'];
-}
 
 export interface FairGateDeps {
   /** Upkeep (release, tick, admin): a client that waits out a short outage. */
@@ -55,29 +47,24 @@ export interface FairGateDeps {
 }
 
 /**
- * The fair gate of one queue. Jobs wait in per-tenant backlogs in Redis; every script call
- * (enqueue, release, tick, admin) ends by admitting the next jobs in fair order, which this
- * process then hands to BullMQ under their own job ids. No turn state lives in memory here.
+ * The fair gate of one queue: its admission path. Jobs wait in per-tenant backlogs in Redis;
+ * every script call (enqueue, release, tick, admin) ends by admitting the next jobs in fair
+ * order, which this process then hands to BullMQ under their own job ids. No turn state lives
+ * in memory here. Its clocks (tick, wake-up, heartbeat, close) are `upkeep`'s, the hand-over
+ * to BullMQ is `sender`'s.
  */
 export class FairGate implements JobDispatcher {
   readonly base: string;
   private readonly config: string;
   private readonly slowConfig: string;
   private readonly jobPrefix: string;
-  private readonly consumerId = randomUUID();
-  private concurrency = 0;
-  private timer: NodeJS.Timeout | undefined;
+  readonly upkeep: FairGateUpkeep;
   private pending: string[] = [];
   /** Ids BullMQ has taken since the last call: acknowledged in the next release or tick call. */
   private acks: string[] = [];
   private releaseCalls = 0;
   private readonly calls = new Set<Promise<void>>();
-  private ticking: Promise<void> | undefined;
-  private readonly sends = new Set<Promise<void>>();
-  private readonly localJobs = new Map<string, AdmittedJob>();
-  private closed = false;
-  private wakeTimer: NodeJS.Timeout | undefined;
-  private wakeAt = Infinity;
+  private readonly sender: FairGateSender;
   private readonly laneIndex = new Map<string, number>();
   private readonly laneOfJob = new Map<string, string>();
 
@@ -88,6 +75,17 @@ export class FairGate implements JobDispatcher {
   ) {
     this.base = `${definition.bullPrefix}:~fair`;
     this.jobPrefix = `${definition.bullPrefix}:${definition.name}:`;
+    this.upkeep = new FairGateUpkeep(
+      definition.name,
+      options.tickMs,
+      {
+        runTick: (consumerId, concurrency, ttl) => this.runTick(consumerId, concurrency, ttl),
+        settleCalls: () => Promise.all([...this.calls]).then(() => undefined),
+        callsInFlight: () => this.calls.size > 0,
+        settleSends: () => this.sender.settle(),
+      },
+      deps.logger,
+    );
     this.config = JSON.stringify({
       resend: options.resendAfterMs,
       tp: options.priorityByTurn && options.lanes.length < 2,
@@ -102,6 +100,14 @@ export class FairGate implements JobDispatcher {
       ...(options.lanes.length
         ? { lanes: options.lanes.map((l) => l.name), shares: laneShares(options.lanes) }
         : {}),
+    });
+    this.sender = new FairGateSender({
+      queueName: definition.name,
+      lanes: options.lanes.length > 1,
+      bullQueue: deps.bullQueue,
+      logger: deps.logger,
+      delivered: (jobs) => this.acknowledge(jobs),
+      refused: (refused) => this.refuse(refused),
     });
     for (const [index, lane] of options.lanes.entries()) {
       this.laneIndex.set(lane.name, index);
@@ -194,48 +200,21 @@ export class FairGate implements JobDispatcher {
       );
     }
     // Whatever this process admits of these later skips the JSON round trip.
-    for (const job of admitted) {
-      if (this.localJobs.size >= LOCAL_JOBS) {
-        this.localJobs.delete(this.localJobs.keys().next().value!);
-      }
-      this.localJobs.set(job.opts.jobId, job);
-    }
-    this.wakeIn(Number(third));
-    void this.send(second as string[]);
+    this.sender.remember(admitted);
+    this.upkeep.wakeIn(Number(third));
+    void this.sender.send(second as string[]);
   }
 
   /**
    * The job's lane (its `lane` option, else its name's lane, else the default) and its options
    * for BullMQ without `lane`. The gate gives admitted jobs their BullMQ priority (see dispatch in
-   * fair-common.lua); a delayed job, which skips the gate, runs as work beyond its lane's share.
+   * fair-dispatch.lua); a delayed job, which skips the gate, runs as work beyond its lane's share.
    */
   private laneOf(job: PreparedJob): [string, object] {
     const asked = (job.opts as TenantJobOptions).lane;
     if (!this.laneIndex.size) return ['', job.opts];
     const { lane: _lane, ...opts } = job.opts as TenantJobOptions;
     return [asked ?? this.laneOfJob.get(job.name) ?? this.options.defaultLane, opts];
-  }
-
-  /**
-   * Wakes this process when the next rate-limited tenant may start, so limited tenants resume
-   * on time without polling Redis in between (the regular tick covers anything later).
-   */
-  private wakeIn(ms: number): void {
-    if (!(ms >= 0) || this.closed || ms >= this.options.tickMs) return;
-    const at = Date.now() + ms;
-    if (this.wakeTimer && at >= this.wakeAt) return;
-    if (this.wakeTimer) clearTimeout(this.wakeTimer);
-    this.wakeAt = at;
-    this.wakeTimer = setTimeout(
-      () => {
-        this.wakeTimer = undefined;
-        this.wakeAt = Infinity;
-        // A tick already running may have read Redis before the wake time: run one after it.
-        void (this.ticking ?? Promise.resolve()).then(() => this.tick());
-      },
-      Math.max(1, ms),
-    );
-    this.wakeTimer.unref();
   }
 
   /** Up to `count` tenants waiting in this gate (in turn, or held by their rate limit), sampled. */
@@ -257,7 +236,7 @@ export class FairGate implements JobDispatcher {
    */
   release(jobId: string, outcome: FairOutcome): void {
     // After close the lease reaper of a live process frees the slot.
-    if (this.closed) return;
+    if (this.upkeep.closed) return;
     this.pending.push(jobId, outcome);
     this.pump();
   }
@@ -283,13 +262,13 @@ export class FairGate implements JobDispatcher {
         .then(
           ([events, jobs, wake]) => {
             this.emit(events);
-            this.wakeIn(Number(wake));
-            void this.send(jobs);
+            this.upkeep.wakeIn(Number(wake));
+            void this.sender.send(jobs);
           },
           (error) => {
             // The leases of this batch expire and the reaper frees them; unacknowledged sends
             // are found in BullMQ by the tick.
-            if (!this.closed)
+            if (!this.upkeep.closed)
               this.deps.logger.warn(`fair release ${this.definition.name}: ${error}`);
           },
         )
@@ -313,50 +292,38 @@ export class FairGate implements JobDispatcher {
 
   /** A local worker consumes this queue; its concurrency sizes the shared window. */
   addConsumer(concurrency: number): void {
-    this.concurrency += Math.max(1, concurrency);
-    void this.tick();
+    this.upkeep.addConsumer(concurrency);
   }
 
   start(): void {
-    if (this.timer || this.closed) return;
-    this.timer = setInterval(() => void this.tick(), this.options.tickMs);
-    this.timer.unref();
-    void this.tick();
+    this.upkeep.start();
   }
 
   /** Runs the upkeep script now (also on a timer): reaps leases, re-sends, dispatches. */
   tick(leaving = false): Promise<void> {
-    if (this.closed) return Promise.resolve();
-    if (this.ticking) return this.ticking;
-    const run = async () => {
-      try {
-        const ttl = this.options.tickMs * 3 + 2000;
-        const acks = this.takeAcks();
-        const [events, jobs, wake] = await this.redis.tqFairTick(
-          this.base,
-          this.config,
-          this.options.dispatchBatch,
-          this.slowConfig,
-          this.jobPrefix,
-          this.options.resendAfterMs,
-          this.consumerId,
-          leaving ? -1 : this.concurrency,
-          ttl,
-          this.options.windowPerSlot,
-          acks.length,
-          ...acks,
-        );
-        this.emit(events);
-        this.wakeIn(Number(wake));
-        await this.send(jobs);
-      } catch (error) {
-        if (!this.closed) this.deps.logger.warn(`fair tick ${this.definition.name}: ${error}`);
-      } finally {
-        this.ticking = undefined;
-      }
-    };
-    this.ticking = run();
-    return this.ticking;
+    return this.upkeep.tick(leaving);
+  }
+
+  /** The upkeep script once, for `upkeep`: with the acknowledgements taken since the last call. */
+  private async runTick(consumerId: string, concurrency: number, ttl: number): Promise<void> {
+    const acks = this.takeAcks();
+    const [events, jobs, wake] = await this.redis.tqFairTick(
+      this.base,
+      this.config,
+      this.options.dispatchBatch,
+      this.slowConfig,
+      this.jobPrefix,
+      this.options.resendAfterMs,
+      consumerId,
+      concurrency,
+      ttl,
+      this.options.windowPerSlot,
+      acks.length,
+      ...acks,
+    );
+    this.emit(events);
+    this.upkeep.wakeIn(Number(wake));
+    await this.sender.send(jobs);
   }
 
   /** Runs an admin operation (weight, cap, pause, resume) and sends what it admits. */
@@ -370,67 +337,14 @@ export class FairGate implements JobDispatcher {
       value,
     );
     if (op !== 'get') {
-      this.wakeIn(Number(reply[2]));
-      await this.send((reply as [unknown, string[]])[1]);
+      this.upkeep.wakeIn(Number(reply[2]));
+      await this.sender.send((reply as [unknown, string[]])[1]);
     }
     return reply;
   }
 
-  async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    if (this.wakeTimer) clearTimeout(this.wakeTimer);
-    this.timer = undefined;
-    this.wakeTimer = undefined;
-    while (this.calls.size || this.ticking) {
-      await Promise.all([...this.calls]);
-      await this.ticking;
-    }
-    await Promise.all([...this.sends]);
-    // One last call: the acknowledgements of the last sends, this process leaving the window.
-    await this.tick(this.concurrency > 0);
-    this.closed = true;
-    await Promise.all([...this.sends]);
-  }
-
-  /**
-   * Hands admitted jobs to BullMQ without waiting for earlier sends. Jobs this process enqueued
-   * come from `localJobs`, the others are parsed from the gate's copy.
-   */
-  private send(flat: string[]): Promise<void> {
-    if (!flat || flat.length === 0) return Promise.resolve();
-    const jobs: AdmittedJob[] = [];
-    for (let i = 0; i < flat.length; i += 3) {
-      const id = flat[i];
-      const priority = Number(flat[i + 2]);
-      let job = this.localJobs.get(id);
-      if (job) {
-        this.localJobs.delete(id);
-      } else {
-        const parsed = JSON.parse(flat[i + 1]) as { n: string; d: object; o: AdmittedJob['opts'] };
-        parsed.o.jobId = id;
-        job = { name: parsed.n, data: parsed.d, opts: parsed.o };
-      }
-      // The lane's priority; the turn's, unless the job has its own (or is lifo, which BullMQ
-      // refuses with a priority).
-      if (priority > 0 && (this.laneIndex.size > 1 || !(job.opts.priority || job.opts.lifo))) {
-        job.opts.priority = priority;
-      }
-      jobs.push(job);
-    }
-    const queue = this.deps.bullQueue();
-    const sent: Promise<void> = queue
-      .addBulk(jobs)
-      .then(
-        () => this.acknowledge(jobs),
-        (error) => this.sendOneByOne(queue, jobs, error),
-      )
-      .catch((error) => {
-        // Left in transit: the tick re-sends it under the same job id.
-        this.deps.logger.warn(`fair send ${this.definition.name}: ${error}`);
-      })
-      .finally(() => this.sends.delete(sent));
-    this.sends.add(sent);
-    return sent;
+  close(): Promise<void> {
+    return this.upkeep.close();
   }
 
   private acknowledge(jobs: AdmittedJob[]): void {
@@ -438,34 +352,7 @@ export class FairGate implements JobDispatcher {
     if (this.acks.length >= RELEASE_BATCH) this.pump();
   }
 
-  /**
-   * `addBulk` refused the batch: BullMQ's own check names the jobs it will never take, which end
-   * as failed jobs with the reason (slot freed); the rest go in again. A job refused by Redis
-   * itself (not a lost connection) ends the same way; on a lost connection all stay in transit.
-   */
-  private async sendOneByOne(queue: Queue, jobs: AdmittedJob[], error: unknown): Promise<void> {
-    const refused: [AdmittedJob, string][] = [];
-    const rest: AdmittedJob[] = [];
-    for (const job of jobs) {
-      const reason = bullRefusal(queue, job);
-      if (reason) refused.push([job, reason]);
-      else rest.push(job);
-    }
-    if (!refused.length && rest.length === 1 && isConnectionError(error)) throw error;
-    const results = await Promise.allSettled(
-      rest.map((job) => queue.add(job.name, job.data, job.opts)),
-    );
-    const added: AdmittedJob[] = [];
-    results.forEach((result, i) => {
-      if (result.status === 'fulfilled') added.push(rest[i]);
-      else if (!isConnectionError(result.reason)) {
-        refused.push([rest[i], String((result.reason as Error)?.message ?? result.reason)]);
-      }
-    });
-    this.acknowledge(added);
-    if (refused.length) await this.refuse(refused);
-  }
-
+  /** BullMQ will never take these jobs: each becomes a failed BullMQ job with the reason. */
   private async refuse(refused: [AdmittedJob, string][]): Promise<void> {
     const args: string[] = [];
     for (const [job, reason] of refused) {
@@ -482,8 +369,8 @@ export class FairGate implements JobDispatcher {
       ...args,
     );
     this.emit(events);
-    this.wakeIn(Number(wake));
-    void this.send(jobs);
+    this.upkeep.wakeIn(Number(wake));
+    void this.sender.send(jobs);
   }
 
   private emit(events: (string | number)[]): void {
@@ -502,24 +389,6 @@ export class FairGate implements JobDispatcher {
       this.deps.onSlowLane(event);
     }
   }
-}
-
-/** What BullMQ's own option check says of a job, without Redis (undefined when it passes). */
-function bullRefusal(queue: Queue, job: AdmittedJob): string | undefined {
-  try {
-    const probe = new Job(queue, job.name, job.data, job.opts, job.opts.jobId);
-    (probe as unknown as { validateOptions(json: unknown): void }).validateOptions(probe.asJSON());
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
-}
-
-function isConnectionError(error: unknown): boolean {
-  const text = `${(error as Error)?.name} ${(error as Error)?.message}`;
-  return /connection|ECONN|ETIMEDOUT|EPIPE|closed|MaxRetriesPerRequest|LOADING|READONLY/i.test(
-    text,
-  );
 }
 
 /** The id of the failed record of a refused job: its own id when BullMQ accepts that id. */

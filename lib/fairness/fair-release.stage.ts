@@ -22,12 +22,15 @@ export class FairReleaseStage implements JobStage {
     return this.gateOf(definition) !== null;
   }
 
-  async run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
+  /** With `then` rather than `async`/`await`: one promise per job instead of two or three. */
+  run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
     const gate = this.gateOf(context.definition);
     if (!gate) return next();
-    const result = await next();
-    gate.release(context.job.id!, 'c');
-    return result;
+    const id = context.job.id!;
+    return next().then((result) => {
+      gate.release(id, 'c');
+      return result;
+    });
   }
 
   private gateOf(definition: TenantQueueDefinition): FairGate | null {

@@ -9,8 +9,7 @@ import {
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import type { Job, Worker } from 'bullmq';
-import { ClsService } from 'nestjs-cls';
-import { TENANT_JOB_ID, jobLogRef, tenantLogFields } from '../core/context/tenant-log-fields';
+import { jobLogRef, tenantLogFields } from '../core/context/tenant-log-fields';
 import { TIMEOUT_REASON_PREFIX, parseCancelReason } from '../core/errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { TenantJob } from '../core/types/tenant-job.interface';
@@ -64,7 +63,6 @@ export class TenantMetricsRecorder
 
   constructor(
     pipeline: TenantJobPipeline,
-    private readonly cls: ClsService,
     private readonly redis: TenantQueueRedis,
     @Inject(TENANT_QUEUE_OPTIONS) private readonly rootOptions: ResolvedTenantQueueOptions,
     @Inject(TENANT_QUEUE_METRICS_OPTIONS) private readonly options: ResolvedMetricsOptions,
@@ -113,7 +111,6 @@ export class TenantMetricsRecorder
    */
   run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
     const job = context.job;
-    this.cls.set(TENANT_JOB_ID, job.id);
     if (job.attemptsMade === 0 && (job.attemptsStarted ?? 1) <= 1) {
       const now = Date.now();
       const record = this.queueOf(context.definition).record(

@@ -32,6 +32,7 @@ import {
     ScheduleStore,
     ScheduleTicker,
     TenantScheduler,
+    TenantCronExplorer,
   ],
 })
 export class TenantSchedulerModule {}

@@ -2,9 +2,6 @@ import { ClsServiceManager } from 'nestjs-cls';
 import { ENVELOPE_KEY } from '../../tenant-queue.constants';
 import { TENANT_STATE, TenantState } from './tenant-state';
 
-/** CLS key of the id of the job being processed (set by the module for its log lines). */
-export const TENANT_JOB_ID = Symbol('tenant-queue:job-id');
-
 /**
  * What a log line names explicitly; anything missing is read from the current context.
  * @publicApi
@@ -25,7 +22,7 @@ export function tenantLogFields(ref: TenantLogRef = {}): string {
   const active = cls.isActive();
   const state = active ? cls.get<TenantState | undefined>(TENANT_STATE) : undefined;
   const tenantId = ref.tenantId ?? state?.tenantId;
-  const jobId = ref.jobId ?? (active ? cls.get<string | undefined>(TENANT_JOB_ID) : undefined);
+  const jobId = ref.jobId ?? state?.jobId;
   const correlationId = ref.correlationId ?? state?.correlationId;
   return `tenant=${tenantId ?? '-'} job=${jobId ?? '-'} correlation=${correlationId ?? '-'}`;
 }

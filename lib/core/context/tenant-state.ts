@@ -35,7 +35,10 @@ export class JobTenantState implements TenantState {
   envelope: TenantEnvelope | undefined = undefined;
   request: unknown = undefined;
 
-  constructor(readonly attempt: object | undefined) {}
+  constructor(
+    readonly attempt: object | undefined,
+    readonly jobId: string | undefined = undefined,
+  ) {}
 
   /** Restores the tenant of `envelope`. */
   fill(envelope: TenantEnvelope): void {

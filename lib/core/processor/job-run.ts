@@ -81,7 +81,7 @@ export class JobRun implements JobRunContext {
     this.definition = lane.definition;
     this.host = lane.host;
     this.processorOptions = lane.processorOptions;
-    this.state = new JobTenantState(this);
+    this.state = new JobTenantState(this, job.id);
     this.next = () => this.step();
   }
 

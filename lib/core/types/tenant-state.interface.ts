@@ -17,4 +17,6 @@ export interface TenantState {
   request?: unknown;
   /** @internal The job attempt this context belongs to (worker side; `JobScope` finds it here). */
   attempt?: object;
+  /** @internal The id of the job being processed (worker side; named in log lines). */
+  jobId?: string;
 }

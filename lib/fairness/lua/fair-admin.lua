@@ -1,7 +1,7 @@
 --[[
   Reads or changes one tenant's fairness state, then dispatches what became possible.
   KEYS[1]  gate base key
-  ARGV[1]  gate config (JSON, see fair-common.lua)
+  ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  tenant
   ARGV[4]  operation: get | weight | cap | rate | pause | resume | hints
@@ -17,22 +17,22 @@ local function rateOf()
 end
 local rateBefore = rateOf()
 if op == 'get' then
-  local r = redis.call('HMGET', tKey(t), unpack(TFIELDS))
-  return {r[1], r[2], r[3], r[4], r[5], r[6], r[7], backlog(tenant(t)), redis.call('ZCARD', fKey(t)),
-          r[8], r[9], redis.call('ZSCORE', kLimited, t)}
+  local r = redis.call('HMGET', tKey(t), unpack(SFIELDS))
+  return {r[1], r[2], r[3], r[4], redis.call('HGET', kInf, t), r[5], r[6], backlog(tenant(t)),
+          redis.call('ZCARD', fKey(t)), r[7], r[8], redis.call('ZSCORE', kLimited, t)}
 end
 if op == 'weight' or op == 'cap' or op == 'rate' then
   local field = ({weight = 'w', cap = 'cap', rate = 'rl'})[op]
-  if value == '' then redis.call('HDEL', tKey(t), field) else redis.call('HSET', tKey(t), field, value) end
+  if value == '' then clearSettings(t, field) else setSettings(t, field, value) end
 elseif op == 'pause' then
-  redis.call('HSET', tKey(t), 'paused', 1)
+  setSettings(t, 'paused', 1)
 elseif op == 'resume' then
-  redis.call('HDEL', tKey(t), 'paused')
+  clearSettings(t, 'paused')
 elseif op == 'hints' then
   applyHints({t, cjson.decode(value)})
 end
 -- A new rate limit starts the tenant afresh: a schedule built at the old rate would hold it back.
-if rateOf() ~= rateBefore then redis.call('HDEL', tKey(t), 'tat') end
+if rateOf() ~= rateBefore then redis.call('HDEL', kTat, t) end
 -- Re-evaluate the tenant under its new settings: its next pick re-checks cap and rate.
 redis.call('ZREM', kLimited, t)
 forget(t)

@@ -3,7 +3,7 @@
   tenant's job goes straight through in the same call). All or nothing: a refused call writes
   nothing.
   KEYS[1]  gate base key
-  ARGV[1]  gate config (JSON, see fair-common.lua)
+  ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  per-tenant backlog limit (0 = none)
   ARGV[4]  directory/tier hints, flat JSON list [tenant, [weight, cap, rate, lanes], ...] ([] when none)
@@ -28,8 +28,13 @@ for j, id in ipairs(ids) do
   end
 end
 if maxBacklog > 0 then
-  local counts = {}
-  for _, i in ipairs(new) do counts[ARGV[i + 1]] = (counts[ARGV[i + 1]] or 0) + 1 end
+  local counts, list = {}, {}
+  for _, i in ipairs(new) do
+    local t = ARGV[i + 1]
+    if not counts[t] then list[#list + 1] = t end
+    counts[t] = (counts[t] or 0) + 1
+  end
+  loadTenants(list)
   for t, c in pairs(counts) do
     local length = backlog(tenant(t))
     if length + c > maxBacklog then return {'full', t, length} end
@@ -56,18 +61,25 @@ end
 if #records > 0 then variadic('HSET', kJobs, records) end
 -- A tenant whose backlog was empty may need to be put in turn; one with a backlog already is in
 -- turn, or held back by its cap, pause or rate limit (each of which puts it back itself).
-local wake = {}
+local wake, lengths = {}, {}
 for _, group in ipairs(order) do
   local t, l, list = group[1], group[2], group[3]
   local length = 0
   for i = 1, #list, CHUNK do
     length = redis.call('RPUSH', qKey(t, l), unpack(list, i, math.min(#list, i + CHUNK - 1)))
   end
-  if tenants[t] then tenants[t].len[l] = length end
+  if tenants[t] then tenants[t].len[l], tenants[t].len0[l] = length, length end
+  lengths[l] = lengths[l] or {}
+  lengths[l][#lengths[l] + 1] = t
+  lengths[l][#lengths[l] + 1] = length
   if length == #list then wake[t] = true end
 end
+for l, list in pairs(lengths) do variadic('HSET', bKey(l), list) end
 for _, t in ipairs(changed) do wake[t] = true end
-for t in pairs(wake) do activate(t) end
+local woken = {}
+for t in pairs(wake) do woken[#woken + 1] = t end
+loadTenants(woken)
+for _, t in ipairs(woken) do activate(t) end
 local out = dispatch(tonumber(ARGV[2]), now)
 flushTenants(now)
 return {'ok', out, nextWake(now)}

@@ -1,7 +1,7 @@
 --[[
   Read only: where one job stands in the fair gate, for TenantQueueInspector.explain.
   KEYS[1]  gate base key
-  ARGV[1]  gate config (JSON, see fair-common.lua)
+  ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2]  job id
   Returns {'none'} when the gate does not hold the job;
   {'admitted', tenant, acked (1 once BullMQ has it, 0 in transit)} when it was handed to BullMQ;
@@ -13,10 +13,11 @@
 local id = ARGV[2]
 local v = redis.call('HGET', kJobs, id)
 if not v then return {'none'} end
-local t = splitJob(v)
+local t = jobTenant(v)
 local lease = redis.call('ZSCORE', kLeases, id)
 if lease then return {'admitted', t, tonumber(lease) % 2} end
-local h = redis.call('HMGET', tKey(t), 'w', 'dw', 'cap', 'dcap', 'inf', 'paused', 'slow')
+local h = redis.call('HMGET', tKey(t), 'w', 'dw', 'cap', 'dcap', 'paused', 'slow')
+local inflight = tonumber(redis.call('HGET', kInf, t)) or 0
 local lane, laneAt, pos, size = '', 1, -1, 0
 for i, l in ipairs(LANES) do
   local p = redis.call('LPOS', qKey(t, l), id)
@@ -37,6 +38,6 @@ for i = 1, laneAt - 1 do
 end
 return {'gate', t, lane, pos, size, rank or -1, inTurn, limited or -1, fmt(nowMs()),
         h[1] or h[2] or fmt(cfg.dw), tonumber(h[3]) or tonumber(h[4]) or cfg.dcap,
-        tonumber(h[5]) or 0, h[6] == '1' and 1 or 0, h[7] == '1' and 1 or 0, win,
+        inflight, h[5] == '1' and 1 or 0, h[6] == '1' and 1 or 0, win,
         redis.call('ZCARD', kLeases), tonumber(state[2]) or 0, tonumber(state[3]) or 0, laneAt,
         earlier}

@@ -1,7 +1,7 @@
 --[[
   Read only: the next jobs waiting in one tenant's backlog, for the dashboard's job list.
   KEYS[1]  gate base key
-  ARGV[1]  gate config (JSON, see fair-common.lua)
+  ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2]  tenant
   ARGV[3]  most jobs to return
   Returns {lane, id, json, ...}, lanes in priority order, each lane's next job first. Writes nothing.
@@ -16,7 +16,7 @@ for _, l in ipairs(LANES) do
     local vals = hmgetMany(kJobs, ids)
     for i, id in ipairs(ids) do
       if vals[i] then
-        local _, json = splitJob(vals[i])
+        local json = jobJson(vals[i])
         out[#out + 1] = l
         out[#out + 1] = id
         out[#out + 1] = json

@@ -3,7 +3,7 @@
   BullMQ job with the reason (so the failed list, the dead letters and QueueEvents see it), its
   slot is freed, and the next jobs are dispatched.
   KEYS[1]  gate base key
-  ARGV[1]  gate config (JSON, see fair-common.lua)
+  ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  slow lane config (JSON, see fair-release.lua)
   ARGV[4]  BullMQ job key prefix ({<prefix>:<queue>}:<queue>:)

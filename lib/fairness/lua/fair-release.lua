@@ -2,7 +2,7 @@
   Frees the slots of finished jobs (final outcomes only), acknowledges jobs BullMQ received,
   updates the slow lane, and dispatches the next jobs in the same call.
   KEYS[1]  gate base key
-  ARGV[1]  gate config (JSON, see fair-common.lua)
+  ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  slow lane config, JSON: threshold (0 = off), window (ms), recoverAt
   ARGV[4]  n, the number of acknowledged ids that follow

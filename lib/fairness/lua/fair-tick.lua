@@ -3,7 +3,7 @@
   reaping (a dead process never holds a slot), re-sending jobs that never reached BullMQ,
   slow-lane recovery, dispatch.
   KEYS[1]  gate base key
-  ARGV[1]  gate config (JSON, see fair-common.lua)
+  ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  slow lane config (JSON, see fair-release.lua)
   ARGV[4]  BullMQ job key prefix ({<prefix>:<queue>}:<queue>:)
@@ -68,7 +68,7 @@ for i = 1, #expired, 2 do
     -- Admitted but never handed to BullMQ (its sender died): send it again, same job id.
     local v = redis.call('HGET', kJobs, id)
     if v then
-      local _, json = splitJob(v)
+      local json = jobJson(v)
       redis.call('ZADD', kLeases, transit, id)
       out[#out + 1] = id
       out[#out + 1] = json

@@ -1,0 +1,137 @@
+import type { Logger } from '@nestjs/common';
+import { Job, type Queue } from 'bullmq';
+import type { PreparedJob } from '../core/queues/job-dispatcher.interface';
+
+/** A job as the gate hands it to `addBulk`. */
+export interface AdmittedJob {
+  name: string;
+  data: object;
+  opts: PreparedJob['opts'];
+}
+
+/** Jobs this process enqueued and may admit itself without parsing them back (see `send`). */
+const LOCAL_JOBS = 50_000;
+
+export interface FairGateSenderDeps {
+  queueName: string;
+  /** Whether the queue has lanes (their priorities win over a job's own). */
+  lanes: boolean;
+  bullQueue: () => Queue;
+  logger: Logger;
+  /** BullMQ has these jobs now: the gate acknowledges them in its next call. */
+  delivered: (jobs: AdmittedJob[]) => void;
+  /** BullMQ will never take these jobs (with its reason): the gate ends them as failed jobs. */
+  refused: (refused: [AdmittedJob, string][]) => Promise<void>;
+}
+
+/**
+ * The hand-over of admitted jobs to BullMQ, under their own job ids, without waiting for earlier
+ * sends. Jobs this process enqueued come from a bounded local map (no JSON round trip); the
+ * others are parsed from the gate's copy. A send that fails on a lost connection leaves its jobs
+ * in transit: the gate's tick re-sends them.
+ */
+export class FairGateSender {
+  private readonly sends = new Set<Promise<void>>();
+  private readonly localJobs = new Map<string, AdmittedJob>();
+
+  constructor(private readonly deps: FairGateSenderDeps) {}
+
+  /** Jobs this process just enqueued into the gate: whatever it admits of them skips the parse. */
+  remember(jobs: AdmittedJob[]): void {
+    for (const job of jobs) {
+      if (this.localJobs.size >= LOCAL_JOBS) {
+        this.localJobs.delete(this.localJobs.keys().next().value!);
+      }
+      this.localJobs.set(job.opts.jobId, job);
+    }
+  }
+
+  /** Resolves once the sends in flight now have ended. */
+  settle(): Promise<void> {
+    return Promise.all([...this.sends]).then(() => undefined);
+  }
+
+  /** Sends a script's admitted jobs, flat `{id, json, priority, ...}`. */
+  send(flat: string[]): Promise<void> {
+    if (!flat || flat.length === 0) return Promise.resolve();
+    const jobs: AdmittedJob[] = [];
+    for (let i = 0; i < flat.length; i += 3) {
+      const id = flat[i];
+      const priority = Number(flat[i + 2]);
+      let job = this.localJobs.get(id);
+      if (job) {
+        this.localJobs.delete(id);
+      } else {
+        const parsed = JSON.parse(flat[i + 1]) as { n: string; d: object; o: AdmittedJob['opts'] };
+        parsed.o.jobId = id;
+        job = { name: parsed.n, data: parsed.d, opts: parsed.o };
+      }
+      // The lane's priority; the turn's, unless the job has its own (or is lifo, which BullMQ
+      // refuses with a priority).
+      if (priority > 0 && (this.deps.lanes || !(job.opts.priority || job.opts.lifo))) {
+        job.opts.priority = priority;
+      }
+      jobs.push(job);
+    }
+    const queue = this.deps.bullQueue();
+    const sent: Promise<void> = queue
+      .addBulk(jobs)
+      .then(
+        () => this.deps.delivered(jobs),
+        (error) => this.sendOneByOne(queue, jobs, error),
+      )
+      .catch((error) => {
+        // Left in transit: the tick re-sends it under the same job id.
+        this.deps.logger.warn(`fair send ${this.deps.queueName}: ${error}`);
+      })
+      .finally(() => this.sends.delete(sent));
+    this.sends.add(sent);
+    return sent;
+  }
+
+  /**
+   * `addBulk` refused the batch: BullMQ's own check names the jobs it will never take, which end
+   * as failed jobs with the reason (slot freed); the rest go in again. A job refused by Redis
+   * itself (not a lost connection) ends the same way; on a lost connection all stay in transit.
+   */
+  private async sendOneByOne(queue: Queue, jobs: AdmittedJob[], error: unknown): Promise<void> {
+    const refused: [AdmittedJob, string][] = [];
+    const rest: AdmittedJob[] = [];
+    for (const job of jobs) {
+      const reason = bullRefusal(queue, job);
+      if (reason) refused.push([job, reason]);
+      else rest.push(job);
+    }
+    if (!refused.length && rest.length === 1 && isConnectionError(error)) throw error;
+    const results = await Promise.allSettled(
+      rest.map((job) => queue.add(job.name, job.data, job.opts)),
+    );
+    const added: AdmittedJob[] = [];
+    results.forEach((result, i) => {
+      if (result.status === 'fulfilled') added.push(rest[i]);
+      else if (!isConnectionError(result.reason)) {
+        refused.push([rest[i], String((result.reason as Error)?.message ?? result.reason)]);
+      }
+    });
+    this.deps.delivered(added);
+    if (refused.length) await this.deps.refused(refused);
+  }
+}
+
+/** What BullMQ's own option check says of a job, without Redis (undefined when it passes). */
+function bullRefusal(queue: Queue, job: AdmittedJob): string | undefined {
+  try {
+    const probe = new Job(queue, job.name, job.data, job.opts, job.opts.jobId);
+    (probe as unknown as { validateOptions(json: unknown): void }).validateOptions(probe.asJSON());
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+function isConnectionError(error: unknown): boolean {
+  const text = `${(error as Error)?.name} ${(error as Error)?.message}`;
+  return /connection|ECONN|ETIMEDOUT|EPIPE|closed|MaxRetriesPerRequest|LOADING|READONLY/i.test(
+    text,
+  );
+}

@@ -1,0 +1,292 @@
+--[[
+  Fair-gate prelude, part 3 of 4: dispatch, the admission path (stride scheduling over the
+  lanes' ready sets, caps, rate limits, lanes' shares, priority by turn).
+]]
+-- Candidates of one lane's ready set, as a binary heap on (pass, tenant) (the zset's own order),
+-- loaded from the set in pages. The set is not written while a dispatch runs (its changes are
+-- collected and written at the end), so pages line up and every tenant below `bound` (the first
+-- pass not loaded yet) is in the heap.
+local function less(a, b)
+  if a[2] ~= b[2] then return a[2] < b[2] end
+  return a[1] < b[1]
+end
+local function heapPush(h, e)
+  h[#h + 1] = e
+  local i = #h
+  while i > 1 do
+    local p = math.floor(i / 2)
+    if less(h[i], h[p]) then h[i], h[p] = h[p], h[i]; i = p else break end
+  end
+end
+local function heapPop(h)
+  local top = h[1]
+  local n = #h
+  h[1] = h[n]
+  h[n] = nil
+  n = n - 1
+  local i = 1
+  while true do
+    local l, r, m = 2 * i, 2 * i + 1, i
+    if l <= n and less(h[l], h[m]) then m = l end
+    if r <= n and less(h[r], h[m]) then m = r end
+    if m == i then break end
+    h[i], h[m] = h[m], h[i]
+    i = m
+  end
+  return top
+end
+
+local function loadPage(s, size)
+  local rows = redis.call('ZRANGE', rKey(s.l), s.off, s.off + size, 'WITHSCORES')
+  local n = #rows / 2
+  local take = n
+  if n > size then
+    take = size
+    s.bound = { rows[2 * n - 1], tonumber(rows[2 * n]) }
+  else
+    s.bound = nil
+  end
+  local page = {}
+  for i = 1, take do
+    page[i] = rows[2 * i - 1]
+    heapPush(s.heap, { rows[2 * i - 1], tonumber(rows[2 * i]) })
+  end
+  -- The page's tenants in one batch: a pick then reads no tenant on its own.
+  loadTenants(page)
+  -- A tenant in turn has a backlog: a zero count (a gate written before the counts were kept)
+  -- is read from its list once, and written back with the rest.
+  for _, t in ipairs(page) do
+    local r = tenants[t]
+    if r.len[s.l] == 0 then r.len[s.l] = redis.call('LLEN', qKey(t, s.l)) end
+  end
+  s.off = s.off + take
+end
+
+-- The lowest candidate still valid (its pass not beyond what is loaded), removed from the heap.
+local function popCandidate(s, size)
+  while true do
+    local top = s.heap[1]
+    if top and not (s.bound and less(s.bound, top)) then return heapPop(s.heap) end
+    if not s.bound then return nil end
+    loadPage(s, size)
+  end
+end
+
+-- Picks up to maxN jobs and leases them. A lane below its reserved share of the worker slots is
+-- served first, in declaration order, even when the window is full (so a click never waits for
+-- bulk work to drain); the rest of the window goes to the first lane with work. Inside a lane: lowest pass
+-- first, at most k of one tenant in a row while another is ready, skipping tenants at their cap
+-- and holding back tenants over their rate limit (GCRA on the tenant's tat).
+-- Returns {id, json, priority, ...}: with cfg.tp (one lane) the tenant's in-flight count after
+-- the pick, so a tenant that just woke up runs ahead of a flood already admitted; else 0 with
+-- fewer than two lanes; else 1 while the lane
+-- has fewer priority-1 jobs in flight than its share of the slots, 2 beyond it. BullMQ runs
+-- priority 1 first, so each lane keeps its share of running jobs and a click runs next.
+-- A candidate out of turn: paused, capped or rate-limited in this call (off), or, beyond the
+-- window (over), a tenant with its share of the slots in flight already (share: the workers'
+-- slots over the tenants in turn, at least 1).
+local function skipped(e, s, off, over, share)
+  return off[e[1]] or (over and tenant(e[1]).inf >= share)
+end
+
+local function dispatch(maxN, now)
+  wakeLimited(now)
+  local win = cfg.win
+  if win <= 0 then win = tonumber(redis.call('HGET', kState, 'window')) or cfg.minWin end
+  local room = win - redis.call('ZCARD', kLeases)
+  local budget = maxN
+  local out = {}
+  local slots = 0
+  if #LANES > 1 or cfg.tp then slots = tonumber(redis.call('HGET', kState, 'slots')) or 0 end
+  -- With priority by turn, a tenant below its share of the slots may go beyond a full window
+  -- (by at most the workers' slots in all): its jobs run next, ahead of the flood admitted
+  -- before them, and a light tenant that wakes up gets its share at once instead of one job
+  -- per slot freed.
+  local extra, share = 0, 1
+  if cfg.tp then
+    extra = math.max(0, slots + math.min(room, 0))
+    if extra > 0 then
+      share = math.max(1, math.floor(slots / math.max(1, redis.call('ZCARD', rKey('')))))
+    end
+  end
+  if room <= 0 and #LANES == 1 and extra <= 0 then return out end
+  local page = math.min(maxN, math.max(room, extra, 1)) + 1
+  local lanes = {}
+  -- Shares are of the workers' slots (running jobs), not of the window. A lane keeps up to twice
+  -- its share of the slots in flight at priority 1 (one running, one staged per slot, so a slot
+  -- it frees is refilled without waiting for the gate); BullMQ serves priority 1 in admission
+  -- order, so when all lanes are busy the running split follows the shares. The first lane's
+  -- share includes what no lane reserved (cfg.shares is built that way).
+  for i, l in ipairs(LANES) do
+    local st = redis.call('HMGET', kState, sf('vt', l), sf('last', l), sf('streak', l), 'p1:' .. l)
+    local reserve = 0
+    if #LANES > 1 and cfg.shares[i] > 0 then
+      reserve = math.max(1, math.floor(2 * cfg.shares[i] * slots + 0.5))
+    end
+    lanes[i] = { l = l, vt = tonumber(st[1]) or 0, last = st[2] or '', streak = tonumber(st[3]) or 0,
+                 p1 = tonumber(st[4]) or 0, reserve = reserve, empty = false, used = false,
+                 heap = {}, off = 0, bound = nil, loaded = false, fin = {}, take = {} }
+  end
+  local function pickLane()
+    for _, s in ipairs(lanes) do
+      if not s.empty and s.p1 < s.reserve then return s end
+    end
+    if room <= 0 and extra <= 0 then return nil end
+    for _, s in ipairs(lanes) do
+      if not s.empty then return s end
+    end
+    return nil
+  end
+  local off = {}        -- tenants out of turn in every lane (paused, capped, rate-limited)
+  local picks = {}      -- {tenant, lane state, priority} in admission order
+  local guard = 0
+  while budget > 0 and guard < 4 * maxN + 16 do
+    guard = guard + 1
+    local s = pickLane()
+    if not s then break end
+    if not s.loaded then
+      loadPage(s, page)
+      s.loaded = true
+    end
+    -- Beyond the window only a tenant below its share of the slots, among the candidates loaded.
+    local over = cfg.tp and room <= 0
+    if over then s.bound = nil end
+    local c = popCandidate(s, page)
+    while c and skipped(c, s, off, over, share) do c = popCandidate(s, page) end
+    if c and c[1] == s.last and s.streak >= cfg.k then
+      local other = popCandidate(s, page)
+      while other and skipped(other, s, off, over, share) do other = popCandidate(s, page) end
+      if other then
+        heapPush(s.heap, c)
+        c = other
+      end
+    end
+    if not c then
+      s.empty = true
+    else
+      local t, pass = c[1], c[2]
+      local r = tenant(t)
+      -- GCRA: the tenant's theoretical arrival time. A tenant that was waiting for its turn and
+      -- is picked a little late (less than one interval) keeps its schedule, so wake-up latency
+      -- does not lower its rate; an idle tenant starts from now.
+      local tat = nil
+      if r.rl then
+        tat = r.tat
+        if tat < now - r.rl[1] then tat = now end
+      end
+      if r.paused or capped(r) then
+        off[t] = true
+      elseif tat and tat - now > r.rl[2] then
+        off[t] = true
+        redis.call('ZADD', kLimited, fmt(tat - r.rl[2]), t)
+      elseif len(r, s.l) - (s.take[t] or 0) <= 0 then
+        s.fin[t] = false
+      else
+        s.take[t] = (s.take[t] or 0) + 1
+        r.inf = r.inf + 1
+        r.dirty = true
+        local nextPass = pass + 1 / weightIn(r, s.l)
+        r.pass[s.l] = nextPass
+        if tat then r.tat = tat + r.rl[1] end
+        local priority = 0
+        if cfg.tp then
+          -- The tenant's turn: its count in flight (BullMQ's priorities stop at 2^21).
+          priority = math.min(r.inf, 2097152)
+        elseif #LANES > 1 then
+          if s.p1 < s.reserve then
+            priority = 1
+            s.p1 = s.p1 + 1
+          else
+            priority = 2
+          end
+        end
+        picks[#picks + 1] = { t, s, priority }
+        if pass > s.vt then s.vt = pass end
+        if t == s.last then s.streak = s.streak + 1 else s.last = t; s.streak = 1 end
+        s.used = true
+        if over then extra = extra - 1 end
+        room = room - 1
+        budget = budget - 1
+        if capped(r) then
+          off[t] = true
+        elseif len(r, s.l) - s.take[t] <= 0 then
+          s.fin[t] = false
+        else
+          s.fin[t] = nextPass
+          heapPush(s.heap, { t, nextPass })
+        end
+      end
+    end
+  end
+  -- Writes, all at the end: the ready sets, the backlogs (LPOP count per tenant), the leases.
+  local taken = {}
+  for _, s in ipairs(lanes) do
+    local got = {}
+    taken[s.l] = got
+    local rem, add = {}, {}
+    for t, p in pairs(s.fin) do
+      if p == false or off[t] then rem[#rem + 1] = t else add[#add + 1] = fmt(p); add[#add + 1] = t end
+    end
+    if #rem > 0 then variadic('ZREM', rKey(s.l), rem) end
+    if #add > 0 then variadic('ZADD', rKey(s.l), add) end
+    for t, n in pairs(s.take) do
+      local ids = redis.call('LPOP', qKey(t, s.l), n) or {}
+      local r = tenants[t]
+      r.len[s.l] = r.len[s.l] - n
+      -- A shorter list than its count says (never expected): it is empty now.
+      if #ids < n then r.len[s.l] = 0 end
+      got[t] = { ids, 0 }
+    end
+  end
+  for t in pairs(off) do deactivate(t) end
+  if #picks == 0 then return out end
+  local ids, at, lanesOf = {}, {}, {}
+  for i, p in ipairs(picks) do
+    local q = taken[p[2].l][p[1]]
+    q[2] = q[2] + 1
+    local id = q[1][q[2]]
+    if id then
+      ids[#ids + 1] = id
+      at[i] = #ids
+    end
+  end
+  local vals = hmgetMany(kJobs, ids)
+  local leases = {}
+  -- Formatted once: a number argument costs a printf per element.
+  local transit = fmt(2 * (now + (cfg.resend or 30000)))
+  for n, p in ipairs(picks) do
+    local i = at[n]
+    local v = i and vals[i]
+    if v then
+      local json = jobJson(v)
+      out[#out + 1] = ids[i]
+      out[#out + 1] = json
+      out[#out + 1] = p[3]
+      leases[#leases + 1] = transit
+      leases[#leases + 1] = ids[i]
+      if p[3] == 1 then
+        lanesOf[#lanesOf + 1] = ids[i]
+        lanesOf[#lanesOf + 1] = p[2].l
+      end
+    else
+      -- Listed without a record (removed meanwhile): it takes no slot.
+      local r = tenants[p[1]]
+      r.inf = r.inf - 1
+      if p[3] == 1 then p[2].p1 = p[2].p1 - 1 end
+    end
+  end
+  if #leases > 0 then variadic('ZADD', kLeases, leases) end
+  if #lanesOf > 0 then variadic('HSET', kLaneOf, lanesOf) end
+  for _, s in ipairs(lanes) do
+    if s.used then
+      if s.l == '' then
+        redis.call('HSET', kState, 'vt', fmt(s.vt), 'last', s.last, 'streak', s.streak)
+      else
+        redis.call('HSET', kState, sf('vt', s.l), fmt(s.vt), sf('last', s.l), s.last,
+                   sf('streak', s.l), s.streak, 'p1:' .. s.l, s.p1)
+      end
+      laneVt[s.l] = s.vt
+    end
+  end
+  return out
+end

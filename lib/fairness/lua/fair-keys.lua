@@ -1,0 +1,114 @@
+--[[
+  Shared prelude of every fair-gate script, part 1 of 4 (see PRELUDE in fair-gate.script.ts:
+  fair-keys, fair-tenants, fair-dispatch, fair-settle, prepended in that order after tkp(t) of
+  TENANT_KEY_PART_LUA; none is a command itself).
+  KEYS[1]  gate base key  {<prefix>:<queue>}:~fair  (every key below derives from it: one slot)
+  ARGV[1]  gate config, JSON: dw (default weight), dcap (default cap, 0 = none), k (max in a row),
+           win (fixed window, 0 = auto), minWin, lease (ms), resend (ms before an unacknowledged
+           send is re-sent), slowShare, rl (default rate limit "T:tol:max:per:burst", T and tol in
+           ms, absent = none), lanes (lane names, priority order; absent = one lane ''),
+           tp (true: priority by turn, see dispatch),
+           shares (reserved share of the window per lane)
+  Keys: :ready[:<lane>] zset tenant->pass | :state hash vt,last,streak[,:<lane>], p1:<lane>,
+        window, slots (live workers' total concurrency)
+        :leases zset id->2*expiry (+1 once BullMQ has the job; even = in transit, re-sent when
+        it expires) | :jobs hash id->"<json>\n<tenant>" (the job and its data, one value)
+        :lane hash id->lane of jobs admitted within their lane's share | :slow set
+        :limited zset tenant->ms when its rate limit lets the next job start
+        Run-time state of every tenant, one hash per field for the whole gate (so a call reads
+        and writes it for all its tenants with one command each; the field is the tenant id):
+        :inf tenant->jobs admitted and not released | :pass[:<lane>] tenant->pass in the lane
+        | :tat tenant->GCRA theoretical arrival time (ms, rate-limited tenants only)
+        | :bl[:<lane>] tenant->length of its backlog list in the lane (absent = empty)
+        :conf set of the tenants that have settings (a :t: hash), so no other tenant costs a read
+        :t:<tkp(tenant)> hash of settings: w,cap,rl (run-time overrides), dw,dcap,drl,dlanes
+        (directory/tier hints), paused, slow
+        :q:<tkp(tenant)>[:<lane>] list of ids | :f:<tkp(tenant)> zset of failures (score = time)
+  Every script call reads the state of the tenants it touches in one batch (loadTenants), works
+  on that copy, and writes it back once at the end (flushTenants); multi-element writes are
+  variadic, in chunks under unpack's limit.
+]]
+local base = KEYS[1]
+local cfg = cjson.decode(ARGV[1])
+local kState = base .. ':state'
+local kLeases = base .. ':leases'
+local kJobs = base .. ':jobs'
+local kSlow = base .. ':slow'
+local kLimited = base .. ':limited'
+local kLaneOf = base .. ':lane'
+local kInf = base .. ':inf'
+local kTat = base .. ':tat'
+local kConf = base .. ':conf'
+local LANES = cfg.lanes or {''}
+local CHUNK = 4000
+local function tKey(t) return base .. ':t:' .. tkp(t) end
+local function fKey(t) return base .. ':f:' .. tkp(t) end
+local function rKey(l)
+  if l == '' then return base .. ':ready' end
+  return base .. ':ready:' .. l
+end
+local function pKey(l)
+  if l == '' then return base .. ':pass' end
+  return base .. ':pass:' .. l
+end
+local function bKey(l)
+  if l == '' then return base .. ':bl' end
+  return base .. ':bl:' .. l
+end
+local function qKey(t, l)
+  if l == nil or l == '' then return base .. ':q:' .. tkp(t) end
+  return base .. ':q:' .. tkp(t) .. ':' .. l
+end
+-- Per-lane field name: the plain name for the single unnamed lane.
+local function sf(field, l)
+  if l == '' then return field end
+  return field .. ':' .. l
+end
+
+-- Lua numbers lose digits through redis.call's default conversion: format them ourselves.
+local function fmt(n) return string.format('%.17g', n) end
+-- A count, without the float formatting a number argument gets.
+local function int(n) return string.format('%d', n) end
+
+local function nowMs()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- One variadic command over a flat list, in chunks that unpack can take.
+local function variadic(cmd, key, list, extra)
+  for i = 1, #list, CHUNK do
+    local last = math.min(#list, i + CHUNK - 1)
+    if extra then
+      redis.call(cmd, key, extra, unpack(list, i, last))
+    else
+      redis.call(cmd, key, unpack(list, i, last))
+    end
+  end
+end
+
+-- A variadic read (HMGET, SMISMEMBER) of many fields, chunked; returns one flat list.
+local function readMany(cmd, key, fields)
+  if #fields == 0 then return {} end
+  if #fields <= CHUNK then return redis.call(cmd, key, unpack(fields)) end
+  local out = {}
+  for i = 1, #fields, CHUNK do
+    local part = redis.call(cmd, key, unpack(fields, i, math.min(#fields, i + CHUNK - 1)))
+    for j = 1, #part do out[#out + 1] = part[j] end
+  end
+  return out
+end
+local function hmgetMany(key, fields) return readMany('HMGET', key, fields) end
+
+-- A job's value "<json>\n<tenant>": its tenant, its JSON (JSON has no raw newline; a tenant id
+-- might, so the first newline is the end of the JSON).
+local function jobTenant(v) return string.sub(v, string.find(v, '\n', 1, true) + 1) end
+local function jobJson(v) return string.sub(v, 1, string.find(v, '\n', 1, true) - 1) end
+
+-- "T:tol:max:per:burst" (emission interval and burst tolerance in ms, then the limit as given)
+-- -> {T, tol}; "none" or nothing -> nil.
+local function parseRate(s)
+  if not s or s == 'none' then return nil end
+  local T, tol = string.match(s, '^([^:]+):([^:]+)')
+  return { tonumber(T), tonumber(tol) }
+end

@@ -1,0 +1,141 @@
+--[[
+  Fair-gate prelude, part 4 of 4: what follows a job's admission: acknowledgements, releases,
+  the slow lane, directory/tier hints.
+]]
+-- BullMQ has these jobs now: their leases stop counting as in transit (a released job's lease is
+-- gone already, and XX does not bring it back).
+local function ack(ids, now)
+  if #ids == 0 then return end
+  local score = fmt(2 * (now + cfg.lease) + 1)
+  local args = {}
+  for _, id in ipairs(ids) do
+    args[#args + 1] = score
+    args[#args + 1] = id
+  end
+  variadic('ZADD', kLeases, args, 'XX')
+end
+
+-- Counts one final failure towards the tenant's slow lane.
+local function countFailure(r, id, now, slowCfg, events)
+  local fk = fKey(r.t)
+  redis.call('ZADD', fk, now, id .. '@' .. now)
+  redis.call('ZREMRANGEBYSCORE', fk, '-inf', now - slowCfg.window)
+  redis.call('PEXPIRE', fk, slowCfg.window)
+  local count = redis.call('ZCARD', fk)
+  if count >= slowCfg.threshold and not r.slow then
+    r.slow = true
+    setSettings(r.t, 'slow', 1)
+    redis.call('SADD', kSlow, r.t)
+    events[#events + 1] = 'enter'
+    events[#events + 1] = r.t
+    events[#events + 1] = count
+  end
+end
+
+-- Frees the slots of finished jobs. pairs: flat {id, outcome, ...}; outcome: c completed,
+-- f failed for good, x cancelled (no slow-lane count). Adds each tenant freed to `touched`.
+local function releaseMany(pairsList, now, slowCfg, touched, events)
+  if #pairsList == 0 then return end
+  local ids, outcomes, seen = {}, {}, {}
+  for i = 1, #pairsList, 2 do
+    if not seen[pairsList[i]] then
+      seen[pairsList[i]] = true
+      ids[#ids + 1] = pairsList[i]
+      outcomes[#ids] = pairsList[i + 1]
+    end
+  end
+  local vals = hmgetMany(kJobs, ids)
+  local owners, found = {}, {}
+  for i = 1, #ids do
+    owners[i] = vals[i] and jobTenant(vals[i])
+    if owners[i] then found[#found + 1] = owners[i] end
+  end
+  loadTenants(found)
+  local gone, p1s = {}, {}
+  for i, id in ipairs(ids) do
+    local t = owners[i]
+    if t then
+      gone[#gone + 1] = id
+      local r = tenants[t]
+      r.inf = r.inf - 1
+      r.dirty = true
+      touched[t] = true
+      if outcomes[i] == 'f' and slowCfg.threshold > 0 then
+        countFailure(r, id, now, slowCfg, events)
+      end
+      if #LANES > 1 then p1s[#p1s + 1] = id end
+    end
+  end
+  if #gone == 0 then return end
+  variadic('HDEL', kJobs, gone)
+  variadic('ZREM', kLeases, gone)
+  if #p1s > 0 then
+    local lanesOf = hmgetMany(kLaneOf, p1s)
+    local byLane = {}
+    for i, lane in ipairs(lanesOf) do
+      if lane then byLane[lane] = (byLane[lane] or 0) + 1 end
+    end
+    variadic('HDEL', kLaneOf, p1s)
+    for lane, n in pairs(byLane) do
+      if redis.call('HINCRBY', kState, 'p1:' .. lane, -n) < 0 then
+        redis.call('HSET', kState, 'p1:' .. lane, 0)
+      end
+    end
+  end
+end
+
+-- Leaves the slow lane once failures in the window fall to the recovery level.
+local function checkRecovery(t, now, slowCfg, events)
+  local r = tenant(t)
+  if not r.slow then
+    redis.call('SREM', kSlow, t)
+    return
+  end
+  local fk = fKey(t)
+  redis.call('ZREMRANGEBYSCORE', fk, '-inf', now - slowCfg.window)
+  local count = redis.call('ZCARD', fk)
+  if count <= slowCfg.recoverAt then
+    r.slow = false
+    clearSettings(t, 'slow')
+    redis.call('SREM', kSlow, t)
+    events[#events + 1] = 'leave'
+    events[#events + 1] = t
+    events[#events + 1] = count
+  end
+end
+
+-- After releases: a tenant held back by its cap may be in turn again; the slow lane may end.
+local function afterRelease(touched, now, slowCfg, events)
+  for t in pairs(touched) do
+    local r = tenants[t]
+    if slowCfg.threshold > 0 and r.slow then checkRecovery(t, now, slowCfg, events) end
+    if r.cap > 0 then activate(t) end
+  end
+end
+
+-- Applies directory/tier hints, a flat JSON list {tenant, [weight|false, cap|false, rate|false,
+-- lanes json|false], ...}. A changed rate limit starts the tenant afresh (its schedule was built
+-- at the old rate). Returns the tenants it touched.
+local function applyHints(hints)
+  local changed = {}
+  for i = 1, #hints, 2 do
+    local t, h = hints[i], hints[i + 1]
+    if (h[3] or false) ~= (redis.call('HGET', tKey(t), 'drl') or false) then
+      redis.call('HDEL', kTat, t)
+    end
+    local set, clear = {}, {}
+    for j, field in ipairs({'dw', 'dcap', 'drl', 'dlanes'}) do
+      if h[j] then
+        set[#set + 1] = field
+        set[#set + 1] = h[j]
+      else
+        clear[#clear + 1] = field
+      end
+    end
+    if #set > 0 then setSettings(t, unpack(set)) end
+    if #clear > 0 then clearSettings(t, unpack(clear)) end
+    forget(t)
+    changed[#changed + 1] = t
+  end
+  return changed
+end
