@@ -16,6 +16,7 @@ import { JobStageExplorer } from './processor/job-stage.explorer';
 import { QueueConsumerCheck } from './processor/queue-consumer.check';
 import { TenantJobPipeline } from './processor/tenant-job-pipeline';
 import { TenantJobRunner } from './processor/tenant-job.runner';
+import { ScopedProcessorResolver } from './processor/scoped-processor.resolver';
 import { TenantProcessorExplorer } from './processor/tenant-processor.explorer';
 import { TenantProcessorMetadataAccessor } from './processor/tenant-processor.metadata-accessor';
 import { TimeoutStage } from './processor/timeout.stage';
@@ -64,6 +65,7 @@ const KERNEL: Provider[] = [
   TenantJobPipeline,
   JobStageExplorer,
   TenantJobRunner,
+  ScopedProcessorResolver,
   TenantProcessorMetadataAccessor,
   TenantProcessorExplorer,
   TenantWorkerLauncher,

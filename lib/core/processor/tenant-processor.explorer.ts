@@ -5,6 +5,7 @@ import { InvalidTenantQueueOptionsError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
 import { TenantQueueRegistry } from '../queues/tenant-queue.registry';
 import { TenantWorkerLauncher } from './worker-launcher';
+import { ScopedProcessorResolver } from './scoped-processor.resolver';
 import { TenantJobRunner } from './tenant-job.runner';
 import { TenantProcessorMetadataAccessor } from './tenant-processor.metadata-accessor';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
@@ -26,6 +27,7 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
     private readonly registry: TenantQueueRegistry,
     private readonly runner: TenantJobRunner,
     private readonly launcher: TenantWorkerLauncher,
+    private readonly processors: ScopedProcessorResolver,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -42,7 +44,7 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
       }
       seen.add(metadata.queue);
       // A processor that depends on request-scoped providers is resolved per job by the runner.
-      if (!wrapper.isDependencyTreeStatic()) this.runner.useScopedHost(host, wrapper);
+      if (!wrapper.isDependencyTreeStatic()) this.processors.useScopedHost(host, wrapper);
       // One worker per pool this process consumes (a queue without pools is its only pool).
       for (const pool of this.registry.poolsToConsume(metadata.queue, metadata.options.pools)) {
         this.start(host, pool, metadata.options);

@@ -1,0 +1,59 @@
+import { ForbiddenException, Logger } from '@nestjs/common';
+import { Job, UnrecoverableError } from 'bullmq';
+import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
+import {
+  CancelReason,
+  JobCancelledError,
+  NonErrorThrownError,
+  NonRetryableError,
+  formatCancelledReason,
+} from '../errors';
+import { Messages } from '../../tenant-queue.messages';
+
+/**
+ * What BullMQ gets for what a job threw: a cancellation (a job guard's or a Nest guard's denial,
+ * a bad envelope) or a `NonRetryableError` becomes `UnrecoverableError` with the reason, so it is
+ * never retried; a thrown non-Error becomes `NonErrorThrownError`; any other error is retried.
+ */
+export function toBullError(error: unknown, job: Job, logger: Logger): unknown {
+  if (error instanceof JobCancelledError)
+    return cancelled(error.reason, error.message, job, logger);
+  // What ExternalContextCreator throws when a Nest guard on the processor returns false.
+  if (error instanceof ForbiddenException) {
+    return cancelled('FORBIDDEN', Messages.jobForbidden(error.message), job, logger);
+  }
+  if (error instanceof NonRetryableError) {
+    const unrecoverable = new UnrecoverableError(error.message);
+    unrecoverable.stack = error.stack;
+    (unrecoverable as { cause?: unknown }).cause = error;
+    return unrecoverable;
+  }
+  if (!(error instanceof Error)) {
+    return new NonErrorThrownError(error, Messages.nonErrorThrown(describeThrown(error)));
+  }
+  return error;
+}
+
+function cancelled(
+  reason: CancelReason,
+  message: string,
+  job: Job,
+  logger: Logger,
+): UnrecoverableError {
+  logger.warn(
+    `${tenantLogFields(jobLogRef(job))} job ${job.id} (${job.queueName}/${job.name}) cancelled: ${reason}`,
+  );
+  const error = new UnrecoverableError(formatCancelledReason(reason, message));
+  (error as { cause?: unknown }).cause = reason;
+  return error;
+}
+
+function describeThrown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.slice(0, 200));
+  if (value === null || value === undefined) return String(value);
+  try {
+    return `${typeof value} ${JSON.stringify(value)?.slice(0, 200)}`;
+  } catch {
+    return typeof value;
+  }
+}
