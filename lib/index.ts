@@ -134,6 +134,7 @@ export {
   TenantSourceConflictError,
   InvalidRunMarkerTableError,
   InvalidJobIdError,
+  UnknownTierError,
 } from './core/errors';
 export type { TenantSourceReading } from './core/errors';
 

@@ -259,6 +259,13 @@ export const Messages = {
   dashboardRetryNotFailed: (queue: string, jobId: string, state: string) =>
     `Job "${truncate(jobId)}" of queue "${queue}" is ${state === 'unknown' ? 'not in BullMQ' : state}, ` +
     `not failed: only failed jobs can be retried (a dead letter is replayed from its own list).`,
+  unknownTier: (tier: unknown, tiers: string[]) =>
+    `Tier ${JSON.stringify(tier)} is not defined: assign one of the tiers the "tiers" option ` +
+    `defines (${tiers.length ? tiers.join(', ') : 'none is defined'}), or null to go back to the ` +
+    `tenant's directory record.`,
+  dashboardTierBody: (tiers: string[]) =>
+    `The tier change must be JSON { "tier": <name> } with one of ${tiers.join(', ') || '(no tiers defined)'}, ` +
+    `or { "tier": null } to go back to the tenant's directory record.`,
 };
 
 function truncate(value: unknown): unknown {

@@ -155,6 +155,55 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
     await waitFor(() => of(started, 'mover').length === 60, 'the rest at pro speed', 5_000);
   });
 
+  it('assigns a tier at run time (TenantTiers.setTier): here at once, in another process of the app within tierCacheMs', async () => {
+    const started: Started[] = [];
+    const other: Started[] = [];
+    const prefix = uniquePrefix();
+    const directory = new InMemoryTenantDirectory([{ id: 'demoted', tier: 'pro' }]);
+    const boot = (into: Started[]) =>
+      bootFairApp({
+        prefix,
+        fairness: {},
+        concurrency: 4,
+        started: into,
+        directory,
+        tiers: { free: { rateLimit: { max: 4, per: 1000 } }, pro: {} },
+        tierCacheMs: 300,
+      });
+    moduleRef = await boot(started);
+    const second = await boot(other);
+    try {
+      await moduleRef.get(TenantTiers).setTier('demoted', 'free');
+      expect(await moduleRef.get(TenantTiers).profile('demoted')).toMatchObject({
+        tier: 'free',
+        directoryTier: 'pro',
+      });
+      expect((await moduleRef.get(TenantFairness).getTenant('fair', 'demoted')).rateLimit).toMatchObject({
+        max: 4,
+        per: 1000,
+      });
+      // The other instance reads the assignment from Redis once its cached profile expires.
+      await waitFor(
+        async () => (await second.get(TenantTiers).profile('demoted')).tier === 'free',
+        "the other instance's view",
+        3_000,
+      );
+      await enqueue(moduleRef, 'demoted', 40, { ms: 1 });
+      await sleep(1000);
+      // Both instances consume the queue; the free tier's limit holds across them.
+      expect(of([...started, ...other], 'demoted').length).toBeLessThanOrEqual(1 + 4 + 1);
+      await moduleRef.get(TenantTiers).setTier('demoted', null);
+      expect((await moduleRef.get(TenantTiers).profile('demoted')).tier).toBe('pro');
+      await waitFor(
+        () => of([...started, ...other], 'demoted').length === 40,
+        'the rest at pro speed',
+        6_000,
+      );
+    } finally {
+      await second.close();
+    }
+  });
+
   it("reaches a tenant's queued jobs after a directory change, with no refresh call", async () => {
     const started: Started[] = [];
     const directory = new InMemoryTenantDirectory([{ id: 'quiet', tier: 'free' }]);

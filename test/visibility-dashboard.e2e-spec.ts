@@ -9,6 +9,7 @@ import {
   NonRetryableError,
   TenantContext,
   TenantFairness,
+  TenantTiers,
   TenantJob,
   TenantProcessor,
   TenantQueue,
@@ -70,9 +71,10 @@ describeBrowser('dashboard in headless Chromium', () => {
           connection: redisConnection(),
           prefix,
           metrics: { sink: false, flushIntervalMs: 100 },
+          tiers: { free: { weight: 1 }, pro: { weight: 4 } },
           directory: {
             useValue: new InMemoryTenantDirectory([
-              { id: 'acme', timezone: 'Asia/Tokyo' },
+              { id: 'acme', timezone: 'Asia/Tokyo', tier: 'free' },
               { id: 'globex' },
             ]),
           },
@@ -270,6 +272,36 @@ describeBrowser('dashboard in headless Chromium', () => {
       await page.getByTestId('lag-chart').waitFor();
       await page.screenshot({ path: process.env.VISIBILITY_SCREENSHOT, fullPage: true });
     }
+  });
+
+  it('assigns a tier through the guard, and says where the tier comes from', async () => {
+    await context.clearCookies();
+    await page.goto(`${url}?tenant=acme&queue=exports`);
+    const form = page.getByTestId('tier');
+    await form.waitFor();
+    expect(await form.getByTestId('tier-current').textContent()).toContain(
+      'Runs as free (from its directory record)',
+    );
+    await form.getByTestId('tier-select').selectOption('pro');
+    await form.getByTestId('save-tier').click();
+    await page
+      .getByText(/Could not assign a tier to acme: Forbidden resource \(HTTP 403\)/)
+      .waitFor();
+    expect((await app.get(TenantTiers).profile('acme')).tier).toBe('free');
+
+    await context.addCookies([{ name: 'role', value: 'admin', url }]);
+    await page.getByTestId('tier').getByTestId('tier-select').selectOption('pro');
+    await page.getByTestId('tier').getByTestId('save-tier').click();
+    await page.getByText('Assigned tier pro to acme').waitFor();
+    await page.getByText('Runs as pro (assigned here; its directory record says free)').waitFor();
+    expect((await app.get(TenantTiers).profile('acme')).tier).toBe('pro');
+    // The fair gate runs acme with the tier's weight at once.
+    expect((await fairness.getTenant('exports', 'acme')).weight).toBe(4);
+
+    await page.getByTestId('tier').getByTestId('tier-select').selectOption('');
+    await page.getByTestId('tier').getByTestId('save-tier').click();
+    await page.getByText('acme is back on its directory tier (free)').waitFor();
+    expect((await fairness.getTenant('exports', 'acme')).weight).toBe(1);
   });
 
   it('retries a failed job, refuses what cannot be retried, and purges dead letters', async () => {

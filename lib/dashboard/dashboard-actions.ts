@@ -10,6 +10,7 @@ import {
 } from '../metrics/tenant-queue-state-source.interface';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
+import { TenantTiers } from '../core/tenants/tenant-tiers.service';
 
 const SETTING_FIELDS = ['weight', 'concurrency', 'rateLimit'];
 
@@ -25,6 +26,7 @@ export class DashboardActions {
     private readonly registry: TenantQueueRegistry,
     private readonly controls: TenantQueueControls | undefined,
     private readonly stateSource: TenantQueueStateSource | undefined,
+    private readonly tiers: TenantTiers,
   ) {}
 
   /** Pause/resume only where the queue has a fair gate (a plain queue cannot hold one tenant). */
@@ -56,6 +58,22 @@ export class DashboardActions {
     await this.controls.configure(queue, tenantId, body as TenantQueueSettingsChange);
     const settings = await this.controls.settings?.(queue, tenantId);
     return { queue, tenantId, settings, message: `Saved the settings of ${tenantId} on ${queue}` };
+  }
+
+  /** Assigns a tier at run time (`{ tier: 'pro' }`), or goes back to the directory's (`null`). */
+  async setTier(tenantId: string, body: unknown) {
+    const keys = body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : [];
+    const tier = (body as { tier?: unknown } | undefined)?.tier;
+    if (keys.length !== 1 || keys[0] !== 'tier' || (tier !== null && typeof tier !== 'string')) {
+      throw new BadRequestException(Messages.dashboardTierBody(this.tiers.tierNames()));
+    }
+    await this.tiers.setTier(tenantId, tier);
+    const profile = await this.tiers.profile(tenantId);
+    const message =
+      tier === null
+        ? `${tenantId} is back on its directory tier (${profile.tier ?? 'none'})`
+        : `Assigned tier ${tier} to ${tenantId}`;
+    return { tenantId, tier: profile.tier ?? null, message };
   }
 
   async replay(queue: string, tenantId: string, jobId: string) {

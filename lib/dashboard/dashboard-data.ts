@@ -4,6 +4,7 @@ import { TenantQueueControls } from '../metrics/tenant-queue-state-source.interf
 import { TenantQueueStats } from '../metrics/tenant-queue-stats.interface';
 import { TenantCronExplorer } from '../scheduler/tenant-cron.explorer';
 import { TenantScheduler } from '../scheduler/tenant-scheduler';
+import { TenantTiers } from '../core/tenants/tenant-tiers.service';
 
 /** Anything waiting, running or recorded in the window: the queue is one the tenant uses. */
 function uses(stats: TenantQueueStats): boolean {
@@ -27,15 +28,17 @@ export async function tenantDetail(
   scheduler: TenantScheduler | undefined,
   controls: TenantQueueControls | undefined,
   crons: TenantCronExplorer | undefined,
+  tiers: TenantTiers,
   tenantId: string,
 ) {
   const all = await Promise.all(
     inspector.queueNames().map((queue) => inspector.getTenant(queue, tenantId)),
   );
-  const [letters, schedules, cronViews] = await Promise.all([
+  const [letters, schedules, cronViews, tier] = await Promise.all([
     deadLetters.list(tenantId, { limit: 10 }),
     scheduler ? scheduler.list(tenantId) : Promise.resolve([]),
     crons ? crons.forTenant(tenantId) : Promise.resolve([]),
+    tierOf(tiers, tenantId),
   ]);
   const used = all.filter(uses);
   const queues = await Promise.all(
@@ -49,6 +52,7 @@ export async function tenantDetail(
     windowMinutes: all[0]?.lag.windowMinutes ?? null,
     queues,
     otherQueues: all.length - used.length,
+    tier,
     deadLetters: {
       total: letters.total,
       items: letters.items.map((letter) => ({
@@ -84,4 +88,26 @@ export async function tenantDetail(
       })),
     ],
   };
+}
+
+/**
+ * The tenant's tier as the dashboard shows and edits it (null when no tiers are defined, or the
+ * directory cannot answer now): the one it runs with, the directory record's, whether a run-time
+ * assignment overrides the record, and the tiers it may be given.
+ */
+async function tierOf(tiers: TenantTiers, tenantId: string) {
+  const names = tiers.tierNames();
+  if (names.length === 0) return null;
+  try {
+    const profile = await tiers.profile(tenantId);
+    const overridden = profile.directoryTier !== undefined;
+    return {
+      current: profile.tier ?? null,
+      directory: overridden ? profile.directoryTier : (profile.tier ?? null),
+      overridden,
+      names,
+    };
+  } catch {
+    return null;
+  }
 }

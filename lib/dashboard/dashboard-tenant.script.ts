@@ -103,6 +103,27 @@ export const DASHBOARD_TENANT_SCRIPT = String.raw`
     });
     return form;
   }
+  function tierForm(t, tenantId) {
+    var none = t.directory === null ? 'no tier' : t.directory;
+    var select = el('select', { name: 'tier', 'data-testid': 'tier-select' },
+      el('option', { value: '', text: 'directory record (' + none + ')' }),
+      ...t.names.map(function (n) { return el('option', { value: n, text: n }); }));
+    select.value = t.overridden && t.current !== null ? t.current : '';
+    var form = el('form', { className: 'settings', 'data-testid': 'tier' },
+      el('span', { 'data-testid': 'tier-current', text: 'Runs as ' + (t.current === null ? 'no tier' : t.current) +
+        (t.overridden ? ' (assigned here; its directory record says ' + none + ')' : ' (from its directory record)') + ' ' }),
+      el('label', {}, 'Tier ', select),
+      el('button', { type: 'submit', 'data-testid': 'save-tier', text: 'Assign' }));
+    form.addEventListener('submit', async function (event) {
+      event.preventDefault();
+      var tier = select.value === '' ? null : select.value;
+      if (await act('assign a tier to ' + tenantId, '/tenants/' + enc(tenantId) + '/tier', { tier: tier })) {
+        built = null;
+        refresh();
+      }
+    });
+    return form;
+  }
   function queueRow(q, tenantId) {
     var fair = q.source === 'fair-gate';
     var verb = q.paused ? 'resume' : 'pause';
@@ -144,6 +165,7 @@ export const DASHBOARD_TENANT_SCRIPT = String.raw`
       document.getElementById('view').replaceChildren(
         el('p', {}, link('\u2190 All tenants', {}, 'back')),
         el('h2', { 'data-testid': 'tenant-title', text: 'Tenant ' + tenantId }),
+        d.tier ? tierForm(d.tier, tenantId) : '',
         el('div', { id: 'summary' }),
         el('p', { className: 'muted', text: d.otherQueues ? d.otherQueues + ' other queue(s) with nothing of ' + tenantId + ' in the window are not shown.' : '' }),
         queue ? el('h3', { text: 'Last hour on ' + queue }) : '', el('div', { id: 'chart' }),

@@ -29,6 +29,7 @@ import { TenantCronExplorer } from '../scheduler/tenant-cron.explorer';
 import { TenantScheduler } from '../scheduler/tenant-scheduler';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
+import { TenantTiers } from '../core/tenants/tenant-tiers.service';
 import { DashboardActions } from './dashboard-actions';
 import { tenantDetail } from './dashboard-data';
 import { JOB_STATES, DashboardJobState, listTenantJobs, readJob } from './dashboard-jobs';
@@ -48,6 +49,7 @@ export class TenantQueueDashboardRoutes {
     private readonly inspector: TenantQueueInspector,
     private readonly deadLetters: DeadLetters,
     private readonly registry: TenantQueueRegistry,
+    private readonly tiers: TenantTiers,
     @Optional() private readonly scheduler?: TenantScheduler,
     @Optional() @Inject(TenantQueueControls) private readonly controls?: TenantQueueControls,
     @Optional()
@@ -55,7 +57,14 @@ export class TenantQueueDashboardRoutes {
     private readonly stateSource?: TenantQueueStateSource,
     @Optional() private readonly crons?: TenantCronExplorer,
   ) {
-    this.actions = new DashboardActions(inspector, deadLetters, registry, controls, stateSource);
+    this.actions = new DashboardActions(
+      inspector,
+      deadLetters,
+      registry,
+      controls,
+      stateSource,
+      tiers,
+    );
   }
 
   @Get()
@@ -92,6 +101,7 @@ export class TenantQueueDashboardRoutes {
         this.scheduler,
         this.controls,
         this.crons,
+        this.tiers,
         tenantId,
       ),
     );
@@ -187,6 +197,12 @@ export class TenantQueueDashboardRoutes {
     return this.act(req, () => this.actions.purge(queue, tenantId, jobId || undefined));
   }
 
+  @Post('api/tenants/:tenantId/tier')
+  @HttpCode(200)
+  setTier(@Param('tenantId') tenantId: string, @Body() body: unknown, @Req() req: unknown) {
+    return this.act(req, () => this.actions.setTier(tenantId, body), false);
+  }
+
   @Post('api/queues/:queue/jobs/:jobId/retry')
   @HttpCode(200)
   retry(@Param('queue') queue: string, @Param('jobId') jobId: string, @Req() req: unknown) {
@@ -194,12 +210,12 @@ export class TenantQueueDashboardRoutes {
   }
 
   /** Every action: the dashboard's header (a cross-site form cannot set it), then the work. */
-  private act<T>(req: unknown, fn: () => Promise<T>): Promise<T> {
+  private act<T>(req: unknown, fn: () => Promise<T>, needsControls = true): Promise<T> {
     const headers = (req as { headers?: Record<string, unknown> })?.headers ?? {};
     if (headers[DASHBOARD_ACTION_HEADER] !== '1') {
       throw new ForbiddenException(`dashboard actions need the ${DASHBOARD_ACTION_HEADER} header`);
     }
-    if (!this.controls) {
+    if (needsControls && !this.controls) {
       throw new NotImplementedException(
         'no TenantQueueControls provider: the dashboard actions are off',
       );

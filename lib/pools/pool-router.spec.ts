@@ -40,6 +40,7 @@ function setup(routing?: ConstructorParameters<typeof PoolRouter>[2]) {
       tiers: { enterprise: { pools: { imports: 'imports-ent' } }, free: {} },
       tierCacheMs: 0,
     } as never,
+    { stateClient: () => undefined } as never,
     directory,
   );
   const ledger = new MemoryLedger();

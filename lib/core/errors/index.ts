@@ -26,3 +26,4 @@ export * from './enqueue-unavailable.error';
 export * from './tenant-source-conflict.error';
 export * from './invalid-run-marker-table.error';
 export * from './invalid-job-id.error';
+export * from './unknown-tier.error';

@@ -3,6 +3,10 @@ import { isTenantDirectoryConfigured } from './default-ports';
 import { TenantDirectory, TenantRecord } from '../types/tenant-directory.interface';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 import { TenantLimits, TenantTierOptions } from '../types/tenant-tier-options.interface';
+import { UnknownTierError } from '../errors';
+import { TENANT_QUEUE_BACKEND, TenantQueueBackend } from '../queues/queue-backend';
+import { Messages } from '../../tenant-queue.messages';
+import { TierOverrides } from './tier-overrides';
 
 /**
  * What the module knows about one tenant's tier and overrides, as read from the directory.
@@ -12,8 +16,10 @@ export interface TenantProfile {
   tenantId: string;
   /** The directory's record; null when the tenant is unknown or no directory is configured. */
   record: TenantRecord | null;
-  /** The tenant's tier name, when the record has one. */
+  /** The tenant's tier name: assigned at run time (`TenantTiers.setTier`), else the record's. */
   tier?: string;
+  /** The record's own tier when a run-time assignment overrides it (`null`: the record has none). */
+  directoryTier?: string | null;
 }
 
 const MAX_CACHED = 10_000;
@@ -35,17 +41,41 @@ export class TenantTiers {
   private readonly unknownTiers = new Set<string>();
   private readonly logger = new Logger('TenantTiers');
 
+  private readonly overrides: TierOverrides;
+  private readonly hasTiers: boolean;
+
   constructor(
     @Inject(TENANT_QUEUE_OPTIONS) options: ResolvedTenantQueueOptions,
+    @Inject(TENANT_QUEUE_BACKEND) backend: TenantQueueBackend,
     @Optional() @Inject(TenantDirectory) private readonly directory?: TenantDirectory,
   ) {
     this.tiers = options.tiers;
     this.cacheMs = options.tierCacheMs;
+    this.hasTiers = Object.keys(options.tiers).length > 0;
+    this.overrides = new TierOverrides(`${options.prefix}:tiers`, backend.stateClient());
   }
 
   /** True when tiers or a directory can say anything about a tenant's limits or pool. */
   get configured(): boolean {
-    return isTenantDirectoryConfigured(this.directory);
+    return this.hasTiers || isTenantDirectoryConfigured(this.directory);
+  }
+
+  /** The names of the tiers the `tiers` option defines. */
+  tierNames(): string[] {
+    return Object.keys(this.tiers);
+  }
+
+  /**
+   * Assigns `tier` to a tenant at run time, over its directory record's `tier` (`null` goes back
+   * to the record's). This process applies it at once (`refresh`); the others within
+   * `tierCacheMs`. Throws `UnknownTierError` for a tier the `tiers` option does not define.
+   */
+  async setTier(tenantId: string, tier: string | null): Promise<void> {
+    if (tier !== null && (typeof tier !== 'string' || !Object.hasOwn(this.tiers, tier))) {
+      throw new UnknownTierError(tier, Messages.unknownTier(tier, this.tierNames()));
+    }
+    await this.overrides.set(tenantId, tier);
+    await this.refresh(tenantId);
   }
 
   /** The tier options by name (undefined for an unknown tier). */
@@ -57,8 +87,12 @@ export class TenantTiers {
   async profile(tenantId: string): Promise<TenantProfile> {
     const cached = this.cache.get(tenantId);
     if (cached && Date.now() - cached.at < this.cacheMs) return cached.profile;
-    const record = this.configured ? await this.directory!.getTenant(tenantId) : null;
-    const tier = typeof record?.tier === 'string' ? record.tier : undefined;
+    const [record, assigned] = await Promise.all([
+      isTenantDirectoryConfigured(this.directory) ? this.directory!.getTenant(tenantId) : null,
+      this.hasTiers ? this.overrides.get(tenantId) : undefined,
+    ]);
+    const recorded = typeof record?.tier === 'string' ? record.tier : undefined;
+    const tier = assigned ?? recorded;
     if (tier !== undefined && !this.tiers[tier] && !this.unknownTiers.has(tier)) {
       this.unknownTiers.add(tier);
       this.logger.warn(
@@ -66,7 +100,10 @@ export class TenantTiers {
           `its limits fall back to its own record and the queue defaults. Add "${tier}" to tiers.`,
       );
     }
-    const profile: TenantProfile = { tenantId, record, tier };
+    const profile: TenantProfile =
+      assigned === undefined
+        ? { tenantId, record, tier }
+        : { tenantId, record, tier, directoryTier: recorded ?? null };
     if (this.cacheMs > 0) {
       if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!);
       this.cache.delete(tenantId);

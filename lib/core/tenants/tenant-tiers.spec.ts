@@ -1,4 +1,4 @@
-import { InvalidTenantQueueOptionsError } from '../errors';
+import { InvalidTenantQueueOptionsError, UnknownTierError } from '../errors';
 import { InMemoryTenantDirectory } from '../../testing';
 import { resolveTenantQueueOptions } from '../options/core.options';
 import { TenantTiers } from './tenant-tiers.service';
@@ -10,8 +10,12 @@ const tiersFor = (
 ) =>
   new TenantTiers(
     resolveTenantQueueOptions({ connection: {}, tiers, tierCacheMs } as never),
+    NO_REDIS,
     directory,
   );
+
+/** No Redis behind it: run-time tier assignments stay in the process (as under the testing module). */
+const NO_REDIS = { stateClient: () => undefined } as never;
 
 describe('TenantTiers', () => {
   it('never takes a tier, queue or pool from Object.prototype', async () => {
@@ -96,6 +100,42 @@ describe('TenantTiers', () => {
     expect(() => tiersFor(tiers)).toThrow(InvalidTenantQueueOptionsError);
     expect(() => tiersFor(tiers)).toThrow(`"${field}"`);
   });
+
+  it('assigns a tier at run time over the record, and goes back to it with null', async () => {
+    const directory = new InMemoryTenantDirectory([{ id: 'a', tier: 'free' }]);
+    const tiers = tiersFor({ free: { weight: 1 }, pro: { weight: 5 } }, directory);
+    const told: string[] = [];
+    tiers.onRefresh((tenantId) => {
+      told.push(tenantId);
+    });
+    await tiers.setTier('a', 'pro');
+    const assigned = await tiers.profile('a');
+    expect(assigned).toMatchObject({ tier: 'pro', directoryTier: 'free' });
+    expect(tiers.limits(assigned, 'q')).toEqual({ weight: 5 });
+    expect(told).toEqual(['a']);
+    await tiers.setTier('a', null);
+    const back = await tiers.profile('a');
+    expect(back.tier).toBe('free');
+    expect(back.directoryTier).toBeUndefined();
+  });
+
+  it('assigns a tier to a tenant without a directory record', async () => {
+    const tiers = tiersFor({ pro: { maxConcurrency: 3 } }, new InMemoryTenantDirectory([]));
+    expect(tiers.configured).toBe(true);
+    await tiers.setTier('new-co', 'pro');
+    expect(await tiers.profile('new-co')).toMatchObject({ tier: 'pro', directoryTier: null });
+  });
+
+  it.each([['gold'], ['constructor'], [''], [7]])(
+    'refuses the tier %j the option does not define, writing nothing',
+    async (tier) => {
+      const directory = new InMemoryTenantDirectory([{ id: 'a', tier: 'free' }]);
+      const tiers = tiersFor({ free: {}, pro: {} }, directory);
+      await expect(tiers.setTier('a', tier as never)).rejects.toThrow(UnknownTierError);
+      await expect(tiers.setTier('a', tier as never)).rejects.toThrow(/free, pro/);
+      expect((await tiers.profile('a')).tier).toBe('free');
+    },
+  );
 
   it('refuses a negative tierCacheMs', () => {
     expect(() => tiersFor({}, undefined, -1)).toThrow('"tierCacheMs"');
