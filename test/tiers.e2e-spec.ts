@@ -178,7 +178,9 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
         tier: 'free',
         directoryTier: 'pro',
       });
-      expect((await moduleRef.get(TenantFairness).getTenant('fair', 'demoted')).rateLimit).toMatchObject({
+      expect(
+        (await moduleRef.get(TenantFairness).getTenant('fair', 'demoted')).rateLimit,
+      ).toMatchObject({
         max: 4,
         per: 1000,
       });
