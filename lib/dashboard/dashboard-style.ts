@@ -30,7 +30,7 @@ button.tab.on { background: #1d2430; color: #fff; border-color: #1d2430; }
 .legend { margin: 4px 0 0; font-size: 12px; }
 .swatch { display: inline-block; width: 14px; height: 3px; vertical-align: middle; margin: 0 4px 0 10px; }
 .swatch.p50 { background: #1f5fbf; } .swatch.p95 { background: #d98200; } .swatch.p99 { background: #a12626; }
-.settings { background: #fff; border: 1px solid #e3e6ea; padding: 8px 12px; display: flex; gap: 14px; align-items: center; flex-wrap: wrap; }
+.settings { background: #fff; border: 1px solid #e3e6ea; padding: 8px 12px; display: flex; gap: 14px; align-items: center; flex-wrap: wrap; margin-bottom: 12px; }
 .settings input { font: inherit; padding: 2px 6px; }
 .explain { background: #f7f9fc; border-left: 3px solid #1f5fbf; padding: 6px 12px; }
 .explain .summary { font-weight: 600; margin: 0 0 6px; }
