@@ -1,7 +1,6 @@
 import type { TenantRateLimit } from '../core/types/tenant-tier-options.interface';
 import { JobGatePlace, JobHold } from './job-explanation.interface';
 
-/** Live per-tenant state of a queue, as a fair gate knows it. */
 /**
  * Live per-tenant state of a queue, as a fair gate knows it.
  * @publicApi
