@@ -6,7 +6,6 @@ import tseslint from 'typescript-eslint';
  */
 const kernelOnly = (up) => ({
   files: [`lib/core/${'*/'.repeat(up - 1)}*.ts`],
-  ignores: ['**/*.spec.ts'],
   rules: {
     'no-restricted-imports': [
       'error',

@@ -1,10 +1,10 @@
 import { BadRequestException, ForbiddenException } from '@nestjs/common';
 import { TenantSourceConflictError } from '../errors';
-import { TenantQueueModuleOptions } from '../../interfaces/tenant-queue-options.interface';
+import { CoreModuleOptions } from '../types/core-options.interface';
 import { resolveTenantQueueOptions } from '../options/core.options';
 import { TenantResolver } from './tenant-resolver';
 
-const resolver = (resolution: TenantQueueModuleOptions['resolution'] = {}) =>
+const resolver = (resolution: CoreModuleOptions['resolution'] = {}) =>
   new TenantResolver(resolveTenantQueueOptions({ connection: {}, resolution }));
 
 const req = (over: Record<string, unknown> = {}) => ({ headers: {}, ...over });

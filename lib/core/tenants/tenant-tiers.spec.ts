@@ -1,7 +1,28 @@
 import { InvalidTenantQueueOptionsError, UnknownTierError } from '../errors';
-import { InMemoryTenantDirectory } from '../../testing';
+import { TenantDirectory, TenantPage, TenantRecord } from '../types/tenant-directory.interface';
 import { resolveTenantQueueOptions } from '../options/core.options';
 import { TenantTiers } from './tenant-tiers.service';
+
+/** A directory of records kept here (the kernel's specs use nothing from the features). */
+class InMemoryTenantDirectory implements TenantDirectory {
+  private readonly records = new Map<string, TenantRecord>();
+
+  constructor(records: (Partial<TenantRecord> & { id: string })[]) {
+    for (const record of records) this.upsert(record);
+  }
+
+  upsert(record: Partial<TenantRecord> & { id: string }): void {
+    this.records.set(record.id, { status: 'active', ...record } as TenantRecord);
+  }
+
+  async getTenant(tenantId: string): Promise<TenantRecord | null> {
+    return this.records.get(tenantId) ?? null;
+  }
+
+  async listActiveTenants(): Promise<TenantPage> {
+    return { tenants: [...this.records.values()], nextCursor: null };
+  }
+}
 
 const tiersFor = (
   tiers: object,
