@@ -77,6 +77,18 @@ describe('the packed package (exports map, types, LICENSE)', () => {
     ).toEqual([]);
   });
 
+  it("names the project's repository, homepage and issue tracker in the packed package.json", () => {
+    const manifest = JSON.parse(
+      readFileSync(join(app, 'node_modules', 'nestjs-tenant-queue', 'package.json'), 'utf8'),
+    ) as { repository?: { url?: string }; homepage?: string; bugs?: { url?: string } };
+    const repo = /^git\+(https:\/\/github\.com\/[\w.-]+\/[\w.-]+)\.git$/.exec(
+      manifest.repository?.url ?? '',
+    )?.[1];
+    expect(repo).toBeDefined();
+    expect(manifest.homepage).toBe(`${repo}#readme`);
+    expect(manifest.bugs?.url).toBe(`${repo}/issues`);
+  });
+
   it('resolves every entry point with require, and hides the internals', () => {
     const script = `
       require('reflect-metadata');
