@@ -6,12 +6,12 @@ import {
   TenantFairness,
   TenantQueueRegistry,
 } from '../lib';
-import { bootFairApp } from './fixtures/fairness-app';
+import { FairJobData, Started, bootFairApp } from './fixtures/fairness-app';
 import { LONG_JOB, SHORT_JOB, runsKey, timeShareOptions } from './fixtures/time-share-shared';
 import { forkFixture, killAll } from './support/processes';
 import { uniquePrefix } from './support/redis-url';
 import { TestRedisClient, openRedis } from './support/test-redis';
-import { sleep } from './support/wait';
+import { sleep, waitFor } from './support/wait';
 
 type Share = 'jobs' | 'time';
 
@@ -112,10 +112,73 @@ describe("fairness share 'time': each tenant gets its share of worker time (2 wo
     expect(result.backlog.L).toBeGreaterThan(0);
     expect(result.backlog.S).toBeGreaterThan(0);
     expect(result.shareOfL).toBeGreaterThan(0.8);
+    // The jobs-share gate keeps no run times.
+    const base = `{${runs.get('jobs')!.prefix}:fair}:~fair`;
+    expect(await redis.exists(`${base}:rt`, `${base}:rtn`)).toBe(0);
     expect(Math.abs(result.jobs.L - result.jobs.S)).toBeLessThanOrEqual(
       Math.max(4, 0.2 * result.jobs.L),
     );
   }, 30_000);
+});
+
+describe("fairness share 'time' beside lanes, caps, rate limits and weights (one process)", () => {
+  const prefix = uniquePrefix('tsmix');
+  const base = `{${prefix}:fair}:~fair`;
+  const started: Started[] = [];
+  let app: TestingModule;
+  let client: TestRedisClient;
+
+  beforeAll(async () => {
+    client = openRedis();
+    app = await bootFairApp({
+      prefix,
+      concurrency: 4,
+      started,
+      fairness: {
+        share: 'time',
+        defaultConcurrency: 2,
+        rateLimit: { max: 100, per: 1000, burst: 20 },
+        lanes: { a: { share: 0.5 }, b: { share: 0.5, jobs: [SHORT_JOB] } },
+        tickMs: 200,
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await client?.quit();
+  });
+
+  it("runs every job, learns each name however it is spelled, and drops a tenant's record once it drains", async () => {
+    await app.get(TenantFairness).setWeight('fair', 'y', 2);
+    const queue = app.get(TenantQueueRegistry).getQueue<FairJobData>('fair');
+    const context = app.get(TenantContext);
+    const odd = 'b "\\ \u2028 \u00fcn\u00ef\u0001';
+    const jobs = [
+      ...Array.from({ length: 6 }, () => ({ name: LONG_JOB, data: { ms: 20 } })),
+      ...Array.from({ length: 6 }, () => ({ name: SHORT_JOB, data: { ms: 2 } })),
+      ...Array.from({ length: 4 }, () => ({ name: odd, data: { ms: 5 }, opts: { lane: 'b' } })),
+      { name: odd, data: { ms: 5, fail: true } },
+      { name: odd, data: { ms: 5, cancel: true } },
+    ];
+    for (const tenant of ['x.1', 'y']) await context.run(tenant, () => queue.addBulk(jobs));
+    await waitFor(async () => {
+      const states = await Promise.all(
+        ['x.1', 'y'].map((t) => app.get(TenantFairness).getTenant('fair', t)),
+      );
+      // The failing job is retried (BullMQ's attempts): more starts than jobs.
+      return (
+        started.length >= 2 * jobs.length &&
+        states.every((st) => st.inFlight === 0 && st.backlog === 0)
+      );
+    }, 'every job to end');
+    // Drained tenants leave no run-time record; the names' averages stay, each name once.
+    expect(await client.hlen(`${base}:rt`)).toBe(0);
+    const names = await client.hgetall(`${base}:rtn`);
+    const spelled = (name: string) => JSON.stringify(name).slice(1, -1);
+    expect(Object.keys(names).sort()).toEqual([LONG_JOB, SHORT_JOB, odd].map(spelled).sort());
+    expect(Number(names[spelled(LONG_JOB)])).toBeGreaterThan(Number(names[spelled(SHORT_JOB)]));
+  });
 });
 
 describe('fairness.share is checked at bootstrap', () => {
