@@ -154,7 +154,9 @@ export class FairGateRegistry
     worker.on('failed', (job) => {
       // Only the final outcome frees the slot: a retried attempt keeps it.
       if (!job?.id || !job.finishedOn) return;
-      gate.release(job.id, parseCancelReason(job.failedReason) ? 'x' : 'f');
+      // The final attempt's run time (used with `share: 'time'` only).
+      const runMs = job.finishedOn - (job.processedOn ?? job.finishedOn);
+      gate.release(job.id, parseCancelReason(job.failedReason) ? 'x' : 'f', runMs);
     });
   }
 

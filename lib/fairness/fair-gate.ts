@@ -59,7 +59,10 @@ export class FairGate implements JobDispatcher {
   private readonly slowConfig: string;
   private readonly jobPrefix: string;
   readonly upkeep: FairGateUpkeep;
-  private pending: string[] = [];
+  private pending: (string | number)[] = [];
+  /** `share: 'time'`: a release carries the job's run time (triples instead of pairs). */
+  readonly timeShare: boolean;
+  private readonly releaseStride: number;
   /** Ids BullMQ has taken since the last call: acknowledged in the next release or tick call. */
   private acks: string[] = [];
   private releaseCalls = 0;
@@ -74,6 +77,8 @@ export class FairGate implements JobDispatcher {
     private readonly deps: FairGateDeps,
   ) {
     this.base = `${definition.bullPrefix}:~fair`;
+    this.timeShare = options.share === 'time';
+    this.releaseStride = this.timeShare ? 3 : 2;
     this.jobPrefix = `${definition.bullPrefix}:${definition.name}:`;
     this.upkeep = new FairGateUpkeep(
       definition.name,
@@ -97,6 +102,7 @@ export class FairGate implements JobDispatcher {
       lease: options.leaseMs,
       slowShare: options.slowLane.share,
       ...(options.rateLimit ? { rl: encodeRate(options.rateLimit) } : {}),
+      ...(this.timeShare ? { ts: true } : {}),
       ...(options.lanes.length
         ? { lanes: options.lanes.map((l) => l.name), shares: laneShares(options.lanes) }
         : {}),
@@ -232,12 +238,13 @@ export class FairGate implements JobDispatcher {
   /**
    * A job reached its final outcome: free its slot and admit the next jobs. Releases are
    * batched, at most `RELEASE_CALLS` calls in flight; each call also acknowledges what BullMQ
-   * took since the last one.
+   * took since the last one. `runMs`, the job's run time, is sent only with `share: 'time'`.
    */
-  release(jobId: string, outcome: FairOutcome): void {
+  release(jobId: string, outcome: FairOutcome, runMs?: number): void {
     // After close the lease reaper of a live process frees the slot.
     if (this.upkeep.closed) return;
-    this.pending.push(jobId, outcome);
+    if (this.timeShare) this.pending.push(jobId, outcome, runMs ?? '');
+    else this.pending.push(jobId, outcome);
     this.pump();
   }
 
@@ -246,7 +253,7 @@ export class FairGate implements JobDispatcher {
       this.releaseCalls < RELEASE_CALLS &&
       (this.pending.length > 0 || this.acks.length >= RELEASE_BATCH)
     ) {
-      const batch = this.pending.splice(0, 2 * RELEASE_BATCH);
+      const batch = this.pending.splice(0, this.releaseStride * RELEASE_BATCH);
       const acks = this.takeAcks();
       this.releaseCalls++;
       const call: Promise<void> = this.redis

@@ -27,6 +27,14 @@ export class FairReleaseStage implements JobStage {
     const gate = this.gateOf(context.definition);
     if (!gate) return next();
     const id = context.job.id!;
+    if (gate.timeShare) {
+      // The job's time in its slot, for `share: 'time'` (the outermost stage sees all of it).
+      const start = performance.now();
+      return next().then((result) => {
+        gate.release(id, 'c', performance.now() - start);
+        return result;
+      });
+    }
     return next().then((result) => {
       gate.release(id, 'c');
       return result;

@@ -21,10 +21,25 @@ describe('resolveFairnessOptions', () => {
     [{ slowLane: { share: 2 } }, 'fairness.slowLane.share'],
     [{ slowLane: { failureThreshold: 4, recoverAt: 4 } }, 'fairness.slowLane.recoverAt'],
     [{ maxBacklogg: 3 }, 'fairness.maxBacklogg'],
+    [{ share: 'cpu' }, 'fairness.share'],
   ])('rejects %j naming %s', (input, field) => {
     const run = () => resolveFairnessOptions('q', input as never);
     expect(run).toThrow(InvalidTenantQueueOptionsError);
     expect(run).toThrow(`registerQueue(q).${field}`);
+  });
+
+  it("takes share 'jobs' (default) or 'time', whose maxConsecutive default is larger", () => {
+    expect(resolveFairnessOptions('q', {})).toMatchObject({ share: 'jobs', maxConsecutive: 5 });
+    expect(resolveFairnessOptions('q', { share: 'time' })).toMatchObject({
+      share: 'time',
+      maxConsecutive: 1000,
+    });
+    expect(resolveFairnessOptions('q', { share: 'time', maxConsecutive: 8 }).maxConsecutive).toBe(
+      8,
+    );
+    expect(() => resolveFairnessOptions('q', { share: 'Time' as never })).toThrow(
+      "must be 'jobs' or 'time'",
+    );
   });
 
   it('treats absent, false and enabled: false as off', () => {

@@ -19,6 +19,8 @@ export interface ResolvedFairnessOptions {
   resendAfterMs: number;
   dispatchBatch: number;
   priorityByTurn: boolean;
+  /** What a turn costs: one job, or the job's expected run time. */
+  share: 'jobs' | 'time';
   slowLane: { failureThreshold: number; windowMs: number; share: number; recoverAt: number };
   /** Queue default rate limit, as given. */
   rateLimit?: TenantRateLimit;
@@ -78,6 +80,7 @@ function checkNumbers(queue: string, path: string, input: object, rules: Rule[])
   for (const key of Object.keys(input)) {
     if (
       !known.has(key) &&
+      key !== 'share' &&
       !['enabled', 'slowLane', 'rateLimit', 'lanes', 'defaultLane', 'priorityByTurn'].includes(key)
     ) {
       throw invalid(queue, `${path}${key}`, 'is not a known option');
@@ -126,6 +129,10 @@ export function resolveFairnessOptions(
   if (options.priorityByTurn !== undefined && typeof options.priorityByTurn !== 'boolean') {
     throw invalid(queue, 'priorityByTurn', 'must be a boolean');
   }
+  const share = options.share ?? 'jobs';
+  if (share !== 'jobs' && share !== 'time') {
+    throw invalid(queue, 'share', `must be 'jobs' or 'time' (got ${JSON.stringify(share)})`);
+  }
   checkNumbers(queue, '', options, RULES);
   const slow = options.slowLane === false ? { failureThreshold: 0 } : (options.slowLane ?? {});
   if (typeof slow !== 'object' || Array.isArray(slow)) {
@@ -149,7 +156,8 @@ export function resolveFairnessOptions(
     lanes,
     defaultLane,
     defaultWeight: options.defaultWeight ?? 1,
-    maxConsecutive: options.maxConsecutive ?? 5,
+    // In time share a turn of short jobs takes many jobs: K caps the run-time ratio honoured.
+    maxConsecutive: options.maxConsecutive ?? (share === 'time' ? 1000 : 5),
     defaultConcurrency: options.defaultConcurrency ?? 0,
     maxBacklog: options.maxBacklog ?? 0,
     window: options.window ?? 0,
@@ -160,6 +168,7 @@ export function resolveFairnessOptions(
     resendAfterMs: options.resendAfterMs ?? 30_000,
     dispatchBatch: options.dispatchBatch ?? 200,
     priorityByTurn: options.priorityByTurn ?? false,
+    share,
     slowLane: {
       failureThreshold,
       windowMs: slow.windowMs ?? 60_000,

@@ -60,8 +60,10 @@ export interface TenantFairnessOptions {
   defaultWeight?: number;
   /**
    * At most this many jobs of one tenant are admitted in a row while another tenant waits. Keep
-   * it at least the largest weight ratio you use, or it caps that ratio.
-   * @default 5
+   * it at least the largest weight ratio you use, or it caps that ratio. It counts jobs in both
+   * `share` modes; with `share: 'time'` it also caps the ratio of run times honoured (a tenant
+   * of 2 ms jobs beside one of 2 s jobs needs 1,000 in a row), hence its larger default there.
+   * @default 5 (1000 with `share: 'time'`)
    */
   maxConsecutive?: number;
   /**
@@ -122,6 +124,15 @@ export interface TenantFairnessOptions {
    * @default false
    */
   priorityByTurn?: boolean;
+  /**
+   * What a turn costs. `'jobs'`: one job, so equal weights give equal job counts. `'time'`: the
+   * job's expected run time (a moving average per tenant and job name, measured by the workers
+   * and corrected when each job ends), so equal weights give equal shares of the workers' time:
+   * a tenant of 2 s jobs and one of 2 ms jobs, both backlogged, get about half each. Caps, rate
+   * limits and `maxConsecutive` still count jobs. Set it the same in every process.
+   * @default 'jobs'
+   */
+  share?: 'jobs' | 'time';
   /**
    * Jobs of one tenant started per interval, with a burst (`{ max: 20, per: 60_000 }`), across
    * every process. A tenant's tier, its directory record or `TenantFairness.setRateLimit`

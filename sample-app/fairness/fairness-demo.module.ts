@@ -2,12 +2,13 @@ import { Logger, Module, OnModuleInit } from '@nestjs/common';
 import { TenantFairness, TenantQueueModule } from '../../lib';
 import { IMPORTS_QUEUE, ImportProcessor } from './import.processor';
 import { ImportsController } from './imports.controller';
+import { RendersModule } from './renders.module';
 
 /**
  * Fair share demo: a fair `imports` queue (each tenant at most 2 chunks admitted at once, at most
  * 5 in a row), big imports split into chunk jobs with `addChunked`, and slow-lane changes logged.
  * Start a 200,000-row import for one tenant, then a small one for another: the small one finishes
- * while the big one is still running.
+ * while the big one is still running. `RendersModule` shares worker time instead of turns.
  */
 @Module({
   imports: [
@@ -15,6 +16,7 @@ import { ImportsController } from './imports.controller';
       name: IMPORTS_QUEUE,
       fairness: { defaultConcurrency: 2, maxConsecutive: 5, maxBacklog: 10_000 },
     }),
+    RendersModule,
   ],
   controllers: [ImportsController],
   providers: [ImportProcessor],

@@ -53,6 +53,7 @@ local function loadPage(s, size)
   end
   -- The page's tenants in one batch: a pick then reads no tenant on its own.
   loadTenants(page)
+  if TS then loadTimes(page) end
   -- A tenant in turn has a backlog: a zero count (a gate written before the counts were kept)
   -- is read from its list once, and written back with the rest.
   for _, t in ipairs(page) do
@@ -185,7 +186,7 @@ local function dispatch(maxN, now)
         s.take[t] = (s.take[t] or 0) + 1
         r.inf = r.inf + 1
         r.dirty = true
-        local nextPass = pass + 1 / weightIn(r, s.l)
+        local nextPass = pass + (TS and turnCost(r) or 1) / weightIn(r, s.l)
         r.pass[s.l] = nextPass
         if tat then r.tat = tat + r.rl[1] end
         local priority = 0
@@ -251,6 +252,7 @@ local function dispatch(maxN, now)
     end
   end
   local vals = hmgetMany(kJobs, ids)
+  if TS then chargeTurns(picks, at, vals) end
   local leases = {}
   -- Formatted once: a number argument costs a printf per element.
   local transit = fmt(2 * (now + (cfg.resend or 30000)))

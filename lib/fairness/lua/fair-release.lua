@@ -7,7 +7,8 @@
   ARGV[3]  slow lane config, JSON: threshold (0 = off), window (ms), recoverAt
   ARGV[4]  n, the number of acknowledged ids that follow
   ARGV[5..4+n] acknowledged ids
-  ARGV[5+n..] pairs: job id, outcome (c completed | f failed for good | x cancelled)
+  ARGV[5+n..] pairs: job id, outcome (c completed | f failed for good | x cancelled); with
+           share 'time' (cfg.ts) triples: job id, outcome, measured run time (ms, '' unknown)
   Returns {{event, tenant, failures, ...}, {id, json, priority, ...}, ms until a rate-limited tenant wakes (-1 none)}.
 ]]
 local now = nowMs()
@@ -15,9 +16,20 @@ local slowCfg = cjson.decode(ARGV[3])
 local nAck = tonumber(ARGV[4])
 local acks, released = {}, {}
 for i = 5, 4 + nAck do acks[#acks + 1] = ARGV[i] end
-for i = 5 + nAck, #ARGV do released[#released + 1] = ARGV[i] end
+local times = nil
+if TS then
+  -- Triples: the run time of each job comes with it.
+  times = {}
+  for i = 5 + nAck, #ARGV, 3 do
+    released[#released + 1] = ARGV[i]
+    released[#released + 1] = ARGV[i + 1]
+    times[ARGV[i]] = ARGV[i + 2]
+  end
+else
+  for i = 5 + nAck, #ARGV do released[#released + 1] = ARGV[i] end
+end
 local touched, events = {}, {}
-releaseMany(released, now, slowCfg, touched, events)
+releaseMany(released, now, slowCfg, touched, events, times)
 ack(acks, now)
 afterRelease(touched, now, slowCfg, events)
 local out = dispatch(tonumber(ARGV[2]), now)

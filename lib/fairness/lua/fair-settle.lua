@@ -33,8 +33,9 @@ local function countFailure(r, id, now, slowCfg, events)
 end
 
 -- Frees the slots of finished jobs. pairs: flat {id, outcome, ...}; outcome: c completed,
--- f failed for good, x cancelled (no slow-lane count). Adds each tenant freed to `touched`.
-local function releaseMany(pairsList, now, slowCfg, touched, events)
+-- f failed for good, x cancelled (no slow-lane count); times (share 'time'): id -> measured ms.
+-- Adds each tenant freed to `touched`.
+local function releaseMany(pairsList, now, slowCfg, touched, events, times)
   if #pairsList == 0 then return end
   local ids, outcomes, seen = {}, {}, {}
   for i = 1, #pairsList, 2 do
@@ -66,6 +67,7 @@ local function releaseMany(pairsList, now, slowCfg, touched, events)
       if #LANES > 1 then p1s[#p1s + 1] = id end
     end
   end
+  if TS then releaseTimes(ids, vals, owners, times) end
   if #gone == 0 then return end
   variadic('HDEL', kJobs, gone)
   variadic('ZREM', kLeases, gone)
