@@ -44,6 +44,10 @@ export interface FairGateDeps {
   hints: (tenants: string[]) => Promise<FairHints>;
   onSlowLane: (event: SlowLaneEvent) => void;
   logger: Logger;
+  /** Base of the queue's budget's shared keys (`fair-budget.lua`); absent: no budget. */
+  budgetBase?: string;
+  /** Other queues of the budget a call woke (a tenant they hold back may start): dispatch them. */
+  kick?: (queues: string[]) => void;
 }
 
 /**
@@ -63,6 +67,8 @@ export class FairGate implements JobDispatcher {
   /** Ids BullMQ has taken since the last call: acknowledged in the next release or tick call. */
   private acks: string[] = [];
   private releaseCalls = 0;
+  /** A release call is due even with nothing to release (another queue of the budget woke this one). */
+  private kicked = false;
   private readonly calls = new Set<Promise<void>>();
   private readonly sender: FairGateSender;
   private readonly laneIndex = new Map<string, number>();
@@ -97,6 +103,7 @@ export class FairGate implements JobDispatcher {
       lease: options.leaseMs,
       slowShare: options.slowLane.share,
       ...(options.rateLimit ? { rl: encodeRate(options.rateLimit) } : {}),
+      ...(deps.budgetBase ? { bg: deps.budgetBase, bn: definition.name } : {}),
       ...(options.lanes.length
         ? { lanes: options.lanes.map((l) => l.name), shares: laneShares(options.lanes) }
         : {}),
@@ -179,7 +186,7 @@ export class FairGate implements JobDispatcher {
       args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, lane, json);
       admitted.push({ name: job.name, data: job.data, opts: opts as PreparedJob['opts'] });
     }
-    const [status, second, third] = await this.enqueueRedis.tqFairEnqueue(
+    const [status, second, third, woken] = await this.enqueueRedis.tqFairEnqueue(
       this.base,
       this.config,
       this.options.dispatchBatch,
@@ -202,6 +209,7 @@ export class FairGate implements JobDispatcher {
     // Whatever this process admits of these later skips the JSON round trip.
     this.sender.remember(admitted);
     this.upkeep.wakeIn(Number(third));
+    if (woken) this.deps.kick?.(woken);
     void this.sender.send(second as string[]);
   }
 
@@ -244,8 +252,9 @@ export class FairGate implements JobDispatcher {
   private pump(): void {
     while (
       this.releaseCalls < RELEASE_CALLS &&
-      (this.pending.length > 0 || this.acks.length >= RELEASE_BATCH)
+      (this.pending.length > 0 || this.kicked || this.acks.length >= RELEASE_BATCH)
     ) {
+      this.kicked = false;
       const batch = this.pending.splice(0, 2 * RELEASE_BATCH);
       const acks = this.takeAcks();
       this.releaseCalls++;
@@ -260,9 +269,10 @@ export class FairGate implements JobDispatcher {
           ...batch,
         )
         .then(
-          ([events, jobs, wake]) => {
+          ([events, jobs, wake, woken]) => {
             this.emit(events);
             this.upkeep.wakeIn(Number(wake));
+            if (woken) this.deps.kick?.(woken);
             void this.sender.send(jobs);
           },
           (error) => {
@@ -279,6 +289,16 @@ export class FairGate implements JobDispatcher {
         });
       this.calls.add(call);
     }
+  }
+
+  /**
+   * Another queue of this queue's budget freed a slot of a tenant this gate holds back: one
+   * release call (coalesced with any due) puts it back in turn and dispatches.
+   */
+  kick(): void {
+    if (this.upkeep.closed) return;
+    this.kicked = true;
+    this.pump();
   }
 
   private takeAcks(): string[] {
@@ -307,7 +327,7 @@ export class FairGate implements JobDispatcher {
   /** The upkeep script once, for `upkeep`: with the acknowledgements taken since the last call. */
   private async runTick(consumerId: string, concurrency: number, ttl: number): Promise<void> {
     const acks = this.takeAcks();
-    const [events, jobs, wake] = await this.redis.tqFairTick(
+    const [events, jobs, wake, woken] = await this.redis.tqFairTick(
       this.base,
       this.config,
       this.options.dispatchBatch,
@@ -323,6 +343,7 @@ export class FairGate implements JobDispatcher {
     );
     this.emit(events);
     this.upkeep.wakeIn(Number(wake));
+    if (woken) this.deps.kick?.(woken);
     await this.sender.send(jobs);
   }
 
@@ -338,6 +359,7 @@ export class FairGate implements JobDispatcher {
     );
     if (op !== 'get') {
       this.upkeep.wakeIn(Number(reply[2]));
+      if (reply[3]) this.deps.kick?.(reply[3] as string[]);
       await this.sender.send((reply as [unknown, string[]])[1]);
     }
     return reply;
@@ -360,7 +382,7 @@ export class FairGate implements JobDispatcher {
       this.deps.logger.warn(Messages.admissionRefused(this.definition.name, id, reason));
       args.push(id, failedIdFor(id), reason, job.name, JSON.stringify(job.data), '{"attempts":1}');
     }
-    const [events, jobs, wake] = await this.redis.tqFairRefuse(
+    const [events, jobs, wake, woken] = await this.redis.tqFairRefuse(
       this.base,
       this.config,
       this.options.dispatchBatch,
@@ -370,6 +392,7 @@ export class FairGate implements JobDispatcher {
     );
     this.emit(events);
     this.upkeep.wakeIn(Number(wake));
+    if (woken) this.deps.kick?.(woken);
     void this.sender.send(jobs);
   }
 

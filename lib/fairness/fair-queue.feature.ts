@@ -12,12 +12,13 @@ import {
   resolveFairnessOptions,
 } from './fairness-options';
 import { assertLane } from './lanes';
+import { budgetKeyGroup, checkBudget } from './fair-budget';
 
 type TenantLaneJob = PreparedJob & { opts: { lane?: string } };
 
 /**
  * What fairness asks of every queue, also under `TenantQueueTestingModule` (no gate there): its
- * `fairness` options valid at `registerQueue`; a job's `lane` one the queue declares; no `parent`
+ * `fairness` options (and `budget`) valid at `registerQueue`; a job's `lane` one the queue declares; no `parent`
  * on a fair queue (the job waits in the gate, where BullMQ cannot link it to its parent).
  */
 @Injectable()
@@ -29,6 +30,13 @@ export class FairQueueFeature implements QueueFeature {
   checkQueue(options: Readonly<CoreQueueOptions>): void {
     const fairness = (options as FairnessQueueOptions).fairness;
     if (isFairnessOn(fairness)) resolveFairnessOptions(options.name, fairness!);
+    checkBudget(options);
+  }
+
+  /** A queue of a budget takes the budget's hash tag (its pools too). */
+  keyGroupOf(options: Readonly<CoreQueueOptions>): string | undefined {
+    const budget = checkBudget(options);
+    return budget === undefined ? undefined : budgetKeyGroup(budget);
   }
 
   jobCheckFor(definition: TenantQueueDefinition): (job: PreparedJob) => void {

@@ -66,6 +66,7 @@ local function releaseMany(pairsList, now, slowCfg, touched, events)
       if #LANES > 1 then p1s[#p1s + 1] = id end
     end
   end
+  if BG then budgetReleased(touched, tenants) end
   if #gone == 0 then return end
   variadic('HDEL', kJobs, gone)
   variadic('ZREM', kLeases, gone)
