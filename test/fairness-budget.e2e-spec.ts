@@ -131,11 +131,13 @@ describe('one budget across queues (real Redis)', () => {
     // 5 per second, burst 1: one start every 200 ms across the budget.
     await moduleRef.get(TenantFairness).setRateLimit('api-b', 'limited', { max: 5, per: 1000 });
     for (const queue of BUDGET_QUEUES) await enqueue(moduleRef, queue, 'limited', 30, 1);
-    await waitFor(async () => (await redis.llen(keys.starts('limited'))) >= 12, '12 starts');
-    const admitted = (await redis.lrange(keys.starts('limited'), 0, -1)).map(Number);
-    const first = Math.min(...admitted);
-    const inTwoSeconds = admitted.filter((at) => at < first + 2000).length;
-    // GCRA allows 1 + 2000 / 200 = 11 in 2 s (a little slack for the sender); 2N would be ~22.
+    const starts = async () => (await redis.lrange(keys.starts('limited'), 0, -1)).map(Number);
+    await waitFor(async () => (await starts()).length > 0, 'a first start');
+    const first = Math.min(...(await starts()));
+    // BullMQ's timestamp of each start's job (set when the gate handed it over, on this machine).
+    await waitFor(() => Date.now() > first + 2500, '2.5 s of starts', 10_000);
+    const inTwoSeconds = (await starts()).filter((at) => at < first + 2000).length;
+    // GCRA allows 1 + 2000 / 200 = 11 in 2 s (a little slack for the sender); per queue, 22.
     expect(inTwoSeconds).toBeLessThanOrEqual(13);
     expect(inTwoSeconds).toBeGreaterThanOrEqual(6);
   }, 30_000);
@@ -160,7 +162,7 @@ describe('one budget across queues (real Redis)', () => {
     expect(registry.getQueue('solo').definition.bullPrefix).toBe(`{${prefix}:solo}`);
   });
 
-  it('refuses at bootstrap a budget without fairness, a bad budget name, and mismatched caps', async () => {
+  it('refuses at bootstrap a budget without fairness and a bad budget name', async () => {
     const attempt = async (queues: Record<string, unknown>[]) => {
       @Module({
         imports: [
@@ -183,12 +185,8 @@ describe('one budget across queues (real Redis)', () => {
     await expect(attempt([{ name: 'q1', budget: 'a:b', fairness: true }])).rejects.toThrow(
       InvalidTenantQueueOptionsError,
     );
-    await expect(
-      attempt([
-        { name: 'q1', budget: 'b', fairness: { defaultConcurrency: 2 } },
-        { name: 'q2', budget: 'b', fairness: { defaultConcurrency: 3 } },
-      ]),
-    ).rejects.toThrow(/fairness\.defaultConcurrency.*share budget "b"/);
+    // Queues of one budget with different default caps: see fair-budget.spec.ts (the first
+    // queue is created by then, so a failed boot would leave its connection behind here).
   });
 });
 

@@ -2,7 +2,12 @@ import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { QUEUE_NAME_RULE, isQueueName } from '../core/queues/queue-names';
 import { CoreQueueOptions, TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { Messages } from '../tenant-queue.messages';
-import { FairnessQueueOptions, isFairnessOn } from './fairness-options';
+import {
+  FairnessQueueOptions,
+  ResolvedFairnessOptions,
+  encodeRate,
+  isFairnessOn,
+} from './fairness-options';
 
 /** The key group of a budget's queues: their hash tag is `{<prefix>:~budget:<budget>}`. */
 export function budgetKeyGroup(budget: string): string {
@@ -32,4 +37,24 @@ export function checkBudget(options: Readonly<CoreQueueOptions>): string | undef
     throw new InvalidTenantQueueOptionsError(Messages.budgetNeedsFairness(options.name, budget));
   }
   return budget;
+}
+
+/** The queues of one budget need one default cap and one default rate limit (typed error). */
+export function checkSameBudget(
+  budget: string,
+  queue: string,
+  options: ResolvedFairnessOptions,
+  other: string,
+  otherOptions: ResolvedFairnessOptions,
+): void {
+  const rate = (o: ResolvedFairnessOptions) => (o.rateLimit ? encodeRate(o.rateLimit) : '');
+  const field =
+    options.defaultConcurrency !== otherOptions.defaultConcurrency
+      ? 'defaultConcurrency'
+      : rate(options) !== rate(otherOptions)
+        ? 'rateLimit'
+        : undefined;
+  if (field) {
+    throw new InvalidTenantQueueOptionsError(Messages.budgetMismatch(budget, field, queue, other));
+  }
 }

@@ -68,7 +68,6 @@ export class FairGateRegistry
     for (const name of this.registry.getQueueNames()) {
       this.gateFor(this.registry.getQueue(name).definition);
     }
-    checkBudgets([...this.gates.values()]);
     // Successes release in the job path, only where a fair queue exists.
     if (this.gates.size) this.pipeline.useStage(new FairReleaseStage((d) => this.gateFor(d)));
   }
@@ -212,32 +211,6 @@ export class FairGateRegistry
     for (const gate of this.gates.values()) {
       this.hintSent.delete(`${gate.definition.name}\u0000${tenantId}`);
       await this.ensureHints(gate, tenantId);
-    }
-  }
-}
-
-/** The queues of one budget need one default cap and one default rate limit. */
-function checkBudgets(gates: FairGate[]): void {
-  const first = new Map<string, FairGate>();
-  for (const gate of gates) {
-    const budget = budgetOf(gate.definition);
-    if (budget === undefined) continue;
-    const other = first.get(budget);
-    if (!other) {
-      first.set(budget, gate);
-      continue;
-    }
-    const rate = (g: FairGate) => (g.options.rateLimit ? encodeRate(g.options.rateLimit) : '');
-    const field =
-      other.options.defaultConcurrency !== gate.options.defaultConcurrency
-        ? 'defaultConcurrency'
-        : rate(other) !== rate(gate)
-          ? 'rateLimit'
-          : undefined;
-    if (field) {
-      throw new InvalidTenantQueueOptionsError(
-        Messages.budgetMismatch(budget, field, gate.definition.name, other.definition.name),
-      );
     }
   }
 }

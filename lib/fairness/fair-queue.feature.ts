@@ -7,12 +7,13 @@ import { TenantQueuePlugins } from '../core/queues/tenant-queue-plugins';
 import { Messages } from '../tenant-queue.messages';
 import {
   FairnessQueueOptions,
+  ResolvedFairnessOptions,
   fairnessOf,
   isFairnessOn,
   resolveFairnessOptions,
 } from './fairness-options';
 import { assertLane } from './lanes';
-import { budgetKeyGroup, checkBudget } from './fair-budget';
+import { budgetKeyGroup, checkBudget, checkSameBudget } from './fair-budget';
 
 type TenantLaneJob = PreparedJob & { opts: { lane?: string } };
 
@@ -27,10 +28,19 @@ export class FairQueueFeature implements QueueFeature {
     plugins.useQueueFeature(this);
   }
 
+  /** The first queue registered in each budget, to check the others against. */
+  private readonly budgets = new Map<string, [queue: string, options: ResolvedFairnessOptions]>();
+
   checkQueue(options: Readonly<CoreQueueOptions>): void {
     const fairness = (options as FairnessQueueOptions).fairness;
-    if (isFairnessOn(fairness)) resolveFairnessOptions(options.name, fairness!);
-    checkBudget(options);
+    const resolved = isFairnessOn(fairness)
+      ? resolveFairnessOptions(options.name, fairness!)
+      : undefined;
+    const budget = checkBudget(options);
+    if (budget === undefined || !resolved) return;
+    const first = this.budgets.get(budget);
+    if (!first) this.budgets.set(budget, [options.name, resolved]);
+    else checkSameBudget(budget, options.name, resolved, ...first);
   }
 
   /** A queue of a budget takes the budget's hash tag (its pools too). */
