@@ -2,6 +2,7 @@ import { Logger, Module, OnModuleInit } from '@nestjs/common';
 import { TenantFairness, TenantQueueModule } from '../../lib';
 import { IMPORTS_QUEUE, ImportProcessor } from './import.processor';
 import { ImportsController } from './imports.controller';
+import { ApiBudgetModule } from './api-budget.module';
 
 /**
  * Fair share demo: a fair `imports` queue (each tenant at most 2 chunks admitted at once, at most
@@ -15,6 +16,7 @@ import { ImportsController } from './imports.controller';
       name: IMPORTS_QUEUE,
       fairness: { defaultConcurrency: 2, maxConsecutive: 5, maxBacklog: 10_000 },
     }),
+    ApiBudgetModule,
   ],
   controllers: [ImportsController],
   providers: [ImportProcessor],
