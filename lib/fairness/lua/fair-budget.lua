@@ -84,10 +84,12 @@ local function budgetWakeHolders(list, recs, handover)
 end
 
 -- Slots freed in this queue (the tenants of the set `touched`): handed over to the queues
--- holding these tenants.
+-- holding these tenants (only a tenant with a cap is ever held).
 local function budgetReleased(touched, recs)
   local list = {}
-  for t in pairs(touched) do list[#list + 1] = t end
+  for t in pairs(touched) do
+    if recs[t].cap > 0 then list[#list + 1] = t end
+  end
   budgetWakeHolders(list, recs, true)
 end
 
