@@ -27,7 +27,8 @@ const FILES: Record<keyof FairCommands, string> = {
 
 /**
  * The prelude every gate script shares, in this order (each file uses what the ones before it
- * define): keys and helpers, a budget's shared state, the tenants' state, dispatch, what follows an admission.
+ * define): keys and helpers, a budget's shared state, the tenants' state, dispatch, what follows
+ * an admission.
  */
 const PRELUDE = [
   'fair-keys.lua',

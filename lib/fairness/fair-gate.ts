@@ -46,7 +46,7 @@ export interface FairGateDeps {
   logger: Logger;
   /** Base of the queue's budget's shared keys (`fair-budget.lua`); absent: no budget. */
   budgetBase?: string;
-  /** Other queues of the budget a call woke (a tenant they hold back may start): dispatch them. */
+  /** Queues of the budget a call woke (a tenant they hold back may start): dispatch them. */
   kick?: (queues: string[]) => void;
 }
 
@@ -67,7 +67,7 @@ export class FairGate implements JobDispatcher {
   /** Ids BullMQ has taken since the last call: acknowledged in the next release or tick call. */
   private acks: string[] = [];
   private releaseCalls = 0;
-  /** A release call is due even with nothing to release (another queue of the budget woke this one). */
+  /** A release call is due with nothing to release: a queue of the budget woke this one. */
   private kicked = false;
   private readonly calls = new Set<Promise<void>>();
   private readonly sender: FairGateSender;

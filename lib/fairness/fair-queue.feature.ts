@@ -19,8 +19,9 @@ type TenantLaneJob = PreparedJob & { opts: { lane?: string } };
 
 /**
  * What fairness asks of every queue, also under `TenantQueueTestingModule` (no gate there): its
- * `fairness` options (and `budget`) valid at `registerQueue`; a job's `lane` one the queue declares; no `parent`
- * on a fair queue (the job waits in the gate, where BullMQ cannot link it to its parent).
+ * `fairness` options valid at `registerQueue`; a job's `lane` one the queue declares; no `parent`
+ * on a fair queue (the job waits in the gate, where BullMQ cannot link it to its parent); a
+ * `budget` only on fair queues, the same default cap and rate limit on each of its queues.
  */
 @Injectable()
 export class FairQueueFeature implements QueueFeature {

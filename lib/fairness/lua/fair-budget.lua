@@ -1,6 +1,7 @@
 --[[
-  Fair-gate prelude, the budget part (right after fair-keys): one budget across queues (`registerQueue({ budget })`). Only
-  with cfg.bg set; a queue without a budget runs none of it. Every queue of a budget has its keys
+  Fair-gate prelude, the budget part (right after fair-keys): one budget across queues
+  (`registerQueue({ budget })`). Only with cfg.bg set; a queue without a budget runs none of it
+  (a few `if BG` tests, no Redis call). Every queue of a budget has its keys
   under the budget's hash tag ({<prefix>:~budget:<budget>}:<queue>:~fair...), so the budget's
   own keys are in the same slot as every gate of the group and one script call reads and writes
   them atomically:
@@ -13,8 +14,9 @@
   back records it in :held; a release in another queue hands the freed slot over (the releasing
   queue does not take it again in that call) by moving the tenant to the holding queues' :wake
   sets, which they read at their next call; any call that ends with the tenant under its cap
-  wakes every queue holding it. The scripts return the woken queues, whose gates in this process dispatch at once (other
-  processes at their next tick).
+  wakes every queue holding it; the tick re-checks up to 100 held tenants. The scripts return
+  the woken queues, whose gates in this process dispatch at once (other processes' at their next
+  tick).
 ]]
 local BG = cfg.bg
 local kBInf, kBHeld
