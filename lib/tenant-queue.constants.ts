@@ -43,9 +43,12 @@ export function getQueueDefinitionToken(name: string): string {
 
 /**
  * BullMQ prefix for one queue: a Redis Cluster hash tag per queue, so BullMQ's keys and this
- * module's keys for that queue share one slot.
+ * module's keys for that queue share one slot. A queue of a key group (a fairness budget) takes
+ * the group's hash tag and its own name after it (`{<prefix>:<group>}:<queue>`), so every key
+ * of every queue of the group is in one slot and each queue's keys stay its own.
  */
-export function bullPrefixFor(prefix: string, queueName: string): string {
+export function bullPrefixFor(prefix: string, queueName: string, group?: string): string {
+  if (group !== undefined) return `{${prefix}:${group}}:${queueName}`;
   return `{${prefix}:${queueName}}`;
 }
 

@@ -123,6 +123,14 @@ export const Messages = {
   fairnessOff: (queue: string) =>
     `Queue "${queue}" has no fairness. Register it with registerQueue({ name: '${queue}', fairness: {} }) ` +
     `to use TenantFairness on it.`,
+  budgetNeedsFairness: (queue: string, budget: string) =>
+    `Invalid TenantQueueModule option "registerQueue(${queue}).budget": budget "${budget}" shares ` +
+    `the fair gate's caps and rate limits, so the queue needs fairness. Add fairness: {} to ` +
+    `registerQueue({ name: '${queue}' }), or remove budget.`,
+  budgetMismatch: (budget: string, field: string, queue: string, other: string) =>
+    `Invalid TenantQueueModule option "registerQueue(${queue}).fairness.${field}": queues "${other}" ` +
+    `and "${queue}" share budget "${budget}", so they need the same ${field} (one cap and one rate ` +
+    `limit per tenant for the whole budget). Give both queues the same value.`,
   invalidFairnessValue: (what: string, why: string) =>
     `Invalid ${what}: ${why}. Pass a finite number in range, or null to clear the runtime override.`,
   unknownPool: (queue: string, tenantId: string, pool: unknown, source: string, pools: string[]) =>

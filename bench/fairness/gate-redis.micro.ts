@@ -3,6 +3,7 @@
  * TENANTS) enqueued through the gate's scripts, then release + dispatch calls of 200 jobs each
  * (what a busy worker drives), measured by INFO commandstats deltas of a private redis-server.
  *   npx ts-node --transpile-only bench/fairness/gate-redis.micro.ts
+ * (BUDGET=1 puts the queue in a budget, DCAP=<n> gives every tenant a cap.)
  * Writes bench/results/gate-redis.json.
  */
 import Redis from 'ioredis';
@@ -30,13 +31,15 @@ async function main() {
     const config = JSON.stringify({
       resend: 30000,
       dw: 1,
-      dcap: 0,
+      dcap: Number(process.env.DCAP ?? 0),
       k: 5,
       win: 4 * 50,
       minWin: 16,
       lease: 30000,
       slowShare: 0.1,
       tp: true,
+      // BUDGET=1: the queue is in a budget (fair-budget.lua); DCAP: a default cap per tenant.
+      ...(process.env.BUDGET ? { bg: '{bench:q}:~budget', bn: 'q' } : {}),
     });
     const slow = JSON.stringify({ threshold: 20, window: 60000, recoverAt: 10 });
     const fused = !gate.tqFairAck;

@@ -23,6 +23,7 @@ import { TenantQueuePlugins } from '../core/queues/tenant-queue-plugins';
 import { FairGate, FairHint, FairHints, SYSTEM_TENANT } from './fair-gate';
 import { fairCommands } from './fair-gate.script';
 import { FairReleaseStage } from './fair-release.stage';
+import { budgetBase, budgetOf } from './fair-budget';
 import { encodeRate, fairnessOf, isFairnessOn, resolveFairnessOptions } from './fairness-options';
 import { SlowLaneEvent } from './slow-lane-event.interface';
 
@@ -42,6 +43,7 @@ export class FairGateRegistry
   private readonly unsubscribe: () => void;
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweeping = false;
+  private readonly prefix: string;
 
   constructor(
     private readonly pipeline: TenantJobPipeline,
@@ -53,6 +55,7 @@ export class FairGateRegistry
     private readonly launcher: TenantWorkerLauncher,
   ) {
     this.hintTtl = options.tierCacheMs;
+    this.prefix = options.prefix;
     this.unsubscribe = tiers.onRefresh((tenantId) => this.refreshHints(tenantId));
     queuePlugins.useDispatcher((definition) => this.gateFor(definition));
     pipeline.useWorkerPlugin({
@@ -106,6 +109,7 @@ export class FairGateRegistry
     let gate = this.gates.get(definition.name);
     if (!gate) {
       const options = resolveFairnessOptions(definition.name, fairness!);
+      const budget = budgetOf(definition);
       gate = new FairGate(definition, options, {
         commands: () => fairCommands(this.redis.client),
         enqueueCommands: () => fairCommands(this.redis.producer),
@@ -113,6 +117,10 @@ export class FairGateRegistry
         hints: (tenants) => this.hints(definition, tenants),
         onSlowLane: (event) => this.events.emit('slowLane', event),
         logger: this.logger,
+        budgetBase: budget === undefined ? undefined : budgetBase(this.prefix, budget),
+        kick: (queues) => {
+          for (const queue of queues) this.gates.get(queue)?.kick();
+        },
       });
       this.gates.set(definition.name, gate);
     }
@@ -124,6 +132,13 @@ export class FairGateRegistry
     const gate = this.gateFor(this.registry.getQueue(queueName).definition);
     if (!gate) throw new InvalidTenantQueueOptionsError(Messages.fairnessOff(queueName));
     return gate;
+  }
+
+  /** The gates of this app that share `gate`'s budget (itself included); just it without one. */
+  budgetGates(gate: FairGate): FairGate[] {
+    const budget = budgetOf(gate.definition);
+    if (budget === undefined) return [gate];
+    return [...this.gates.values()].filter((other) => budgetOf(other.definition) === budget);
   }
 
   onSlowLane(listener: (event: SlowLaneEvent) => void): () => void {

@@ -7,10 +7,10 @@ type Arg = string | number;
 
 /** The fair gate's Lua commands, registered once per client with `defineCommand`. */
 export interface FairCommands {
-  tqFairEnqueue(...args: Arg[]): Promise<[string, string[] | string, number]>;
-  tqFairRelease(...args: Arg[]): Promise<[Arg[], string[], number]>;
-  tqFairRefuse(...args: Arg[]): Promise<[Arg[], string[], number]>;
-  tqFairTick(...args: Arg[]): Promise<[Arg[], string[], number]>;
+  tqFairEnqueue(...args: Arg[]): Promise<[string, string[] | string, number, string[]?]>;
+  tqFairRelease(...args: Arg[]): Promise<[Arg[], string[], number, string[]?]>;
+  tqFairRefuse(...args: Arg[]): Promise<[Arg[], string[], number, string[]?]>;
+  tqFairTick(...args: Arg[]): Promise<[Arg[], string[], number, string[]?]>;
   tqFairAdmin(...args: Arg[]): Promise<any[]>;
 }
 
@@ -27,11 +27,12 @@ const FILES: Record<keyof FairCommands, string> = {
 
 /**
  * The prelude every gate script shares, in this order (each file uses what the ones before it
- * define): keys and helpers, the tenants' state, fair share of time, dispatch, what follows an
- * admission.
+ * define): keys and helpers, a budget's shared state, the tenants' state, fair share of time,
+ * dispatch, what follows an admission.
  */
 const PRELUDE = [
   'fair-keys.lua',
+  'fair-budget.lua',
   'fair-tenants.lua',
   'fair-time.lua',
   'fair-dispatch.lua',

@@ -44,6 +44,10 @@ export interface FairGateDeps {
   hints: (tenants: string[]) => Promise<FairHints>;
   onSlowLane: (event: SlowLaneEvent) => void;
   logger: Logger;
+  /** Base of the queue's budget's shared keys (`fair-budget.lua`); absent: no budget. */
+  budgetBase?: string;
+  /** Queues of the budget a call woke (a tenant they hold back may start): dispatch them. */
+  kick?: (queues: string[]) => void;
 }
 
 /**
@@ -66,6 +70,8 @@ export class FairGate implements JobDispatcher {
   /** Ids BullMQ has taken since the last call: acknowledged in the next release or tick call. */
   private acks: string[] = [];
   private releaseCalls = 0;
+  /** A release call is due with nothing to release: a queue of the budget woke this one. */
+  private kicked = false;
   private readonly calls = new Set<Promise<void>>();
   private readonly sender: FairGateSender;
   private readonly laneIndex = new Map<string, number>();
@@ -103,6 +109,7 @@ export class FairGate implements JobDispatcher {
       slowShare: options.slowLane.share,
       ...(options.rateLimit ? { rl: encodeRate(options.rateLimit) } : {}),
       ...(this.timeShare ? { ts: true } : {}),
+      ...(deps.budgetBase ? { bg: deps.budgetBase, bn: definition.name } : {}),
       ...(options.lanes.length
         ? { lanes: options.lanes.map((l) => l.name), shares: laneShares(options.lanes) }
         : {}),
@@ -185,7 +192,7 @@ export class FairGate implements JobDispatcher {
       args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, lane, json);
       admitted.push({ name: job.name, data: job.data, opts: opts as PreparedJob['opts'] });
     }
-    const [status, second, third] = await this.enqueueRedis.tqFairEnqueue(
+    const [status, second, third, woken] = await this.enqueueRedis.tqFairEnqueue(
       this.base,
       this.config,
       this.options.dispatchBatch,
@@ -208,6 +215,7 @@ export class FairGate implements JobDispatcher {
     // Whatever this process admits of these later skips the JSON round trip.
     this.sender.remember(admitted);
     this.upkeep.wakeIn(Number(third));
+    if (woken) this.deps.kick?.(woken);
     void this.sender.send(second as string[]);
   }
 
@@ -251,8 +259,9 @@ export class FairGate implements JobDispatcher {
   private pump(): void {
     while (
       this.releaseCalls < RELEASE_CALLS &&
-      (this.pending.length > 0 || this.acks.length >= RELEASE_BATCH)
+      (this.pending.length > 0 || this.kicked || this.acks.length >= RELEASE_BATCH)
     ) {
+      this.kicked = false;
       const batch = this.pending.splice(0, this.releaseStride * RELEASE_BATCH);
       const acks = this.takeAcks();
       this.releaseCalls++;
@@ -267,9 +276,10 @@ export class FairGate implements JobDispatcher {
           ...batch,
         )
         .then(
-          ([events, jobs, wake]) => {
+          ([events, jobs, wake, woken]) => {
             this.emit(events);
             this.upkeep.wakeIn(Number(wake));
+            if (woken) this.deps.kick?.(woken);
             void this.sender.send(jobs);
           },
           (error) => {
@@ -286,6 +296,16 @@ export class FairGate implements JobDispatcher {
         });
       this.calls.add(call);
     }
+  }
+
+  /**
+   * Another queue of this queue's budget freed a slot of a tenant this gate holds back: one
+   * release call (coalesced with any due) puts it back in turn and dispatches.
+   */
+  kick(): void {
+    if (this.upkeep.closed) return;
+    this.kicked = true;
+    this.pump();
   }
 
   private takeAcks(): string[] {
@@ -314,7 +334,7 @@ export class FairGate implements JobDispatcher {
   /** The upkeep script once, for `upkeep`: with the acknowledgements taken since the last call. */
   private async runTick(consumerId: string, concurrency: number, ttl: number): Promise<void> {
     const acks = this.takeAcks();
-    const [events, jobs, wake] = await this.redis.tqFairTick(
+    const [events, jobs, wake, woken] = await this.redis.tqFairTick(
       this.base,
       this.config,
       this.options.dispatchBatch,
@@ -330,6 +350,7 @@ export class FairGate implements JobDispatcher {
     );
     this.emit(events);
     this.upkeep.wakeIn(Number(wake));
+    if (woken) this.deps.kick?.(woken);
     await this.sender.send(jobs);
   }
 
@@ -345,6 +366,7 @@ export class FairGate implements JobDispatcher {
     );
     if (op !== 'get') {
       this.upkeep.wakeIn(Number(reply[2]));
+      if (reply[3]) this.deps.kick?.(reply[3] as string[]);
       await this.sender.send((reply as [unknown, string[]])[1]);
     }
     return reply;
@@ -367,7 +389,7 @@ export class FairGate implements JobDispatcher {
       this.deps.logger.warn(Messages.admissionRefused(this.definition.name, id, reason));
       args.push(id, failedIdFor(id), reason, job.name, JSON.stringify(job.data), '{"attempts":1}');
     }
-    const [events, jobs, wake] = await this.redis.tqFairRefuse(
+    const [events, jobs, wake, woken] = await this.redis.tqFairRefuse(
       this.base,
       this.config,
       this.options.dispatchBatch,
@@ -377,6 +399,7 @@ export class FairGate implements JobDispatcher {
     );
     this.emit(events);
     this.upkeep.wakeIn(Number(wake));
+    if (woken) this.deps.kick?.(woken);
     void this.sender.send(jobs);
   }
 

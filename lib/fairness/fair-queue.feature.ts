@@ -7,18 +7,21 @@ import { TenantQueuePlugins } from '../core/queues/tenant-queue-plugins';
 import { Messages } from '../tenant-queue.messages';
 import {
   FairnessQueueOptions,
+  ResolvedFairnessOptions,
   fairnessOf,
   isFairnessOn,
   resolveFairnessOptions,
 } from './fairness-options';
 import { assertLane } from './lanes';
+import { budgetKeyGroup, checkBudget, checkSameBudget } from './fair-budget';
 
 type TenantLaneJob = PreparedJob & { opts: { lane?: string } };
 
 /**
  * What fairness asks of every queue, also under `TenantQueueTestingModule` (no gate there): its
  * `fairness` options valid at `registerQueue`; a job's `lane` one the queue declares; no `parent`
- * on a fair queue (the job waits in the gate, where BullMQ cannot link it to its parent).
+ * on a fair queue (the job waits in the gate, where BullMQ cannot link it to its parent); a
+ * `budget` only on fair queues, the same default cap and rate limit on each of its queues.
  */
 @Injectable()
 export class FairQueueFeature implements QueueFeature {
@@ -26,9 +29,25 @@ export class FairQueueFeature implements QueueFeature {
     plugins.useQueueFeature(this);
   }
 
+  /** The first queue registered in each budget, to check the others against. */
+  private readonly budgets = new Map<string, [queue: string, options: ResolvedFairnessOptions]>();
+
   checkQueue(options: Readonly<CoreQueueOptions>): void {
     const fairness = (options as FairnessQueueOptions).fairness;
-    if (isFairnessOn(fairness)) resolveFairnessOptions(options.name, fairness!);
+    const resolved = isFairnessOn(fairness)
+      ? resolveFairnessOptions(options.name, fairness!)
+      : undefined;
+    const budget = checkBudget(options);
+    if (budget === undefined || !resolved) return;
+    const first = this.budgets.get(budget);
+    if (!first) this.budgets.set(budget, [options.name, resolved]);
+    else checkSameBudget(budget, options.name, resolved, ...first);
+  }
+
+  /** A queue of a budget takes the budget's hash tag (its pools too). */
+  keyGroupOf(options: Readonly<CoreQueueOptions>): string | undefined {
+    const budget = checkBudget(options);
+    return budget === undefined ? undefined : budgetKeyGroup(budget);
   }
 
   jobCheckFor(definition: TenantQueueDefinition): (job: PreparedJob) => void {

@@ -229,6 +229,7 @@ function resolveLanes(
 /** The `fairness` slice of `registerQueue`'s options. */
 export interface FairnessQueueOptions {
   fairness?: TenantFairnessOptions | boolean;
+  budget?: string;
 }
 
 /** A queue's `fairness` option as registered (a pool shares its queue's). */

@@ -60,7 +60,10 @@ export class TenantFairness {
     await this.change(queue, tenantId, 'weight', weight);
   }
 
-  /** Sets a tenant's concurrency cap at run time (0 = none; `null` goes back to the default). */
+  /**
+   * Sets a tenant's concurrency cap at run time (0 = none; `null` goes back to the default). On
+   * a queue of a budget it is set on every queue of the budget this app registers.
+   */
   async setConcurrency(queue: string, tenantId: string, max: number | null): Promise<void> {
     checkConcurrency(max);
     await this.change(queue, tenantId, 'cap', max);
@@ -69,7 +72,8 @@ export class TenantFairness {
   /**
    * Sets a tenant's rate limit on a queue at run time, in every process at once: `{ max, per,
    * burst? }`, `false` for no limit, `null` to go back to its tier, directory record or the
-   * queue's `fairness.rateLimit`.
+   * queue's `fairness.rateLimit`. On a queue of a budget it is set on every queue of the budget
+   * this app registers.
    */
   async setRateLimit(
     queue: string,
@@ -79,7 +83,10 @@ export class TenantFairness {
     checkRate(limit);
     const gate = this.gates.get(queue);
     this.codec.assertTenantId(tenantId);
-    await gate.admin(tenantId, 'rate', limit === null ? '' : encodeRate(limit));
+    // A budget's queues share one rate limit per tenant: set on one, it is set on all.
+    for (const each of this.gates.budgetGates(gate)) {
+      await each.admin(tenantId, 'rate', limit === null ? '' : encodeRate(limit));
+    }
   }
 
   /** Stops admitting a tenant's jobs on a queue (running ones finish); they wait in its backlog. */
@@ -99,7 +106,9 @@ export class TenantFairness {
   private async change(queue: string, tenantId: string, op: string, value: number | null) {
     const gate = this.gates.get(queue);
     this.codec.assertTenantId(tenantId);
-    await gate.admin(tenantId, op, value === null ? '' : String(value));
+    // A budget's queues share one cap per tenant: set on one, it is set on all.
+    const gates = op === 'cap' ? this.gates.budgetGates(gate) : [gate];
+    for (const each of gates) await each.admin(tenantId, op, value === null ? '' : String(value));
   }
 }
 

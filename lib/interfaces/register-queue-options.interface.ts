@@ -30,6 +30,17 @@ export interface RegisterTenantQueueOptions extends CoreQueueOptions {
    */
   fairness?: TenantFairnessOptions | boolean;
   /**
+   * A named budget shared with other fair queues: a tenant's cap (`maxConcurrency`,
+   * `defaultConcurrency`, `TenantFairness.setConcurrency`) and rate limit count its jobs in every
+   * queue of the budget together, so spreading work over queues does not multiply its share.
+   * Needs `fairness`; the queues of one budget need the same `defaultConcurrency` and
+   * `rateLimit`. Same rules as a queue name. The queue's keys (and its pools') move under the
+   * budget's hash tag (`{<prefix>:~budget:<budget>}:<queue>`): drain a queue before adding it to
+   * a budget, removing it, or moving it to another one.
+   * @default undefined
+   */
+  budget?: string;
+  /**
    * Dedicated pools of this queue: each is its own BullMQ queue (named by the pool, same rules
    * as a queue name) with this queue's options and its own fair gate, so a heavy tenant can run
    * on its own workers. The queue's own name is the shared pool. Pools named by `routing`'s map

@@ -3,6 +3,7 @@ import { TenantFairness, TenantQueueModule } from '../../lib';
 import { IMPORTS_QUEUE, ImportProcessor } from './import.processor';
 import { ImportsController } from './imports.controller';
 import { RendersModule } from './renders.module';
+import { ApiBudgetModule } from './api-budget.module';
 
 /**
  * Fair share demo: a fair `imports` queue (each tenant at most 2 chunks admitted at once, at most
@@ -17,6 +18,7 @@ import { RendersModule } from './renders.module';
       fairness: { defaultConcurrency: 2, maxConsecutive: 5, maxBacklog: 10_000 },
     }),
     RendersModule,
+    ApiBudgetModule,
   ],
   controllers: [ImportsController],
   providers: [ImportProcessor],

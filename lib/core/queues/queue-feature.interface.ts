@@ -10,6 +10,11 @@ export interface QueueFeature {
   /** Checks `registerQueue`'s options (the feature's own slice); throws a typed error. */
   checkQueue?(options: Readonly<CoreQueueOptions>): void;
   /**
+   * The key group of a queue (checked options): the queue's keys take the group's hash tag
+   * instead of their own (`{<prefix>:<group>}:<queue>`), and so do its pools'. Undefined: none.
+   */
+  keyGroupOf?(options: Readonly<CoreQueueOptions>): string | undefined;
+  /**
    * The check of each job of this queue as the producer prepares it, before any write, or
    * undefined when the feature has nothing to check on this queue (asked once per queue).
    */

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { TenantQueueDefinition } from '../types/queue-definition.interface';
+import { CoreQueueOptions, TenantQueueDefinition } from '../types/queue-definition.interface';
 import { JobDispatcher, PreparedJob, directDispatcher } from './job-dispatcher.interface';
 import { JobRouter, QueueFeature } from './queue-feature.interface';
 
@@ -61,6 +61,15 @@ export class TenantQueuePlugins {
   /** @internal Every feature's check of a queue's `registerQueue` options. */
   checkQueue(options: Parameters<NonNullable<QueueFeature['checkQueue']>>[0]): void {
     for (const feature of this.queueFeatures) feature.checkQueue?.(options);
+  }
+
+  /** @internal The key group a feature gives a queue (its hash tag), if any. */
+  keyGroupOf(options: Readonly<CoreQueueOptions>): string | undefined {
+    for (const feature of this.queueFeatures) {
+      const group = feature.keyGroupOf?.(options);
+      if (group !== undefined) return group;
+    }
+    return undefined;
   }
 
   /** @internal The features' checks of each job of a queue, as one function (none: undefined). */

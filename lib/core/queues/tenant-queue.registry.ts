@@ -65,7 +65,7 @@ export class TenantQueueRegistry implements OnApplicationShutdown {
       this.createProducer({
         ...definition,
         name: pool,
-        bullPrefix: bullPrefixFor(this.options.prefix, pool),
+        bullPrefix: bullPrefixFor(this.options.prefix, pool, this.plugins.keyGroupOf(input)),
         poolOf: definition.name,
       });
     }
@@ -163,7 +163,7 @@ export class TenantQueueRegistry implements OnApplicationShutdown {
         backoff: input.backoff ?? DEFAULT_BACKOFF,
         ...input.defaultJobOptions,
       },
-      bullPrefix: bullPrefixFor(this.options.prefix, input.name),
+      bullPrefix: bullPrefixFor(this.options.prefix, input.name, this.plugins.keyGroupOf(input)),
       deadLetterCap: input.deadLetterCap ?? DEFAULT_DEAD_LETTER_CAP,
       registered: input,
     };

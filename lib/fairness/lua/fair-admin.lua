@@ -8,7 +8,7 @@
   ARGV[5]  value for weight/cap/rate ('' clears the runtime override; rate: "T:tol" or "none"),
            or the tenant's hints for hints (JSON [weight, cap, rate, lanes])
   get returns {w, dw, cap, dcap, inf, paused, slow, backlog, failures, rl, drl, limitedUntil};
-  the others return {{}, {id, json, priority, ...}, wake ms}.
+  the others return {{}, {id, json, priority, ...}, wake ms, with a budget: the queues it woke}.
 ]]
 local t, op, value = ARGV[3], ARGV[4], ARGV[5]
 local function rateOf()
@@ -41,4 +41,4 @@ if r.paused or capped(r) then deactivate(t) else activate(t) end
 local now = nowMs()
 local out = dispatch(tonumber(ARGV[2]), now)
 flushTenants(now)
-return {{}, out, nextWake(now)}
+return {{}, out, nextWake(now), budgetWoken()}

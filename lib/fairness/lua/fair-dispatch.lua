@@ -239,7 +239,10 @@ local function dispatch(maxN, now)
       got[t] = { ids, 0 }
     end
   end
-  for t in pairs(off) do deactivate(t) end
+  for t in pairs(off) do
+    deactivate(t)
+    if BG and capped(tenants[t]) and backlog(tenants[t]) > 0 then budgetHold(t) end
+  end
   if #picks == 0 then return out end
   local ids, at, lanesOf = {}, {}, {}
   for i, p in ipairs(picks) do

@@ -10,7 +10,8 @@
   ARGV[5]  n, the number of ids acknowledged (sent to BullMQ) that follow
   ARGV[6..5+n] acknowledged ids
   ARGV[6+n..] quadruples: job id, tenant, lane ('' without lanes), job json
-  Returns {'full', tenant, backlog} with nothing written, or {'ok', {id, json, priority, ...}, wake ms}.
+  Returns {'full', tenant, backlog} with nothing written, or {'ok', {id, json, priority, ...}, wake ms,
+  with a budget: the queues it woke}.
 ]]
 local now = nowMs()
 local maxBacklog = tonumber(ARGV[3])
@@ -82,4 +83,4 @@ loadTenants(woken)
 for _, t in ipairs(woken) do activate(t) end
 local out = dispatch(tonumber(ARGV[2]), now)
 flushTenants(now)
-return {'ok', out, nextWake(now)}
+return {'ok', out, nextWake(now), budgetWoken()}

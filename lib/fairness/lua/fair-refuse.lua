@@ -36,4 +36,4 @@ releaseMany(released, now, slowCfg, touched, events)
 afterRelease(touched, now, slowCfg, events)
 local out = dispatch(tonumber(ARGV[2]), now)
 flushTenants(now)
-return {events, out, nextWake(now)}
+return {events, out, nextWake(now), budgetWoken()}

@@ -9,7 +9,8 @@
   ARGV[5..4+n] acknowledged ids
   ARGV[5+n..] pairs: job id, outcome (c completed | f failed for good | x cancelled); with
            share 'time' (cfg.ts) triples: job id, outcome, measured run time (ms, '' unknown)
-  Returns {{event, tenant, failures, ...}, {id, json, priority, ...}, ms until a rate-limited tenant wakes (-1 none)}.
+  Returns {{event, tenant, failures, ...}, {id, json, priority, ...}, ms until a rate-limited tenant wakes (-1 none),
+           with a budget: the queues it woke}.
 ]]
 local now = nowMs()
 local slowCfg = cjson.decode(ARGV[3])
@@ -34,4 +35,4 @@ ack(acks, now)
 afterRelease(touched, now, slowCfg, events)
 local out = dispatch(tonumber(ARGV[2]), now)
 flushTenants(now)
-return {events, out, nextWake(now)}
+return {events, out, nextWake(now), budgetWoken()}

@@ -68,6 +68,7 @@ local function releaseMany(pairsList, now, slowCfg, touched, events, times)
     end
   end
   if TS then releaseTimes(ids, vals, owners, times) end
+  if BG then budgetReleased(touched, tenants) end
   if #gone == 0 then return end
   variadic('HDEL', kJobs, gone)
   variadic('ZREM', kLeases, gone)

@@ -42,6 +42,7 @@ local function loadTenants(list)
     tenants[t] = r
     if r.rl then limited[#limited + 1] = t end
   end
+  if BG then budgetLoad(need, tenants) end
   for _, l in ipairs(LANES) do
     local passes = hmgetMany(pKey(l), need)
     local lens = hmgetMany(bKey(l), need)
@@ -87,7 +88,10 @@ local function backlog(r)
   return n
 end
 
-local function capped(r) return r.cap > 0 and r.inf >= r.cap end
+local function capped(r)
+  if BG then return r.cap > 0 and budgetCapped(r) end
+  return r.cap > 0 and r.inf >= r.cap
+end
 
 -- Writes back what this call changed in each tenant: in-flight count, passes, rate schedule,
 -- backlog lengths. A
@@ -96,6 +100,7 @@ local function capped(r) return r.cap > 0 and r.inf >= r.cap end
 -- and a rate-limit time still ahead stay.
 local function flushTenants(now)
   if next(tenants) == nil then return end
+  local counts = {}
   local infSet, infDel, tatSet, tatDel, passSet, passDel = {}, {}, {}, {}, {}, {}
   local lenSet, lenDel = {}, {}
   for i = 1, #LANES do passSet[i], passDel[i], lenSet[i], lenDel[i] = {}, {}, {}, {} end
@@ -137,6 +142,11 @@ local function flushTenants(now)
         end
         if r.tat ~= r.tat0 then tatSet[#tatSet + 1] = t; tatSet[#tatSet + 1] = fmt(r.tat) end
       end
+      if BG and r.inf ~= r.inf0 then
+        r.binf = math.max(0, budgetInFlight(r))
+        counts[#counts + 1] = t
+        counts[#counts + 1] = r.binf
+      end
       r.dirty = false
       r.inf0, r.tat0 = r.inf, r.tat
       for _, l in ipairs(LANES) do r.pass0[l] = r.pass[l] end
@@ -152,6 +162,7 @@ local function flushTenants(now)
     if #lenSet[i] > 0 then variadic('HSET', bKey(l), lenSet[i]) end
     if #lenDel[i] > 0 then variadic('HDEL', bKey(l), lenDel[i]) end
   end
+  if BG then budgetFlush(tenants, counts) end
 end
 
 -- The tenant's weight inside lane l: run-time override, else its lane weight, else its weight;
@@ -184,7 +195,11 @@ end
 local function activate(t)
   if redis.call('ZSCORE', kLimited, t) then return end
   local r = tenant(t)
-  if r.paused or capped(r) then return end
+  if r.paused then return end
+  if capped(r) then
+    if BG and backlog(r) > 0 then budgetHold(t) end
+    return
+  end
   for _, l in ipairs(LANES) do
     if len(r, l) > 0 then
       local rk = rKey(l)
@@ -200,6 +215,7 @@ end
 
 -- Tenants whose rate limit allows a start again go back in turn.
 local function wakeLimited(now)
+  if BG then budgetWake(loadTenants, activate) end
   local due = redis.call('ZRANGEBYSCORE', kLimited, '-inf', now, 'LIMIT', 0, 200)
   if #due == 0 then return end
   variadic('ZREM', kLimited, due)

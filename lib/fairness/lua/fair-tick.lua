@@ -14,7 +14,8 @@
   ARGV[9]  window per consumer slot (factor)
   ARGV[10] n, the number of acknowledged ids that follow
   ARGV[11..10+n] acknowledged ids
-  Returns {{event, tenant, failures, ...}, {id, json, priority, ...}, ms until a rate-limited tenant wakes (-1 none)}.
+  Returns {{event, tenant, failures, ...}, {id, json, priority, ...}, ms until a rate-limited tenant wakes (-1 none),
+           with a budget: the queues it woke}.
 ]]
 local now = nowMs()
 local slowCfg = cjson.decode(ARGV[3])
@@ -88,6 +89,7 @@ if slowCfg.threshold > 0 then
   for _, t in ipairs(redis.call('SRANDMEMBER', kSlow, 100)) do checkRecovery(t, now, slowCfg, events) end
 end
 for t in pairs(touched) do activate(t) end
+if BG then budgetRecheck(loadTenants, activate) end
 for _, v in ipairs(dispatch(tonumber(ARGV[2]), now)) do out[#out + 1] = v end
 flushTenants(now)
-return {events, out, nextWake(now)}
+return {events, out, nextWake(now), budgetWoken()}

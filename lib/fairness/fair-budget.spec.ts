@@ -1,0 +1,51 @@
+import { InvalidTenantQueueOptionsError } from '../core/errors';
+import { TenantQueuePlugins } from '../core/queues/tenant-queue-plugins';
+import { bullPrefixFor } from '../tenant-queue.constants';
+import { FairQueueFeature } from './fair-queue.feature';
+
+describe('budget (registerQueue({ budget }))', () => {
+  const feature = () => new FairQueueFeature(new TenantQueuePlugins());
+
+  it('puts a budget queue under the budget hash tag, a queue without one under its own', () => {
+    const plugins = new TenantQueuePlugins();
+    new FairQueueFeature(plugins);
+    const group = plugins.keyGroupOf({
+      name: 'api-a',
+      budget: 'tenant-api',
+      fairness: true,
+    } as never);
+    expect(bullPrefixFor('tq', 'api-a', group)).toBe('{tq:~budget:tenant-api}:api-a');
+    expect(plugins.keyGroupOf({ name: 'solo', fairness: true } as never)).toBeUndefined();
+    expect(bullPrefixFor('tq', 'solo', undefined)).toBe('{tq:solo}');
+  });
+
+  it('refuses a budget without fairness, or with a name that is not a queue name', () => {
+    expect(() => feature().checkQueue({ name: 'q', budget: 'b' } as never)).toThrow(
+      /"registerQueue\(q\)\.budget": budget "b" shares .* needs fairness/,
+    );
+    for (const budget of ['a:b', '', '~x', 3]) {
+      expect(() => feature().checkQueue({ name: 'q', budget, fairness: true } as never)).toThrow(
+        InvalidTenantQueueOptionsError,
+      );
+    }
+  });
+
+  it('refuses queues of one budget with different default caps or rate limits', () => {
+    const one = feature();
+    one.checkQueue({ name: 'q1', budget: 'b', fairness: { defaultConcurrency: 2 } } as never);
+    one.checkQueue({ name: 'q1', budget: 'b', fairness: { defaultConcurrency: 2 } } as never);
+    expect(() =>
+      one.checkQueue({ name: 'q2', budget: 'b', fairness: { defaultConcurrency: 3 } } as never),
+    ).toThrow(/"registerQueue\(q2\)\.fairness\.defaultConcurrency": queues "q1" and "q2" share/);
+    expect(() =>
+      one.checkQueue({
+        name: 'q3',
+        budget: 'b',
+        fairness: { defaultConcurrency: 2, rateLimit: { max: 5, per: 1000 } },
+      } as never),
+    ).toThrow(/fairness\.rateLimit/);
+    // Another budget, or no budget, is not compared.
+    one.checkQueue({ name: 'q4', budget: 'c', fairness: { defaultConcurrency: 3 } } as never);
+    one.checkQueue({ name: 'q5', fairness: { defaultConcurrency: 3 } } as never);
+  });
+});
