@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { Queue } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import { TenantBacklogFullError } from '../core/errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import {
@@ -22,9 +22,15 @@ export type FairOutcome = 'c' | 'f' | 'x';
 
 /**
  * Directory/tier hints per tenant: [weight, cap, rate ("T:tol:..." or "none"), lane weights
- * (JSON)], `false` where neither says anything.
+ * (JSON), floor], `false` where neither says anything.
  */
-export type FairHint = [number | false, number | false, string | false, string | false];
+export type FairHint = [
+  number | false,
+  number | false,
+  string | false,
+  string | false,
+  number | false,
+];
 /** Hints by tenant id (a Map: a tenant may be called `constructor` or `__proto__`). */
 export type FairHints = Map<string, FairHint>;
 
@@ -67,6 +73,7 @@ export class FairGate implements JobDispatcher {
   private readonly sender: FairGateSender;
   private readonly laneIndex = new Map<string, number>();
   private readonly laneOfJob = new Map<string, string>();
+  private readonly prioritized: boolean;
 
   constructor(
     readonly definition: TenantQueueDefinition,
@@ -74,6 +81,7 @@ export class FairGate implements JobDispatcher {
     private readonly deps: FairGateDeps,
   ) {
     this.base = `${definition.bullPrefix}:~fair`;
+    this.prioritized = options.lanes.length > 1 || options.priorityByTurn;
     this.jobPrefix = `${definition.bullPrefix}:${definition.name}:`;
     this.upkeep = new FairGateUpkeep(
       definition.name,
@@ -91,6 +99,7 @@ export class FairGate implements JobDispatcher {
       tp: options.priorityByTurn && options.lanes.length < 2,
       dw: options.defaultWeight,
       dcap: options.defaultConcurrency,
+      ...(options.defaultMinConcurrency ? { dmin: options.defaultMinConcurrency } : {}),
       k: options.maxConsecutive,
       win: options.window,
       minWin: options.minWindow,
@@ -104,6 +113,7 @@ export class FairGate implements JobDispatcher {
     this.sender = new FairGateSender({
       queueName: definition.name,
       lanes: options.lanes.length > 1,
+      prioritized: this.prioritized,
       bullQueue: deps.bullQueue,
       logger: deps.logger,
       delivered: (jobs) => this.acknowledge(jobs),
@@ -241,6 +251,49 @@ export class FairGate implements JobDispatcher {
     this.pump();
   }
 
+  /**
+   * Whether BullMQ got this job at the top priority, as every job of a tenant with a floor
+   * (fair-floor.lua): priority 0 where the gate prioritizes the others, else `lifo`.
+   */
+  isTop(job: Job): boolean {
+    return this.prioritized ? !job.opts.priority : job.opts.lifo === true;
+  }
+
+  /**
+   * Frees a floor tenant's job in a call of its own and waits for what that call admits to reach
+   * BullMQ: the tenant's next job is then at BullMQ's head before the worker slot this job frees
+   * fetches its next job, so the slot goes straight to it.
+   */
+  releaseNow(jobId: string, outcome: FairOutcome): Promise<void> {
+    if (this.upkeep.closed) return Promise.resolve();
+    const acks = this.takeAcks();
+    const call: Promise<void> = this.redis
+      .tqFairRelease(
+        this.base,
+        this.config,
+        this.options.dispatchBatch,
+        this.slowConfig,
+        acks.length,
+        ...acks,
+        jobId,
+        outcome,
+      )
+      .then(
+        ([events, jobs, wake]) => {
+          this.emit(events);
+          this.upkeep.wakeIn(Number(wake));
+          return this.sender.send(jobs);
+        },
+        (error) => {
+          if (!this.upkeep.closed)
+            this.deps.logger.warn(`fair release ${this.definition.name}: ${error}`);
+        },
+      )
+      .finally(() => this.calls.delete(call));
+    this.calls.add(call);
+    return call;
+  }
+
   private pump(): void {
     while (
       this.releaseCalls < RELEASE_CALLS &&
@@ -326,7 +379,7 @@ export class FairGate implements JobDispatcher {
     await this.sender.send(jobs);
   }
 
-  /** Runs an admin operation (weight, cap, pause, resume) and sends what it admits. */
+  /** Runs an admin operation (weight, cap, min, pause, resume) and sends what it admits. */
   async admin(tenantId: string, op: string, value = ''): Promise<unknown[]> {
     const reply = await this.redis.tqFairAdmin(
       this.base,
@@ -336,7 +389,7 @@ export class FairGate implements JobDispatcher {
       op,
       value,
     );
-    if (op !== 'get') {
+    if (op !== 'get' && op !== 'floors') {
       this.upkeep.wakeIn(Number(reply[2]));
       await this.sender.send((reply as [unknown, string[]])[1]);
     }

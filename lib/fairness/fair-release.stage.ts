@@ -28,6 +28,8 @@ export class FairReleaseStage implements JobStage {
     if (!gate) return next();
     const id = context.job.id!;
     return next().then((result) => {
+      // A floor tenant's job: its slot waits for the tenant's next job (see releaseNow).
+      if (gate.isTop(context.job)) return gate.releaseNow(id, 'c').then(() => result);
       gate.release(id, 'c');
       return result;
     });

@@ -10,6 +10,7 @@ export interface ResolvedFairnessOptions {
   defaultWeight: number;
   maxConsecutive: number;
   defaultConcurrency: number;
+  defaultMinConcurrency: number;
   maxBacklog: number;
   window: number;
   windowPerSlot: number;
@@ -56,6 +57,7 @@ const RULES: Rule[] = [
   ['defaultWeight', Number.MIN_VALUE, false, 1e6],
   ['maxConsecutive', 1, true],
   ['defaultConcurrency', 0, true],
+  ['defaultMinConcurrency', 0, true],
   ['maxBacklog', 0, true],
   ['window', 1, true],
   ['windowPerSlot', 1, false, 1000],
@@ -127,6 +129,10 @@ export function resolveFairnessOptions(
     throw invalid(queue, 'priorityByTurn', 'must be a boolean');
   }
   checkNumbers(queue, '', options, RULES);
+  const { defaultConcurrency: cap = 0, defaultMinConcurrency: floor = 0 } = options;
+  if (cap > 0 && floor > cap) {
+    throw invalid(queue, 'defaultMinConcurrency', `must not be above defaultConcurrency (${cap})`);
+  }
   const slow = options.slowLane === false ? { failureThreshold: 0 } : (options.slowLane ?? {});
   if (typeof slow !== 'object' || Array.isArray(slow)) {
     throw invalid(queue, 'slowLane', 'must be an object or false');
@@ -151,6 +157,7 @@ export function resolveFairnessOptions(
     defaultWeight: options.defaultWeight ?? 1,
     maxConsecutive: options.maxConsecutive ?? 5,
     defaultConcurrency: options.defaultConcurrency ?? 0,
+    defaultMinConcurrency: options.defaultMinConcurrency ?? 0,
     maxBacklog: options.maxBacklog ?? 0,
     window: options.window ?? 0,
     windowPerSlot: options.windowPerSlot ?? 4,
