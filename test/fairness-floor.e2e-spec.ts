@@ -104,9 +104,13 @@ async function enqueue(
  * that BullMQ leaves a slot empty between two jobs (moveToFinished, the next fetch), which no
  * gate can remove, so a sample below the floor says something about the gate.
  */
-async function floodSamples(directory: InMemoryTenantDirectory, jobs: number) {
+async function floodSamples(
+  directory: InMemoryTenantDirectory,
+  jobs: number,
+  fairness: TenantFairnessOptions = {},
+) {
   const running = new Running();
-  const moduleRef = await boot({ fairness: {}, concurrency: 8, running, directory });
+  const moduleRef = await boot({ fairness, concurrency: 8, running, directory });
   try {
     for (const tenant of ['A', 'B', 'C']) await enqueue(moduleRef, tenant, 2000);
     await waitFor(() => running.startsOf('A') >= 20, 'the flood running');
@@ -142,18 +146,25 @@ describe('fair gate: a guaranteed floor with burst (real Redis)', () => {
     jest.restoreAllMocks();
   });
 
-  it('keeps a tenant with minConcurrency 2 at >= 2 running under a 3-tenant flood', async () => {
-    const directory = new InMemoryTenantDirectory([
-      ...flooders,
-      { id: 'F', status: 'active', minConcurrency: 2, maxConcurrency: 6 },
-    ]);
-    const { samples, maxF, flood } = await floodSamples(directory, 50);
-    expect(samples.length).toBeGreaterThan(10);
-    expect(Math.min(...samples)).toBeGreaterThanOrEqual(2);
-    // Its cap still holds, and the flood kept running meanwhile (work-conserving).
-    expect(maxF).toBeLessThanOrEqual(6);
-    expect(flood).toBeGreaterThan(100);
-  });
+  // Plain: F's jobs go in with lifo; with lanes (BullMQ priorities 1/2) with priority 0.
+  it.each([
+    ['a plain fair queue', {}],
+    ['a queue with lanes', { lanes: { interactive: { share: 0.5 }, bulk: { share: 0.5 } } }],
+  ])(
+    'keeps a tenant with minConcurrency 2 at >= 2 running under a 3-tenant flood (%s)',
+    async (_, fairness) => {
+      const directory = new InMemoryTenantDirectory([
+        ...flooders,
+        { id: 'F', status: 'active', minConcurrency: 2, maxConcurrency: 6 },
+      ]);
+      const { samples, maxF, flood } = await floodSamples(directory, 50, fairness);
+      expect(samples.length).toBeGreaterThan(10);
+      expect(Math.min(...samples)).toBeGreaterThanOrEqual(2);
+      // Its cap still holds, and the flood kept running meanwhile (work-conserving).
+      expect(maxF).toBeLessThanOrEqual(6);
+      expect(flood).toBeGreaterThan(100);
+    },
+  );
 
   it('without minConcurrency the same tenant drops below 2 running (the floor is what holds it)', async () => {
     const directory = new InMemoryTenantDirectory([
