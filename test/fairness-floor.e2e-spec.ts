@@ -14,6 +14,7 @@ import {
   TenantTierOptions,
   TenantWorkerHost,
 } from '../lib';
+import { TenantQueueRedis } from '../lib/core/redis/tenant-queue.redis';
 import { testRootImports, tieredRootOptions } from './support/test-module';
 import { uniquePrefix } from './support/redis-url';
 import { sleep, waitFor } from './support/wait';
@@ -188,6 +189,29 @@ describe('fair gate: a guaranteed floor with burst (real Redis)', () => {
     await enqueue(moduleRef, 'F', 120);
     await waitFor(() => running.startsOf('F') === 120, "F's jobs started");
     expect(running.max.get('F')).toBe(6);
+  });
+
+  it('gives every tenant the queue default floor and leaves no floor bookkeeping behind', async () => {
+    const running = new Running();
+    moduleRef = await boot({
+      fairness: { defaultMinConcurrency: 1, defaultConcurrency: 3 },
+      concurrency: 4,
+      running,
+    });
+    for (const tenant of ['A', 'B', 'C', 'F']) await enqueue(moduleRef, tenant, 60, [5, 10]);
+    const all = () => ['A', 'B', 'C', 'F'].reduce((sum, t) => sum + running.startsOf(t), 0);
+    await waitFor(() => all() === 240, 'every job started');
+    expect(await moduleRef.get(TenantFairness).getTenant('floor', 'F')).toMatchObject({
+      minConcurrency: 1,
+      minConcurrencyOverride: null,
+    });
+    for (const tenant of ['A', 'B', 'C', 'F'])
+      expect(running.max.get(tenant)).toBeLessThanOrEqual(3);
+    const base = `${moduleRef.get(TenantQueueRegistry).getQueue('floor').definition.bullPrefix}:~fair`;
+    const redis = moduleRef.get(TenantQueueRedis).client;
+    await waitFor(async () => (await redis.hlen(`${base}:inf`)) === 0, 'every slot released');
+    expect(await redis.scard(`${base}:below`)).toBe(0);
+    expect(Number((await redis.hget(`${base}:state`, 'below')) ?? 0)).toBe(0);
   });
 
   it('warns when the known floors exceed the workers, and refuses a floor above the cap', async () => {
