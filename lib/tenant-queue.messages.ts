@@ -156,6 +156,13 @@ export const Messages = {
     `it gets a reduced share until its failures drop.`,
   slowLaneLeave: (queue: string, tenantId: string, failures: number) =>
     `tenant ${tenantId} left the slow lane of queue "${queue}" (${failures} recent failures).`,
+  floorAboveCap: (queue: string, tenantId: string, floor: number, cap: number) =>
+    `Invalid minConcurrency ${floor} for tenant "${tenantId}" on queue "${queue}": it must not be ` +
+    `above the tenant's cap (${cap}). Raise the cap first (setConcurrency), or pass a floor <= ${cap}.`,
+  floorsOverSlots: (queue: string, floors: string, sum: number, slots: number) =>
+    `the guaranteed floors (minConcurrency) of queue "${queue}" add up to ${sum} slots (${floors}) ` +
+    `but its live workers have ${slots}: when those tenants are busy at once not every floor can ` +
+    `hold. Lower the floors, or add workers or concurrency to the queue.`,
   // docs
   rootModuleMissing: (queues: string[]) =>
     `TenantQueueModule.registerQueue(${queues.map((q) => `{ name: '${q}' }`).join(', ')}) needs ` +

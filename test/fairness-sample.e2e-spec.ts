@@ -36,4 +36,16 @@ describe('sample FairnessDemoModule over HTTP', () => {
     expect(state.body.backlog).toBeGreaterThan(150);
     expect(state.body.inFlight).toBeLessThanOrEqual(2);
   });
+
+  it("sets a tenant's guaranteed floor under its cap", async () => {
+    const res = await request(app.getHttpServer())
+      .put('/imports/fairness/globex/floor')
+      .send({ min: 1 })
+      .expect(200);
+    expect(res.body).toMatchObject({
+      concurrency: 2,
+      minConcurrency: 1,
+      minConcurrencyOverride: 1,
+    });
+  });
 });

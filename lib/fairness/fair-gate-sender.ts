@@ -16,6 +16,8 @@ export interface FairGateSenderDeps {
   queueName: string;
   /** Whether the queue has lanes (their priorities win over a job's own). */
   lanes: boolean;
+  /** Whether the gate gives admitted jobs BullMQ priorities (lanes, priority by turn). */
+  prioritized: boolean;
   bullQueue: () => Queue;
   logger: Logger;
   /** BullMQ has these jobs now: the gate acknowledges them in its next call. */
@@ -70,6 +72,8 @@ export class FairGateSender {
       // refuses with a priority).
       if (priority > 0 && (this.deps.lanes || !(job.opts.priority || job.opts.lifo))) {
         job.opts.priority = priority;
+      } else if (priority < 0) {
+        this.top(job.opts);
       }
       jobs.push(job);
     }
@@ -87,6 +91,16 @@ export class FairGateSender {
       .finally(() => this.sends.delete(sent));
     this.sends.add(sent);
     return sent;
+  }
+
+  /**
+   * A floor tenant's job (fair-floor.lua): ahead of every other admitted job. BullMQ takes its
+   * wait list (priority 0) before any prioritized job, from the head `lifo` pushes to: priority 0
+   * where the gate prioritizes the others, else `lifo`.
+   */
+  private top(opts: AdmittedJob['opts']): void {
+    if (opts.priority) opts.priority = 0;
+    if (!this.deps.prioritized) opts.lifo = true;
   }
 
   /**

@@ -42,6 +42,7 @@ export class FairGateRegistry
   readonly events = new EventEmitter();
   private readonly unsubscribe: () => void;
   private sweepTimer: NodeJS.Timeout | undefined;
+  private floorTimer: NodeJS.Timeout | undefined;
   private sweeping = false;
   private readonly prefix: string;
 
@@ -74,6 +75,16 @@ export class FairGateRegistry
 
   onApplicationBootstrap(): void {
     for (const gate of this.gates.values()) gate.start();
+    // Once this app's workers (started at bootstrap too) have joined the window.
+    this.floorTimer = setTimeout(() => {
+      for (const gate of this.gates.values()) {
+        void gate
+          .tick()
+          .then(() => this.checkFloors(gate))
+          .catch((error) => this.logger.warn(`floor check: ${error}`));
+      }
+    }, 0);
+    this.floorTimer.unref();
     if (this.tiers.configured && this.gates.size > 0) {
       this.sweepTimer = setInterval(() => void this.sweepHints(), Math.max(1000, this.hintTtl));
       this.sweepTimer.unref();
@@ -148,6 +159,7 @@ export class FairGateRegistry
 
   async beforeApplicationShutdown(): Promise<void> {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
+    if (this.floorTimer) clearTimeout(this.floorTimer);
     // Workers first, so their last completions still free slots before the gates close.
     await this.launcher.close();
     const gates = [...this.gates.values()];
@@ -208,6 +220,37 @@ export class FairGateRegistry
     if (hint) await gate.admin(tenantId, 'hints', JSON.stringify(hint));
   }
 
+  /**
+   * Warns when the floors (minConcurrency) the gate knows exceed the queue's live worker slots:
+   * the sum of the floors recorded per tenant (run-time settings, and the tier/directory floors of
+   * the tenants seen), and any single floor a tenant would get from the queue default or a tier.
+   */
+  async checkFloors(gate: FairGate): Promise<void> {
+    const [sum, tenants, slots] = (await gate.admin('', 'floors')).map(Number);
+    if (!(slots > 0)) return;
+    const queue = gate.definition.name;
+    if (sum > slots) {
+      this.logger.warn(
+        Messages.floorsOverSlots(queue, `the floors of ${tenants} tenants recorded`, sum, slots),
+      );
+    }
+    const single: [string, number][] = [['the queue default', gate.options.defaultMinConcurrency]];
+    const limitsOf = gate.definition.poolOf ?? queue;
+    for (const name of this.tiers.tierNames()) {
+      const tier = this.tiers.tier(name)!;
+      const own = tier.queues && Object.hasOwn(tier.queues, limitsOf) ? tier.queues[limitsOf] : {};
+      const floor = own.minConcurrency ?? tier.minConcurrency;
+      if (floor !== undefined) single.push([`tier "${name}"`, floor]);
+    }
+    for (const [where, floor] of single) {
+      if (floor > slots) {
+        this.logger.warn(
+          Messages.floorsOverSlots(queue, `one tenant's floor from ${where}`, floor, slots),
+        );
+      }
+    }
+  }
+
   /** A tier or directory change, applied now to every fair queue of this app (all processes). */
   private async refreshHints(tenantId: string): Promise<void> {
     for (const gate of this.gates.values()) {
@@ -222,11 +265,12 @@ const HINT_SWEEP = 100;
 
 /** A tenant's limits as the gate stores them (see `FairHint`). */
 function toHint(limits: TenantLimits): FairHint {
-  const { weight, maxConcurrency: cap, rateLimit, lanes } = limits;
+  const { weight, maxConcurrency: cap, minConcurrency: floor, rateLimit, lanes } = limits;
   return [
     typeof weight === 'number' && weight > 0 ? weight : false,
     typeof cap === 'number' && cap >= 0 ? Math.floor(cap) : false,
     rateLimit === undefined ? false : encodeRate(rateLimit),
     lanes && Object.keys(lanes).length ? JSON.stringify(lanes) : false,
+    typeof floor === 'number' && floor >= 0 ? Math.floor(floor) : false,
   ];
 }

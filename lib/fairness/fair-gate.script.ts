@@ -28,13 +28,14 @@ const FILES: Record<keyof FairCommands, string> = {
 /**
  * The prelude every gate script shares, in this order (each file uses what the ones before it
  * define): keys and helpers, a budget's shared state, the tenants' state, fair share of time,
- * dispatch, what follows an admission.
+ * floors, dispatch, what follows an admission.
  */
 const PRELUDE = [
   'fair-keys.lua',
   'fair-budget.lua',
   'fair-tenants.lua',
   'fair-time.lua',
+  'fair-floor.lua',
   'fair-dispatch.lua',
   'fair-settle.lua',
 ];

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { Queue } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import { TenantBacklogFullError } from '../core/errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import {
@@ -22,9 +22,15 @@ export type FairOutcome = 'c' | 'f' | 'x';
 
 /**
  * Directory/tier hints per tenant: [weight, cap, rate ("T:tol:..." or "none"), lane weights
- * (JSON)], `false` where neither says anything.
+ * (JSON), floor], `false` where neither says anything.
  */
-export type FairHint = [number | false, number | false, string | false, string | false];
+export type FairHint = [
+  number | false,
+  number | false,
+  string | false,
+  string | false,
+  number | false,
+];
 /** Hints by tenant id (a Map: a tenant may be called `constructor` or `__proto__`). */
 export type FairHints = Map<string, FairHint>;
 
@@ -76,6 +82,7 @@ export class FairGate implements JobDispatcher {
   private readonly sender: FairGateSender;
   private readonly laneIndex = new Map<string, number>();
   private readonly laneOfJob = new Map<string, string>();
+  private readonly prioritized: boolean;
 
   constructor(
     readonly definition: TenantQueueDefinition,
@@ -85,6 +92,7 @@ export class FairGate implements JobDispatcher {
     this.base = `${definition.bullPrefix}:~fair`;
     this.timeShare = options.share === 'time';
     this.releaseStride = this.timeShare ? 3 : 2;
+    this.prioritized = options.lanes.length > 1 || options.priorityByTurn;
     this.jobPrefix = `${definition.bullPrefix}:${definition.name}:`;
     this.upkeep = new FairGateUpkeep(
       definition.name,
@@ -102,6 +110,7 @@ export class FairGate implements JobDispatcher {
       tp: options.priorityByTurn && options.lanes.length < 2,
       dw: options.defaultWeight,
       dcap: options.defaultConcurrency,
+      ...(options.defaultMinConcurrency ? { dmin: options.defaultMinConcurrency } : {}),
       k: options.maxConsecutive,
       win: options.window,
       minWin: options.minWindow,
@@ -117,6 +126,7 @@ export class FairGate implements JobDispatcher {
     this.sender = new FairGateSender({
       queueName: definition.name,
       lanes: options.lanes.length > 1,
+      prioritized: this.prioritized,
       bullQueue: deps.bullQueue,
       logger: deps.logger,
       delivered: (jobs) => this.acknowledge(jobs),
@@ -256,6 +266,49 @@ export class FairGate implements JobDispatcher {
     this.pump();
   }
 
+  /**
+   * Whether BullMQ got this job at the top priority, as every job of a tenant with a floor
+   * (fair-floor.lua): priority 0 where the gate prioritizes the others, else `lifo`.
+   */
+  isTop(job: Job): boolean {
+    return this.prioritized ? !job.opts.priority : job.opts.lifo === true;
+  }
+
+  /**
+   * Frees a floor tenant's job in a call of its own and waits for what that call admits to reach
+   * BullMQ: the tenant's next job is then at BullMQ's head before the worker slot this job frees
+   * fetches its next job, so the slot goes straight to it.
+   */
+  releaseNow(jobId: string, outcome: FairOutcome): Promise<void> {
+    if (this.upkeep.closed) return Promise.resolve();
+    const acks = this.takeAcks();
+    const call: Promise<void> = this.redis
+      .tqFairRelease(
+        this.base,
+        this.config,
+        this.options.dispatchBatch,
+        this.slowConfig,
+        acks.length,
+        ...acks,
+        jobId,
+        outcome,
+      )
+      .then(
+        ([events, jobs, wake]) => {
+          this.emit(events);
+          this.upkeep.wakeIn(Number(wake));
+          return this.sender.send(jobs);
+        },
+        (error) => {
+          if (!this.upkeep.closed)
+            this.deps.logger.warn(`fair release ${this.definition.name}: ${error}`);
+        },
+      )
+      .finally(() => this.calls.delete(call));
+    this.calls.add(call);
+    return call;
+  }
+
   private pump(): void {
     while (
       this.releaseCalls < RELEASE_CALLS &&
@@ -354,7 +407,7 @@ export class FairGate implements JobDispatcher {
     await this.sender.send(jobs);
   }
 
-  /** Runs an admin operation (weight, cap, pause, resume) and sends what it admits. */
+  /** Runs an admin operation (weight, cap, min, pause, resume) and sends what it admits. */
   async admin(tenantId: string, op: string, value = ''): Promise<unknown[]> {
     const reply = await this.redis.tqFairAdmin(
       this.base,
@@ -364,7 +417,7 @@ export class FairGate implements JobDispatcher {
       op,
       value,
     );
-    if (op !== 'get') {
+    if (op !== 'get' && op !== 'floors') {
       this.upkeep.wakeIn(Number(reply[2]));
       if (reply[3]) this.deps.kick?.(reply[3] as string[]);
       await this.sender.send((reply as [unknown, string[]])[1]);

@@ -10,6 +10,7 @@ export interface ResolvedFairnessOptions {
   defaultWeight: number;
   maxConsecutive: number;
   defaultConcurrency: number;
+  defaultMinConcurrency: number;
   maxBacklog: number;
   window: number;
   windowPerSlot: number;
@@ -58,6 +59,7 @@ const RULES: Rule[] = [
   ['defaultWeight', Number.MIN_VALUE, false, 1e6],
   ['maxConsecutive', 1, true],
   ['defaultConcurrency', 0, true],
+  ['defaultMinConcurrency', 0, true],
   ['maxBacklog', 0, true],
   ['window', 1, true],
   ['windowPerSlot', 1, false, 1000],
@@ -134,6 +136,10 @@ export function resolveFairnessOptions(
     throw invalid(queue, 'share', `must be 'jobs' or 'time' (got ${JSON.stringify(share)})`);
   }
   checkNumbers(queue, '', options, RULES);
+  const { defaultConcurrency: cap = 0, defaultMinConcurrency: floor = 0 } = options;
+  if (cap > 0 && floor > cap) {
+    throw invalid(queue, 'defaultMinConcurrency', `must not be above defaultConcurrency (${cap})`);
+  }
   const slow = options.slowLane === false ? { failureThreshold: 0 } : (options.slowLane ?? {});
   if (typeof slow !== 'object' || Array.isArray(slow)) {
     throw invalid(queue, 'slowLane', 'must be an object or false');
@@ -159,6 +165,7 @@ export function resolveFairnessOptions(
     // In time share a turn of short jobs takes many jobs: K caps the run-time ratio honoured.
     maxConsecutive: options.maxConsecutive ?? (share === 'time' ? 1000 : 5),
     defaultConcurrency: options.defaultConcurrency ?? 0,
+    defaultMinConcurrency: options.defaultMinConcurrency ?? 0,
     maxBacklog: options.maxBacklog ?? 0,
     window: options.window ?? 0,
     windowPerSlot: options.windowPerSlot ?? 4,

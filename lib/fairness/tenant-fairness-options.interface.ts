@@ -74,6 +74,16 @@ export interface TenantFairnessOptions {
    */
   defaultConcurrency?: number;
   /**
+   * Guaranteed floor of every tenant: the slots it keeps whenever it has work, even under other
+   * tenants' floods, while its cap stays the burst ceiling. Its jobs are admitted out of turn
+   * (beyond a full window if need be) and run next, ahead of jobs admitted before them. A
+   * tenant's own `minConcurrency` (tier, directory) or `TenantFairness.setMinConcurrency` wins
+   * over it. Keep the floors of the tenants busy at once within the workers' total concurrency
+   * (a warning says when the known floors exceed it). `0` means no floor.
+   * @default 0
+   */
+  defaultMinConcurrency?: number;
+  /**
    * Most jobs one tenant may have waiting in the gate; beyond it `add`/`addBulk` throw
    * `TenantBacklogFullError` and write nothing. `0` means no limit.
    * @default 0

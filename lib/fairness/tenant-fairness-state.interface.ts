@@ -19,6 +19,13 @@ export interface TenantFairnessState {
   concurrency: number;
   /** Cap set at run time with `setConcurrency`, if any. */
   concurrencyOverride: number | null;
+  /**
+   * Guaranteed floor in use (0 = none; at most the cap): run-time override, else tier/directory,
+   * else the queue's `fairness.defaultMinConcurrency`.
+   */
+  minConcurrency: number;
+  /** Floor set at run time with `setMinConcurrency`, if any. */
+  minConcurrencyOverride: number | null;
   paused: boolean;
   /** In the slow lane: served at `slowLane.share` of its weight until failures drop. */
   slowLane: boolean;

@@ -13,9 +13,9 @@ const num = (value: unknown): number | null =>
   value === null || value === undefined || value === false ? null : Number(value);
 
 /**
- * Runtime API of the fair gate: read a tenant's backlog, in-flight count, weight, cap, pause and
- * slow-lane state on a fair queue, and change weight, cap and pause. Changes live in Redis and
- * apply at once in every process.
+ * Runtime API of the fair gate: read a tenant's backlog, in-flight count, weight, cap, floor,
+ * pause and slow-lane state on a fair queue, and change weight, cap, floor and pause. Changes
+ * live in Redis and apply at once in every process.
  * @publicApi
  */
 @Injectable()
@@ -29,12 +29,16 @@ export class TenantFairness {
     const gate = this.gates.get(queue);
     this.codec.assertTenantId(tenantId);
     await this.gates.ensureHints(gate, tenantId);
-    const [w, dw, cap, dcap, inf, paused, slow, backlog, failures, rl, drl, limitedUntil] =
-      await gate.admin(tenantId, 'get');
+    const reply = await gate.admin(tenantId, 'get');
+    const [w, dw, cap, dcap, inf, paused, slow, backlog, failures, rl, drl, limitedUntil] = reply;
+    const [min, dmin] = reply.slice(12);
     const rateLimitOverride = decodeRate(rl);
     const rateLimit = rateLimitOverride ?? decodeRate(drl) ?? gate.options.rateLimit ?? false;
     const weightOverride = num(w);
     const concurrencyOverride = num(cap);
+    const concurrency = concurrencyOverride ?? num(dcap) ?? gate.options.defaultConcurrency;
+    const minConcurrencyOverride = num(min);
+    const floor = minConcurrencyOverride ?? num(dmin) ?? gate.options.defaultMinConcurrency;
     return {
       queue,
       tenantId,
@@ -42,8 +46,10 @@ export class TenantFairness {
       inFlight: Math.max(0, Number(inf ?? 0)),
       weight: weightOverride ?? num(dw) ?? gate.options.defaultWeight,
       weightOverride,
-      concurrency: concurrencyOverride ?? num(dcap) ?? gate.options.defaultConcurrency,
+      concurrency,
       concurrencyOverride,
+      minConcurrency: concurrency > 0 ? Math.min(floor, concurrency) : floor,
+      minConcurrencyOverride,
       paused: paused === '1',
       slowLane: slow === '1',
       recentFailures: Number(failures),
@@ -67,6 +73,34 @@ export class TenantFairness {
   async setConcurrency(queue: string, tenantId: string, max: number | null): Promise<void> {
     checkConcurrency(max);
     await this.change(queue, tenantId, 'cap', max);
+  }
+
+  /**
+   * Sets a tenant's guaranteed floor at run time: the slots it keeps whenever it has work, even
+   * under other tenants' floods; its cap stays the burst ceiling (0 = no floor; `null` goes back
+   * to its tier, directory record or the queue's `fairness.defaultMinConcurrency`). Not above the
+   * tenant's cap. Logs a warning when the floors the gate knows add up to more than the queue's
+   * live worker slots.
+   */
+  async setMinConcurrency(queue: string, tenantId: string, min: number | null): Promise<void> {
+    if (min !== null && !(Number.isInteger(min) && min >= 0)) {
+      throw new InvalidTenantQueueOptionsError(
+        Messages.invalidFairnessValue(
+          'minConcurrency',
+          'it must be an integer >= 0 (0 = no floor)',
+        ),
+      );
+    }
+    if (min) {
+      const { concurrency } = await this.getTenant(queue, tenantId);
+      if (concurrency > 0 && min > concurrency) {
+        throw new InvalidTenantQueueOptionsError(
+          Messages.floorAboveCap(queue, tenantId, min, concurrency),
+        );
+      }
+    }
+    await this.change(queue, tenantId, 'min', min);
+    if (min) await this.gates.checkFloors(this.gates.get(queue));
   }
 
   /**

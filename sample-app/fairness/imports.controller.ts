@@ -10,7 +10,8 @@ import { IMPORTS_QUEUE, ImportChunk } from './import.processor';
 
 /**
  * `POST /imports {"rows": 200000}` with `x-tenant-id` splits one big import into chunk jobs;
- * `GET /imports/fairness/:tenantId` shows that tenant's backlog, in-flight, weight and state.
+ * `GET /imports/fairness/:tenantId` shows that tenant's backlog, in-flight, weight and state;
+ * `PUT .../weight` and `PUT .../floor` change its weight and its guaranteed floor.
  */
 @Controller('imports')
 export class ImportsController {
@@ -44,6 +45,13 @@ export class ImportsController {
   @Put('fairness/:tenantId/weight')
   async weight(@Param('tenantId') tenantId: string, @Body() body: { weight: number | null }) {
     await this.fairness.setWeight(IMPORTS_QUEUE, tenantId, body.weight);
+    return this.fairness.getTenant(IMPORTS_QUEUE, tenantId);
+  }
+
+  /** `{"min": 1}`: the tenant keeps 1 chunk running whatever others import (its cap, 2, stays the burst). */
+  @Put('fairness/:tenantId/floor')
+  async floor(@Param('tenantId') tenantId: string, @Body() body: { min: number | null }) {
+    await this.fairness.setMinConcurrency(IMPORTS_QUEUE, tenantId, body.min);
     return this.fairness.getTenant(IMPORTS_QUEUE, tenantId);
   }
 }

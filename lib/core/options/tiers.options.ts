@@ -7,7 +7,7 @@ import {
 } from '../types/tenant-tier-options.interface';
 
 const TIER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-const LIMIT_KEYS = new Set(['weight', 'maxConcurrency', 'rateLimit', 'lanes']);
+const LIMIT_KEYS = new Set(['weight', 'maxConcurrency', 'minConcurrency', 'rateLimit', 'lanes']);
 const TIER_KEYS = new Set([...LIMIT_KEYS, 'queues', 'pools']);
 
 function invalid(field: string, why: string): InvalidTenantQueueOptionsError {
@@ -53,6 +53,16 @@ export function checkLimits(field: string, input: unknown, keys = LIMIT_KEYS): v
     (!Number.isInteger(limits.maxConcurrency) || limits.maxConcurrency < 0)
   ) {
     throw invalid(`${field}.maxConcurrency`, 'must be an integer >= 0 (0 = no cap)');
+  }
+  const floor = limits.minConcurrency;
+  if (floor !== undefined && (!Number.isInteger(floor) || floor < 0)) {
+    throw invalid(`${field}.minConcurrency`, 'must be an integer >= 0 (0 = no floor)');
+  }
+  if (floor !== undefined && (limits.maxConcurrency ?? 0) > 0 && floor > limits.maxConcurrency!) {
+    throw invalid(
+      `${field}.minConcurrency`,
+      `must not be above maxConcurrency (${limits.maxConcurrency})`,
+    );
   }
   if (limits.rateLimit !== undefined && limits.rateLimit !== false) {
     checkRateLimit(`${field}.rateLimit`, limits.rateLimit);

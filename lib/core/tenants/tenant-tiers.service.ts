@@ -23,7 +23,7 @@ export interface TenantProfile {
 }
 
 const MAX_CACHED = 10_000;
-const LIMIT_FIELDS = ['weight', 'maxConcurrency', 'rateLimit', 'lanes'] as const;
+const LIMIT_FIELDS = ['weight', 'maxConcurrency', 'minConcurrency', 'rateLimit', 'lanes'] as const;
 
 /**
  * Tiers and per-tenant overrides in one place. A tenant's limits on a queue come from, in order:

@@ -19,6 +19,8 @@ export interface TenantRecord {
   weight?: number;
   /** Most jobs of this tenant running at once, across all workers. */
   maxConcurrency?: number;
+  /** Slots this tenant keeps on every fair queue whenever it has work (its guaranteed floor). */
+  minConcurrency?: number;
   /** Tier name (`free`, `pro`, ...): the module's `tiers` option says what it sets. */
   tier?: string;
   /** This tenant's own rate limit on every fair queue; `false` lifts the tier's or queue's. */

@@ -25,6 +25,11 @@ export interface TenantLimits {
   weight?: number;
   /** Most jobs of this tenant admitted at once on the queue, across all workers; 0 = no cap. */
   maxConcurrency?: number;
+  /**
+   * Slots this tenant keeps on the queue whenever it has work, even under other tenants'
+   * floods (its cap stays the burst ceiling); 0 = no floor. Not above `maxConcurrency`.
+   */
+  minConcurrency?: number;
   /** Jobs started per interval; `false` lifts the queue's default limit. */
   rateLimit?: TenantRateLimit | false;
   /**

@@ -4,13 +4,15 @@
   ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  tenant
-  ARGV[4]  operation: get | weight | cap | rate | pause | resume | hints
-  ARGV[5]  value for weight/cap/rate ('' clears the runtime override; rate: "T:tol" or "none"),
-           or the tenant's hints for hints (JSON [weight, cap, rate, lanes])
-  get returns {w, dw, cap, dcap, inf, paused, slow, backlog, failures, rl, drl, limitedUntil};
+  ARGV[4]  operation: get | weight | cap | rate | min | pause | resume | hints | floors
+  ARGV[5]  value for weight/cap/rate/min ('' clears the runtime override; rate: "T:tol" or "none"),
+           or the tenant's hints for hints (JSON [weight, cap, rate, lanes, floor])
+  get returns {w, dw, cap, dcap, inf, paused, slow, backlog, failures, rl, drl, limitedUntil,
+  min, dmin}; floors (tenant unused) returns {sum of recorded floors, tenants, workers' slots};
   the others return {{}, {id, json, priority, ...}, wake ms, with a budget: the queues it woke}.
 ]]
 local t, op, value = ARGV[3], ARGV[4], ARGV[5]
+if op == 'floors' then return floorTotals() end
 local function rateOf()
   local r = redis.call('HMGET', tKey(t), 'rl', 'drl')
   return r[1] or r[2] or cfg.rl or 'none'
@@ -19,11 +21,13 @@ local rateBefore = rateOf()
 if op == 'get' then
   local r = redis.call('HMGET', tKey(t), unpack(SFIELDS))
   return {r[1], r[2], r[3], r[4], redis.call('HGET', kInf, t), r[5], r[6], backlog(tenant(t)),
-          redis.call('ZCARD', fKey(t)), r[7], r[8], redis.call('ZSCORE', kLimited, t)}
+          redis.call('ZCARD', fKey(t)), r[7], r[8], redis.call('ZSCORE', kLimited, t) or false,
+          r[10], r[11]}
 end
-if op == 'weight' or op == 'cap' or op == 'rate' then
-  local field = ({weight = 'w', cap = 'cap', rate = 'rl'})[op]
+if op == 'weight' or op == 'cap' or op == 'rate' or op == 'min' then
+  local field = ({weight = 'w', cap = 'cap', rate = 'rl', min = 'min'})[op]
   if value == '' then clearSettings(t, field) else setSettings(t, field, value) end
+  if op == 'min' then recordFloor(t) end
 elseif op == 'pause' then
   setSettings(t, 'paused', 1)
 elseif op == 'resume' then

@@ -83,6 +83,7 @@ end
 -- fewer than two lanes; else 1 while the lane
 -- has fewer priority-1 jobs in flight than its share of the slots, 2 beyond it. BullMQ runs
 -- priority 1 first, so each lane keeps its share of running jobs and a click runs next.
+-- -1 for every job of a tenant with a floor (fair-floor.lua): ahead of all the others.
 -- A candidate out of turn: paused, capped or rate-limited in this call (off), or, beyond the
 -- window (over), a tenant with its share of the slots in flight already (share: the workers'
 -- slots over the tenants in turn, at least 1).
@@ -92,13 +93,15 @@ end
 
 local function dispatch(maxN, now)
   wakeLimited(now)
+  local st0 = redis.call('HMGET', kState, 'window', 'slots', 'below')
+  local floors = floorCandidates(st0[3])
   local win = cfg.win
-  if win <= 0 then win = tonumber(redis.call('HGET', kState, 'window')) or cfg.minWin end
+  if win <= 0 then win = tonumber(st0[1]) or cfg.minWin end
   local room = win - redis.call('ZCARD', kLeases)
   local budget = maxN
   local out = {}
   local slots = 0
-  if #LANES > 1 or cfg.tp then slots = tonumber(redis.call('HGET', kState, 'slots')) or 0 end
+  if #LANES > 1 or cfg.tp then slots = tonumber(st0[2]) or 0 end
   -- With priority by turn, a tenant below its share of the slots may go beyond a full window
   -- (by at most the workers' slots in all): its jobs run next, ahead of the flood admitted
   -- before them, and a light tenant that wakes up gets its share at once instead of one job
@@ -110,7 +113,7 @@ local function dispatch(maxN, now)
       share = math.max(1, math.floor(slots / math.max(1, redis.call('ZCARD', rKey('')))))
     end
   end
-  if room <= 0 and #LANES == 1 and extra <= 0 then return out end
+  if room <= 0 and #LANES == 1 and extra <= 0 and not floors then return out end
   local page = math.min(maxN, math.max(room, extra, 1)) + 1
   local lanes = {}
   -- Shares are of the workers' slots (running jobs), not of the window. A lane keeps up to twice
@@ -141,6 +144,11 @@ local function dispatch(maxN, now)
   local off = {}        -- tenants out of turn in every lane (paused, capped, rate-limited)
   local picks = {}      -- {tenant, lane state, priority} in admission order
   local guard = 0
+  if floors then
+    local n = floorPicks(lanes, picks, off, budget, now)
+    room = room - n
+    budget = budget - n
+  end
   while budget > 0 and guard < 4 * maxN + 16 do
     guard = guard + 1
     local s = pickLane()
@@ -190,7 +198,9 @@ local function dispatch(maxN, now)
         r.pass[s.l] = nextPass
         if tat then r.tat = tat + r.rl[1] end
         local priority = 0
-        if cfg.tp then
+        if r.min > 0 then
+          priority = -1
+        elseif cfg.tp then
           -- The tenant's turn: its count in flight (BullMQ's priorities stop at 2^21).
           priority = math.min(r.inf, 2097152)
         elseif #LANES > 1 then

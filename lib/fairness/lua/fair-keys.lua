@@ -3,7 +3,8 @@
   fair-keys, fair-tenants, fair-dispatch, fair-settle, prepended in that order after tkp(t) of
   TENANT_KEY_PART_LUA; none is a command itself).
   KEYS[1]  gate base key  {<prefix>:<queue>}:~fair  (every key below derives from it: one slot)
-  ARGV[1]  gate config, JSON: dw (default weight), dcap (default cap, 0 = none), k (max in a row),
+  ARGV[1]  gate config, JSON: dw (default weight), dcap (default cap, 0 = none), dmin (default
+           floor, absent = none), k (max in a row),
            win (fixed window, 0 = auto), minWin, lease (ms), resend (ms before an unacknowledged
            send is re-sent), slowShare, rl (default rate limit "T:tol:max:per:burst", T and tol in
            ms, absent = none), lanes (lane names, priority order; absent = one lane ''),
@@ -21,8 +22,9 @@
         | :tat tenant->GCRA theoretical arrival time (ms, rate-limited tenants only)
         | :bl[:<lane>] tenant->length of its backlog list in the lane (absent = empty)
         :conf set of the tenants that have settings (a :t: hash), so no other tenant costs a read
-        :t:<tkp(tenant)> hash of settings: w,cap,rl (run-time overrides), dw,dcap,drl,dlanes
-        (directory/tier hints), paused, slow
+        :t:<tkp(tenant)> hash of settings: w,cap,rl,min (run-time overrides),
+        dw,dcap,drl,dlanes,dmin (directory/tier hints), paused, slow
+        :below set, :floors hash: floors (minConcurrency), see fair-floor.lua
         :q:<tkp(tenant)>[:<lane>] list of ids | :f:<tkp(tenant)> zset of failures (score = time)
   Every script call reads the state of the tenants it touches in one batch (loadTenants), works
   on that copy, and writes it back once at the end (flushTenants); multi-element writes are

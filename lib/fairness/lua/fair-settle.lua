@@ -117,17 +117,18 @@ local function afterRelease(touched, now, slowCfg, events)
 end
 
 -- Applies directory/tier hints, a flat JSON list {tenant, [weight|false, cap|false, rate|false,
--- lanes json|false], ...}. A changed rate limit starts the tenant afresh (its schedule was built
+-- lanes json|false, floor|false], ...}. A changed rate limit starts the tenant afresh (its schedule was built
 -- at the old rate). Returns the tenants it touched.
 local function applyHints(hints)
   local changed = {}
   for i = 1, #hints, 2 do
     local t, h = hints[i], hints[i + 1]
-    if (h[3] or false) ~= (redis.call('HGET', tKey(t), 'drl') or false) then
+    local prior = redis.call('HMGET', tKey(t), 'drl', 'dmin')
+    if (h[3] or false) ~= (prior[1] or false) then
       redis.call('HDEL', kTat, t)
     end
     local set, clear = {}, {}
-    for j, field in ipairs({'dw', 'dcap', 'drl', 'dlanes'}) do
+    for j, field in ipairs({'dw', 'dcap', 'drl', 'dlanes', 'dmin'}) do
       if h[j] then
         set[#set + 1] = field
         set[#set + 1] = h[j]
@@ -137,6 +138,7 @@ local function applyHints(hints)
     end
     if #set > 0 then setSettings(t, unpack(set)) end
     if #clear > 0 then clearSettings(t, unpack(clear)) end
+    if h[5] or prior[2] then recordFloor(t) end
     forget(t)
     changed[#changed + 1] = t
   end

@@ -4,11 +4,14 @@
   SMISMEMBER of :conf, a settings HMGET only for a tenant listed there), flushTenants writes the
   changes back with one variadic write per hash, whatever the number of tenants.
 ]]
-local SFIELDS = {'w', 'dw', 'cap', 'dcap', 'paused', 'slow', 'rl', 'drl', 'dlanes'}
+local SFIELDS = {'w', 'dw', 'cap', 'dcap', 'paused', 'slow', 'rl', 'drl', 'dlanes', 'min', 'dmin'}
 local NOSETTINGS = {}
 
 -- The tenants this call read, by id: loaded once (loadTenants), written back once (flushTenants).
 local tenants = {}
+-- Tenants loaded with a floor (minConcurrency), and the floors' flush (both see fair-floor.lua).
+local floorLoaded = {}
+local floorFlush
 
 local function newTenant(t, h, inf)
   local rate = h[7] or h[8] or cfg.rl
@@ -17,8 +20,10 @@ local function newTenant(t, h, inf)
   local r = { t = t, w = tonumber(h[1]) or tonumber(h[2]) or cfg.dw,
               cap = tonumber(h[3]) or tonumber(h[4]) or cfg.dcap, inf = tonumber(inf) or 0,
               paused = h[5] == '1', slow = h[6] == '1', rl = parseRate(rate), tat = 0,
-              lanes = lanes, pass = {}, pass0 = {}, len = {}, len0 = {}, dirty = false }
+              lanes = lanes, pass = {}, pass0 = {}, len = {}, len0 = {}, dirty = false,
+              min = tonumber(h[10]) or tonumber(h[11]) or cfg.dmin or 0 }
   r.inf0 = r.inf
+  if r.min > 0 then floorLoaded[#floorLoaded + 1] = t end
   return r
 end
 
@@ -101,6 +106,7 @@ end
 local function flushTenants(now)
   if next(tenants) == nil then return end
   local counts = {}
+  floorFlush(now)
   local infSet, infDel, tatSet, tatDel, passSet, passDel = {}, {}, {}, {}, {}, {}
   local lenSet, lenDel = {}, {}
   for i = 1, #LANES do passSet[i], passDel[i], lenSet[i], lenDel[i] = {}, {}, {}, {} end
