@@ -27,9 +27,16 @@ const FILES: Record<keyof FairCommands, string> = {
 
 /**
  * The prelude every gate script shares, in this order (each file uses what the ones before it
- * define): keys and helpers, the tenants' state, dispatch, what follows an admission.
+ * define): keys and helpers, the tenants' state, fair keys inside a tenant, dispatch, what
+ * follows an admission.
  */
-const PRELUDE = ['fair-keys.lua', 'fair-tenants.lua', 'fair-dispatch.lua', 'fair-settle.lua'];
+const PRELUDE = [
+  'fair-keys.lua',
+  'fair-tenants.lua',
+  'fair-fairkey.lua',
+  'fair-dispatch.lua',
+  'fair-settle.lua',
+];
 
 /** What every gate script starts with: the tenant-key escape, then the shared prelude. */
 export function fairPrelude(): string {

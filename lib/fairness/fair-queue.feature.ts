@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InvalidJobOptionsError } from '../core/errors';
+import { InvalidFairKeyError, InvalidJobOptionsError } from '../core/errors';
 import { PreparedJob } from '../core/queues/job-dispatcher.interface';
 import { CoreQueueOptions, TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { QueueFeature } from '../core/queues/queue-feature.interface';
@@ -13,12 +13,13 @@ import {
 } from './fairness-options';
 import { assertLane } from './lanes';
 
-type TenantLaneJob = PreparedJob & { opts: { lane?: string } };
+type TenantLaneJob = PreparedJob & { opts: { lane?: string; fairKey?: string } };
 
 /**
  * What fairness asks of every queue, also under `TenantQueueTestingModule` (no gate there): its
- * `fairness` options valid at `registerQueue`; a job's `lane` one the queue declares; no `parent`
- * on a fair queue (the job waits in the gate, where BullMQ cannot link it to its parent).
+ * `fairness` options valid at `registerQueue`; a job's `lane` one the queue declares; a `fairKey`
+ * only on a queue with `fairness.fairKey`; no `parent` on a fair queue (the job waits in the gate,
+ * where BullMQ cannot link it to its parent).
  */
 @Injectable()
 export class FairQueueFeature implements QueueFeature {
@@ -32,9 +33,14 @@ export class FairQueueFeature implements QueueFeature {
   }
 
   jobCheckFor(definition: TenantQueueDefinition): (job: PreparedJob) => void {
-    const fair = isFairnessOn(fairnessOf(definition));
+    const fairness = fairnessOf(definition);
+    const fair = isFairnessOn(fairness);
+    const keyed = fair && resolveFairnessOptions(definition.name, fairness!).fairKey !== undefined;
     return (job: TenantLaneJob) => {
       if (job.opts.lane !== undefined) assertLane(definition, job.opts.lane);
+      if (job.opts.fairKey !== undefined && !keyed) {
+        throw new InvalidFairKeyError(Messages.fairKeysOff(definition.name));
+      }
       if (fair && job.opts.parent !== undefined) {
         throw new InvalidJobOptionsError(
           'parent',

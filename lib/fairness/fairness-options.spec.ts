@@ -21,10 +21,18 @@ describe('resolveFairnessOptions', () => {
     [{ slowLane: { share: 2 } }, 'fairness.slowLane.share'],
     [{ slowLane: { failureThreshold: 4, recoverAt: 4 } }, 'fairness.slowLane.recoverAt'],
     [{ maxBacklogg: 3 }, 'fairness.maxBacklogg'],
+    [{ fairKey: 'user' }, 'fairness.fairKey'],
+    [{ fairKey: true }, 'fairness.fairKey'],
   ])('rejects %j naming %s', (input, field) => {
     const run = () => resolveFairnessOptions('q', input as never);
     expect(run).toThrow(InvalidTenantQueueOptionsError);
     expect(run).toThrow(`registerQueue(q).${field}`);
+  });
+
+  it("takes fairKey 'job' or 'actor', and none by default", () => {
+    expect(resolveFairnessOptions('q', true).fairKey).toBeUndefined();
+    expect(resolveFairnessOptions('q', { fairKey: 'job' }).fairKey).toBe('job');
+    expect(resolveFairnessOptions('q', { fairKey: 'actor' }).fairKey).toBe('actor');
   });
 
   it('treats absent, false and enabled: false as off', () => {

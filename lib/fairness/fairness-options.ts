@@ -25,6 +25,8 @@ export interface ResolvedFairnessOptions {
   /** Lanes in priority order (empty: one unnamed lane). */
   lanes: { name: string; share: number; jobs: string[] }[];
   defaultLane: string;
+  /** Where a job's fair key comes from (undefined: the queue uses none). */
+  fairKey?: 'job' | 'actor';
 }
 
 const LANE_NAME = /^[A-Za-z0-9_-]{1,32}$/;
@@ -78,7 +80,15 @@ function checkNumbers(queue: string, path: string, input: object, rules: Rule[])
   for (const key of Object.keys(input)) {
     if (
       !known.has(key) &&
-      !['enabled', 'slowLane', 'rateLimit', 'lanes', 'defaultLane', 'priorityByTurn'].includes(key)
+      ![
+        'enabled',
+        'slowLane',
+        'rateLimit',
+        'lanes',
+        'defaultLane',
+        'priorityByTurn',
+        'fairKey',
+      ].includes(key)
     ) {
       throw invalid(queue, `${path}${key}`, 'is not a known option');
     }
@@ -126,6 +136,9 @@ export function resolveFairnessOptions(
   if (options.priorityByTurn !== undefined && typeof options.priorityByTurn !== 'boolean') {
     throw invalid(queue, 'priorityByTurn', 'must be a boolean');
   }
+  if (options.fairKey !== undefined && options.fairKey !== 'job' && options.fairKey !== 'actor') {
+    throw invalid(queue, 'fairKey', "must be 'job' or 'actor'");
+  }
   checkNumbers(queue, '', options, RULES);
   const slow = options.slowLane === false ? { failureThreshold: 0 } : (options.slowLane ?? {});
   if (typeof slow !== 'object' || Array.isArray(slow)) {
@@ -148,6 +161,7 @@ export function resolveFairnessOptions(
     rateLimit,
     lanes,
     defaultLane,
+    fairKey: options.fairKey,
     defaultWeight: options.defaultWeight ?? 1,
     maxConsecutive: options.maxConsecutive ?? 5,
     defaultConcurrency: options.defaultConcurrency ?? 0,

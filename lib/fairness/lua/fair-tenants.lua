@@ -5,6 +5,8 @@
   changes back with one variadic write per hash, whatever the number of tenants.
 ]]
 local SFIELDS = {'w', 'dw', 'cap', 'dcap', 'paused', 'slow', 'rl', 'drl', 'dlanes'}
+-- With fair keys, each lane's count of jobs waiting under keys (fair-fairkey.lua) comes next.
+if cfg.fk then for _, l in ipairs(LANES) do SFIELDS[#SFIELDS + 1] = sf('kn', l) end end
 local NOSETTINGS = {}
 
 -- The tenants this call read, by id: loaded once (loadTenants), written back once (flushTenants).
@@ -19,6 +21,15 @@ local function newTenant(t, h, inf)
               paused = h[5] == '1', slow = h[6] == '1', rl = parseRate(rate), tat = 0,
               lanes = lanes, pass = {}, pass0 = {}, len = {}, len0 = {}, dirty = false }
   r.inf0 = r.inf
+  if cfg.fk and h ~= NOSETTINGS then
+    for i, l in ipairs(LANES) do
+      local kn = tonumber(h[9 + i])
+      if kn and kn > 0 then
+        r.kn = r.kn or {}
+        r.kn[l] = kn
+      end
+    end
+  end
   return r
 end
 
@@ -78,8 +89,13 @@ local function clearSettings(t, ...)
   if redis.call('EXISTS', k) == 0 then redis.call('SREM', kConf, t) end
 end
 
--- The tenant's backlog in lane l (its :bl count, kept with its list by enqueue and dispatch).
-local function len(r, l) return r.len[l] end
+-- The tenant's backlog in lane l (its :bl count, kept with its list by enqueue and dispatch,
+-- plus its jobs waiting under fair keys).
+local function len(r, l)
+  local kn = r.kn
+  if kn then return r.len[l] + (kn[l] or 0) end
+  return r.len[l]
+end
 
 local function backlog(r)
   local n = 0
