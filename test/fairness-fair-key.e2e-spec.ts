@@ -266,6 +266,36 @@ describe('fair keys: fairness inside a tenant (real Redis)', () => {
       ).rejects.toThrow(InvalidPayloadError);
     });
 
+    it('keeps keys apart that would share a Redis key unescaped (":", "%", "{}")', async () => {
+      await moduleRef.get(TenantFairness).pause('fk', 'col');
+      const context = moduleRef.get(TenantContext);
+      const keys = ['a:b', 'a%3Ab', '{a}:b', 'a', 'a:b:c'];
+      await context.run('col', () =>
+        queue.addBulk(
+          keys.flatMap((fairKey, i) =>
+            Array.from({ length: i + 1 }, () => ({
+              name: 'work',
+              data: { user: fairKey },
+              opts: { fairKey },
+            })),
+          ),
+        ),
+      );
+      expect(await backlog('col')).toBe(15);
+      const client = moduleRef.get(TenantQueueRedis).client;
+      const lists = await client.keys(`${queue.definition.bullPrefix}:~fair:kq:col:*`);
+      expect(lists).toHaveLength(keys.length);
+      // No hash tag opens inside a key segment: every list stays in the queue's slot.
+      expect(lists.every((key) => key.indexOf('{', 1) === -1)).toBe(true);
+      const listed = await moduleRef.get(FairnessStateSource).gateJobs('fk', 'col', 15);
+      const users = listed.map((job) => (job.data as Data).user);
+      // First round: one job of each key, in key order; no key lost or merged with another.
+      expect(users.slice(0, keys.length).sort()).toEqual([...keys].sort());
+      for (const [i, fairKey] of keys.entries()) {
+        expect(users.filter((user) => user === fairKey)).toHaveLength(i + 1);
+      }
+    });
+
     it("orders a tenant's gated jobs by its keys' turns in backlog, list and explain", async () => {
       const fairness = moduleRef.get(TenantFairness);
       await fairness.pause('fk', 'ord');
