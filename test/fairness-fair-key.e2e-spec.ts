@@ -67,6 +67,13 @@ async function boot(fairness: TenantFairnessOptions, done: Done[], concurrency: 
         defaultJobOptions: { removeOnComplete: true, removeOnFail: { count: 100 } },
       }),
       TenantQueueModule.registerQueue({ name: 'plain-fair', fairness: {} }),
+      TenantQueueModule.registerQueue({
+        name: 'fk-lanes',
+        fairness: {
+          fairKey: 'job',
+          lanes: { interactive: { share: 0.5 }, bulk: { share: 0.5, jobs: ['export'] } },
+        },
+      }),
     ],
     providers: concurrency > 0 ? [FairKeyProcessor] : [],
   })
@@ -339,6 +346,53 @@ describe('fair keys: fairness inside a tenant (real Redis)', () => {
       expect(left).toEqual([]);
       const settings = await client.hgetall(`${queue.definition.bullPrefix}:~fair:t:ord`);
       expect(Object.keys(settings).filter((field) => field.startsWith('kn'))).toEqual([]);
+    });
+
+    it('keeps keys inside each lane: turns per lane, lanes in their order', async () => {
+      const fairness = moduleRef.get(TenantFairness);
+      await fairness.pause('fk-lanes', 'ln');
+      const lanes = queueOf(moduleRef, 'fk-lanes');
+      const ids = await moduleRef.get(TenantContext).run('ln', () =>
+        lanes.addBulk([
+          { name: 'export', data: { user: 'u1' }, opts: { fairKey: 'u1' } },
+          { name: 'export', data: { user: 'u1' }, opts: { fairKey: 'u1' } },
+          { name: 'export', data: { user: 'u2' }, opts: { fairKey: 'u2' } },
+          { name: 'click', data: { user: 'u2' }, opts: { fairKey: 'u2' } },
+          { name: 'click', data: { user: 'none' } },
+          { name: 'click', data: { user: 'u1' }, opts: { fairKey: 'u1', lane: 'bulk' } },
+        ]),
+      );
+      const [e1, e2, e3, c1, c2, b1] = ids.map((job) => job.id);
+      expect((await fairness.getTenant('fk-lanes', 'ln')).backlog).toBe(6);
+      const listed = await moduleRef.get(FairnessStateSource).gateJobs('fk-lanes', 'ln', 10);
+      expect(listed.map((job) => [job.lane, job.id])).toEqual([
+        ['interactive', c2],
+        ['interactive', c1],
+        ['bulk', e1],
+        ['bulk', e3],
+        ['bulk', e2],
+        ['bulk', b1],
+      ]);
+      const inspector = moduleRef.get(TenantQueueInspector);
+      expect((await inspector.explain('fk-lanes', e2)).gate).toMatchObject({
+        lane: 'bulk',
+        backlogPosition: 2,
+        backlogLength: 4,
+      });
+      expect((await inspector.explain('fk-lanes', c1)).gate).toMatchObject({
+        lane: 'interactive',
+        backlogPosition: 1,
+        backlogLength: 2,
+      });
+      await fairness.resume('fk-lanes', 'ln');
+      await waitFor(
+        async () => (await fairness.getTenant('fk-lanes', 'ln')).backlog === 0,
+        'ln admitted',
+      );
+      const client = moduleRef.get(TenantQueueRedis).client;
+      expect(await client.keys(`${lanes.definition.bullPrefix}:~fair:k*:ln*`)).toEqual([]);
+      const waiting = await lanes.bullQueue.getJobs(['wait', 'prioritized'], 0, -1, true);
+      expect(new Set(waiting.map((job) => job.id))).toEqual(new Set([e1, e2, e3, c1, c2, b1]));
     });
   });
 
