@@ -78,17 +78,10 @@ const SLOW_RULES: Rule[] = [
 function checkNumbers(queue: string, path: string, input: object, rules: Rule[]): void {
   const known = new Set(rules.map((rule) => rule[0]));
   for (const key of Object.keys(input)) {
+    if (path === '' && key === 'fairKey') continue;
     if (
       !known.has(key) &&
-      ![
-        'enabled',
-        'slowLane',
-        'rateLimit',
-        'lanes',
-        'defaultLane',
-        'priorityByTurn',
-        'fairKey',
-      ].includes(key)
+      !['enabled', 'slowLane', 'rateLimit', 'lanes', 'defaultLane', 'priorityByTurn'].includes(key)
     ) {
       throw invalid(queue, `${path}${key}`, 'is not a known option');
     }
