@@ -124,6 +124,7 @@ export {
   TenantPortUnavailableError,
   TenantBacklogFullError,
   InvalidLaneError,
+  InvalidFairKeyError,
   UnknownPoolError,
   PoolRoutingUnavailableError,
   JobScopeUnavailableError,

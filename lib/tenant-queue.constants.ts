@@ -54,3 +54,6 @@ export function bullPrefixFor(prefix: string, queueName: string, group?: string)
 
 /** The longest tenant id a job envelope carries (whatever `tenantIdPattern` admits). */
 export const MAX_TENANT_ID_LENGTH = 64;
+
+/** Longest `fairKey` job option (printable ASCII, as the envelope's `actorId`). */
+export const MAX_FAIR_KEY_LENGTH = 128;

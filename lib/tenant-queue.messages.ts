@@ -117,6 +117,17 @@ export const Messages = {
   unknownLane: (queue: string, lane: string, lanes: string[]) =>
     `Queue "${queue}" has no lane "${lane}" (its lanes: ${lanes.join(', ')}); nothing was enqueued. ` +
     `Use one of those lanes, or add "${lane}" to its fairness.lanes.`,
+  invalidFairKey: (value: unknown, max: number) =>
+    `Invalid fairKey ${JSON.stringify(truncate(value))}: it must be a string of 1-${max} ` +
+    `printable ASCII characters (no spaces); nothing was enqueued. Pass an id (a user id, a ` +
+    `hash of a longer value).`,
+  fairKeyWithoutTenant: (queue: string, name: string) =>
+    `Job "${name}" on queue "${queue}" has a fairKey but no tenant; nothing was enqueued. A fair ` +
+    `key orders jobs inside a tenant: enqueue it in a tenant's context (or addForTenant), or drop fairKey.`,
+  fairKeysOff: (queue: string) =>
+    `Queue "${queue}" does not use fair keys, so a job cannot name one; nothing was enqueued. ` +
+    `Drop the "fairKey" option, or turn them on with registerQueue({ name: '${queue}', ` +
+    `fairness: { fairKey: 'job' } }) (or 'actor').`,
   invalidRateLimit: (why: string) =>
     `Invalid rate limit: ${why}. Pass { max, per, burst? } (jobs per "per" ms), false for no ` +
     `limit, or null to go back to the tier/directory/queue default.`,

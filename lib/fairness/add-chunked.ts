@@ -1,4 +1,4 @@
-import type { JobsOptions } from 'bullmq';
+import type { TenantJobOptions } from '../core/queues/job-dispatcher.interface';
 import { InvalidPayloadError } from '../core/errors';
 import { EnqueuedJob } from '../core/types/tenant-job.interface';
 import { TenantQueue } from '../core/queues/tenant-queue';
@@ -41,8 +41,8 @@ export interface AddChunkedOptions<T, R> {
    * @default ({ index, chunks, offset, size, items }) => ({ index, chunks, offset, size, items })
    */
   data?: (chunk: ChunkInfo<R>) => T;
-  /** BullMQ options for every chunk's job. */
-  opts?: Omit<JobsOptions, 'jobId'>;
+  /** Options for every chunk's job (BullMQ's, and `lane` or `fairKey` on a fair queue). */
+  opts?: Omit<TenantJobOptions, 'jobId'>;
 }
 
 const ENQUEUE_BATCH = 1000;

@@ -28,7 +28,7 @@ const FILES: Record<keyof FairCommands, string> = {
 /**
  * The prelude every gate script shares, in this order (each file uses what the ones before it
  * define): keys and helpers, a budget's shared state, the tenants' state, fair share of time,
- * floors, dispatch, what follows an admission.
+ * floors, fair keys inside a tenant, dispatch, what follows an admission.
  */
 const PRELUDE = [
   'fair-keys.lua',
@@ -36,6 +36,7 @@ const PRELUDE = [
   'fair-tenants.lua',
   'fair-time.lua',
   'fair-floor.lua',
+  'fair-fairkey.lua',
   'fair-dispatch.lua',
   'fair-settle.lua',
 ];

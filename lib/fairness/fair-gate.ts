@@ -15,6 +15,7 @@ import { AdmittedJob, FairGateSender } from './fair-gate-sender';
 import { FairGateUpkeep } from './fair-gate-upkeep';
 import { ResolvedFairnessOptions, encodeRate } from './fairness-options';
 import { assertLane } from './lanes';
+import { withFairKey } from './fair-key';
 import { SlowLaneEvent } from './slow-lane-event.interface';
 
 /** Final outcome of a job: completed, failed for good, or cancelled (not a tenant failure). */
@@ -119,6 +120,7 @@ export class FairGate implements JobDispatcher {
       ...(options.rateLimit ? { rl: encodeRate(options.rateLimit) } : {}),
       ...(this.timeShare ? { ts: true } : {}),
       ...(deps.budgetBase ? { bg: deps.budgetBase, bn: definition.name } : {}),
+      ...(options.fairKey ? { fk: options.fairKey } : {}),
       ...(options.lanes.length
         ? { lanes: options.lanes.map((l) => l.name), shares: laneShares(options.lanes) }
         : {}),
@@ -196,8 +198,11 @@ export class FairGate implements JobDispatcher {
     for (const [tenant, hint] of await this.deps.hints(tenants)) hints.push(tenant, hint);
     const args: string[] = [];
     const admitted: AdmittedJob[] = [];
+    const keys = this.options.fairKey;
     for (const job of gated) {
-      const [lane, opts] = this.laneOf(job);
+      const [lane, opts] = keys
+        ? withFairKey(this.laneOf(job), job, keys === 'actor')
+        : this.laneOf(job);
       const json = JSON.stringify({ n: job.name, d: job.data, o: opts });
       args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, lane, json);
       admitted.push({ name: job.name, data: job.data, opts: opts as PreparedJob['opts'] });

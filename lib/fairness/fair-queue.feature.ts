@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InvalidJobOptionsError } from '../core/errors';
+import { InvalidFairKeyError, InvalidJobOptionsError } from '../core/errors';
 import { PreparedJob } from '../core/queues/job-dispatcher.interface';
 import { CoreQueueOptions, TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { QueueFeature } from '../core/queues/queue-feature.interface';
@@ -15,13 +15,14 @@ import {
 import { assertLane } from './lanes';
 import { budgetKeyGroup, checkBudget, checkSameBudget } from './fair-budget';
 
-type TenantLaneJob = PreparedJob & { opts: { lane?: string } };
+type TenantLaneJob = PreparedJob & { opts: { lane?: string; fairKey?: string } };
 
 /**
  * What fairness asks of every queue, also under `TenantQueueTestingModule` (no gate there): its
- * `fairness` options valid at `registerQueue`; a job's `lane` one the queue declares; no `parent`
- * on a fair queue (the job waits in the gate, where BullMQ cannot link it to its parent); a
- * `budget` only on fair queues, the same default cap and rate limit on each of its queues.
+ * `fairness` options valid at `registerQueue`; a job's `lane` one the queue declares; a `fairKey`
+ * only on a queue with `fairness.fairKey`; no `parent` on a fair queue (the job waits in the gate,
+ * where BullMQ cannot link it to its parent); a `budget` only on fair queues, the same default cap
+ * and rate limit on each of its queues.
  */
 @Injectable()
 export class FairQueueFeature implements QueueFeature {
@@ -51,9 +52,14 @@ export class FairQueueFeature implements QueueFeature {
   }
 
   jobCheckFor(definition: TenantQueueDefinition): (job: PreparedJob) => void {
-    const fair = isFairnessOn(fairnessOf(definition));
+    const fairness = fairnessOf(definition);
+    const fair = isFairnessOn(fairness);
+    const keyed = fair && resolveFairnessOptions(definition.name, fairness!).fairKey !== undefined;
     return (job: TenantLaneJob) => {
       if (job.opts.lane !== undefined) assertLane(definition, job.opts.lane);
+      if (job.opts.fairKey !== undefined && !keyed) {
+        throw new InvalidFairKeyError(Messages.fairKeysOff(definition.name));
+      }
       if (fair && job.opts.parent !== undefined) {
         throw new InvalidJobOptionsError(
           'parent',

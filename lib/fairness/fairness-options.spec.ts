@@ -22,6 +22,8 @@ describe('resolveFairnessOptions', () => {
     [{ slowLane: { failureThreshold: 4, recoverAt: 4 } }, 'fairness.slowLane.recoverAt'],
     [{ maxBacklogg: 3 }, 'fairness.maxBacklogg'],
     [{ share: 'cpu' }, 'fairness.share'],
+    [{ fairKey: 'user' }, 'fairness.fairKey'],
+    [{ fairKey: true }, 'fairness.fairKey'],
   ])('rejects %j naming %s', (input, field) => {
     const run = () => resolveFairnessOptions('q', input as never);
     expect(run).toThrow(InvalidTenantQueueOptionsError);
@@ -40,6 +42,12 @@ describe('resolveFairnessOptions', () => {
     expect(() => resolveFairnessOptions('q', { share: 'Time' as never })).toThrow(
       "must be 'jobs' or 'time'",
     );
+  });
+
+  it("takes fairKey 'job' or 'actor', and none by default", () => {
+    expect(resolveFairnessOptions('q', true).fairKey).toBeUndefined();
+    expect(resolveFairnessOptions('q', { fairKey: 'job' }).fairKey).toBe('job');
+    expect(resolveFairnessOptions('q', { fairKey: 'actor' }).fairKey).toBe('actor');
   });
 
   it('treats absent, false and enabled: false as off', () => {

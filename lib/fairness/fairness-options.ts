@@ -28,6 +28,8 @@ export interface ResolvedFairnessOptions {
   /** Lanes in priority order (empty: one unnamed lane). */
   lanes: { name: string; share: number; jobs: string[] }[];
   defaultLane: string;
+  /** Where a job's fair key comes from (undefined: the queue uses none). */
+  fairKey?: 'job' | 'actor';
 }
 
 const LANE_NAME = /^[A-Za-z0-9_-]{1,32}$/;
@@ -80,6 +82,7 @@ const SLOW_RULES: Rule[] = [
 function checkNumbers(queue: string, path: string, input: object, rules: Rule[]): void {
   const known = new Set(rules.map((rule) => rule[0]));
   for (const key of Object.keys(input)) {
+    if (path === '' && key === 'fairKey') continue;
     if (
       !known.has(key) &&
       key !== 'share' &&
@@ -135,6 +138,9 @@ export function resolveFairnessOptions(
   if (share !== 'jobs' && share !== 'time') {
     throw invalid(queue, 'share', `must be 'jobs' or 'time' (got ${JSON.stringify(share)})`);
   }
+  if (options.fairKey !== undefined && options.fairKey !== 'job' && options.fairKey !== 'actor') {
+    throw invalid(queue, 'fairKey', "must be 'job' or 'actor'");
+  }
   checkNumbers(queue, '', options, RULES);
   const { defaultConcurrency: cap = 0, defaultMinConcurrency: floor = 0 } = options;
   if (cap > 0 && floor > cap) {
@@ -161,6 +167,7 @@ export function resolveFairnessOptions(
     rateLimit,
     lanes,
     defaultLane,
+    fairKey: options.fairKey,
     defaultWeight: options.defaultWeight ?? 1,
     // In time share a turn of short jobs takes many jobs: K caps the run-time ratio honoured.
     maxConsecutive: options.maxConsecutive ?? (share === 'time' ? 1000 : 5),

@@ -163,6 +163,16 @@ export interface TenantFairnessOptions {
    * @default the first lane declared
    */
   defaultLane?: string;
+  /**
+   * Fairness inside a tenant: a second key (a user, a project) whose turns go round within the
+   * tenant's own turn, so one user's 10,000 jobs do not starve the same tenant's other users.
+   * `'job'`: a job names its key with the `fairKey` job option; `'actor'`: the same, and a job that
+   * names none takes its envelope's actor id. Jobs with no key share one turn of their own. Keys
+   * have equal weights; a tenant's share against other tenants stays its weight however many keys
+   * it uses. Unset: the `fairKey` job option is refused.
+   * @default undefined (no fair keys)
+   */
+  fairKey?: 'job' | 'actor';
   /** Slow lane for failing tenants. `false` turns it off. */
   slowLane?: TenantSlowLaneOptions | false;
 }

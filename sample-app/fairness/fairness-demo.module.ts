@@ -9,13 +9,16 @@ import { ApiBudgetModule } from './api-budget.module';
  * Fair share demo: a fair `imports` queue (each tenant at most 2 chunks admitted at once, at most
  * 5 in a row), big imports split into chunk jobs with `addChunked`, and slow-lane changes logged.
  * Start a 200,000-row import for one tenant, then a small one for another: the small one finishes
- * while the big one is still running. `RendersModule` shares worker time instead of turns.
+ * while the big one is still running. `RendersModule` shares worker time instead of turns. The
+ * same holds inside a tenant between its users (`x-user-id`): the imports' chunks carry the user
+ * as their fair key.
  */
 @Module({
   imports: [
     TenantQueueModule.registerQueue({
       name: IMPORTS_QUEUE,
-      fairness: { defaultConcurrency: 2, maxConsecutive: 5, maxBacklog: 10_000 },
+      // fairKey: a tenant's turns go round its users (the x-user-id of each import).
+      fairness: { defaultConcurrency: 2, maxConsecutive: 5, maxBacklog: 10_000, fairKey: 'job' },
     }),
     RendersModule,
     ApiBudgetModule,

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Param, Post, Put } from '@nestjs/common';
+import { Body, Controller, Get, Headers, Param, Post, Put } from '@nestjs/common';
 import {
   InjectTenantQueue,
   TenantContext,
@@ -9,7 +9,8 @@ import {
 import { IMPORTS_QUEUE, ImportChunk } from './import.processor';
 
 /**
- * `POST /imports {"rows": 200000}` with `x-tenant-id` splits one big import into chunk jobs;
+ * `POST /imports {"rows": 200000}` with `x-tenant-id` splits one big import into chunk jobs (with
+ * `x-user-id`, under that user's fair key, so a colleague's import is not stuck behind it);
  * `GET /imports/fairness/:tenantId` shows that tenant's backlog, in-flight, weight and state;
  * `PUT .../weight` and `PUT .../floor` change its weight and its guaranteed floor.
  */
@@ -22,7 +23,10 @@ export class ImportsController {
   ) {}
 
   @Post()
-  async start(@Body() body: { rows?: number; importId?: string }) {
+  async start(
+    @Body() body: { rows?: number; importId?: string },
+    @Headers('x-user-id') user?: string,
+  ) {
     const importId = body.importId ?? `imp-${Date.now().toString(36)}`;
     const jobs = await addChunked(
       this.queue,
@@ -32,6 +36,7 @@ export class ImportsController {
         chunkSize: 1000,
         jobIdPrefix: importId,
         data: (chunk) => ({ importId, offset: chunk.offset, size: chunk.size }),
+        opts: user ? { fairKey: user } : {},
       },
     );
     return { importId, tenantId: this.tenant.tenantId, chunks: jobs.length };

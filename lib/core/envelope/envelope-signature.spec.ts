@@ -48,6 +48,7 @@ describe('TenantEnvelopeCodec signing', () => {
     ['locale', 'de'],
     ['strategy', 'system'],
     ['environment', 'prod'],
+    ['fairKey', 'u-9'],
   ])('refuses an envelope whose %s was changed or added', (field, value) => {
     const envelope = { ...signed(), [field]: value };
     expect(() => codec(A).open(envelope)).toThrow(InvalidEnvelopeError);
@@ -81,6 +82,17 @@ describe('TenantEnvelopeCodec signing', () => {
       'header',
       null,
     ]);
+  });
+
+  it('appends fairKey only when set, so envelopes without one sign as before it existed', () => {
+    const plain = signed();
+    const keyed = codec(A).create({ tenantId: 't-1', actor: { type: 'user', id: 'u-1' } }, 'k-1');
+    expect(JSON.parse(canonicalEnvelope(plain))).toHaveLength(11);
+    expect(JSON.parse(canonicalEnvelope(keyed))).toHaveLength(12);
+    expect(JSON.parse(canonicalEnvelope(keyed))[11]).toBe('k-1');
+    expect(codec(A).open(keyed)).toEqual(keyed);
+    const { fairKey: _fairKey, ...dropped } = keyed;
+    expect(() => codec(A).open(dropped)).toThrow(/signature does not match/);
   });
 
   it.each([[''], ['short'], [[]], [['x'.repeat(32), 'short']], [42]])(

@@ -2,7 +2,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { TenantEnvelope } from '../types/tenant-envelope.interface';
 import { ENVELOPE_FIELDS } from './tenant-envelope.dto';
 
-const SIGNED_FIELDS = ENVELOPE_FIELDS.filter((field) => field !== 'sig');
+/**
+ * Signed in this order. `fairKey` came later: it is appended only when set, so an envelope
+ * without one keeps the form (and the signature) it had before the field existed.
+ */
+const SIGNED_FIELDS = ENVELOPE_FIELDS.filter((field) => field !== 'sig' && field !== 'fairKey');
 /** Binds a signature to this purpose and format, so it is never valid for anything else. */
 const DOMAIN = 'nestjs-tenant-queue:envelope:v1';
 const utf8 = new TextEncoder();
@@ -12,7 +16,8 @@ const utf8 = new TextEncoder();
  * fields as null. Independent of key order in Redis and of JSON whitespace.
  */
 export function canonicalEnvelope(envelope: TenantEnvelope): string {
-  const values = SIGNED_FIELDS.map((field) => envelope[field] ?? null);
+  const values: unknown[] = SIGNED_FIELDS.map((field) => envelope[field] ?? null);
+  if (envelope.fairKey != null) values.push(envelope.fairKey);
   return JSON.stringify([DOMAIN, ...values]);
 }
 

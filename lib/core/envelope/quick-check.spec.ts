@@ -17,6 +17,7 @@ const valid = {
   environment: 'prod',
   strategy: 'header',
   traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+  fairKey: 'user-1',
   sig: 'A'.repeat(43),
 };
 

@@ -48,6 +48,7 @@ export function isEnvelopeShape(raw: unknown): raw is TenantEnvelope {
         break;
       // Optional fields: absent, undefined or null are all "not set", as with `@IsOptional`.
       case 'actorId':
+      case 'fairKey':
         if (value != null && !isSafeText(value, 128)) return false;
         break;
       case 'environment':
@@ -73,7 +74,7 @@ export function isEnvelopeShape(raw: unknown): raw is TenantEnvelope {
 }
 
 /** 1 to `max` printable ASCII characters (`SAFE_TEXT` of the DTO). */
-function isSafeText(value: unknown, max: number): boolean {
+export function isSafeText(value: unknown, max: number): boolean {
   if (typeof value !== 'string' || value.length === 0 || value.length > max) return false;
   for (let i = 0; i < value.length; i++) {
     const code = value.charCodeAt(i);

@@ -1,14 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { validateSync } from 'class-validator';
-import { InvalidEnvelopeError, InvalidTenantIdError } from '../errors';
+import { InvalidEnvelopeError, InvalidFairKeyError, InvalidTenantIdError } from '../errors';
 import { TenantEnvelope } from '../types/tenant-envelope.interface';
-import { ENVELOPE_VERSION, MAX_TENANT_ID_LENGTH } from '../../tenant-queue.constants';
+import {
+  ENVELOPE_VERSION,
+  MAX_FAIR_KEY_LENGTH,
+  MAX_TENANT_ID_LENGTH,
+} from '../../tenant-queue.constants';
 import { Messages } from '../../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 import { TenantState } from '../types/tenant-state.interface';
 import { signEnvelope, verifyEnvelope } from './envelope-signature';
 import { ENVELOPE_FIELDS, TenantEnvelopeDto } from './tenant-envelope.dto';
-import { isEnvelopeShape } from './quick-check';
+import { isEnvelopeShape, isSafeText } from './quick-check';
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
@@ -35,7 +39,15 @@ export class TenantEnvelopeCodec {
     }
   }
 
-  create(state: TenantState & { tenantId: string }): TenantEnvelope {
+  /** Throws `InvalidFairKeyError` unless the key is 1-128 printable ASCII characters. */
+  assertFairKey(fairKey: unknown): asserts fairKey is string {
+    if (!isSafeText(fairKey, MAX_FAIR_KEY_LENGTH)) {
+      throw new InvalidFairKeyError(Messages.invalidFairKey(fairKey, MAX_FAIR_KEY_LENGTH));
+    }
+  }
+
+  /** The envelope of a job enqueued in `state`; `fairKey` checked by `assertFairKey` first. */
+  create(state: TenantState & { tenantId: string }, fairKey?: string): TenantEnvelope {
     const envelope: TenantEnvelope = {
       v: ENVELOPE_VERSION,
       tenantId: state.tenantId,
@@ -49,6 +61,7 @@ export class TenantEnvelopeCodec {
     if (environment !== undefined) envelope.environment = environment;
     if (state.strategy !== undefined) envelope.strategy = state.strategy;
     if (state.traceparent !== undefined) envelope.traceparent = state.traceparent;
+    if (fairKey !== undefined) envelope.fairKey = fairKey;
     const valid = this.validate(envelope);
     const [secret] = this.options.envelope.secrets;
     if (secret !== undefined) valid.sig = signEnvelope(valid, secret);

@@ -83,6 +83,11 @@ export class TenantEnvelopeDto implements TenantEnvelope {
   environment?: string;
   @IsOptional() @IsIn(STRATEGIES) strategy?: TenantResolutionStrategy;
   @IsOptional() @Matches(TRACEPARENT) traceparent?: string;
+  @IsOptional()
+  @IsString()
+  @Length(1, 128)
+  @Matches(SAFE_TEXT)
+  fairKey?: string;
   @IsOptional() @Matches(SIGNATURE) sig?: string;
 }
 
@@ -98,5 +103,6 @@ export const ENVELOPE_FIELDS: readonly (keyof TenantEnvelope)[] = [
   'environment',
   'strategy',
   'traceparent',
+  'fairKey',
   'sig',
 ];

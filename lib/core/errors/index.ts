@@ -16,6 +16,7 @@ export * from './port-not-configured.error';
 export * from './tenant-port-unavailable.error';
 export * from './tenant-backlog-full.error';
 export * from './invalid-lane.error';
+export * from './invalid-fair-key.error';
 export * from './unknown-pool.error';
 export * from './pool-routing-unavailable.error';
 export * from './job-scope-unavailable.error';

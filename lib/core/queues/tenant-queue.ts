@@ -3,7 +3,12 @@ import type { Queue } from 'bullmq';
 import { TenantContext } from '../context/tenant-context';
 import { TenantState } from '../context/tenant-state';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
-import { InvalidJobOptionsError, JobIdTakenError, MissingTenantError } from '../errors';
+import {
+  InvalidFairKeyError,
+  InvalidJobOptionsError,
+  JobIdTakenError,
+  MissingTenantError,
+} from '../errors';
 import { TenantQueueDefinition } from '../types/queue-definition.interface';
 import { EnqueuedJob } from '../types/tenant-job.interface';
 import { ENVELOPE_KEY } from '../../tenant-queue.constants';
@@ -135,8 +140,15 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     const payload: Record<string, unknown> = {
       ...(data as Record<string, unknown>),
     };
+    const fairKey = opts?.fairKey;
+    if (fairKey !== undefined) {
+      if (tenantId === undefined) {
+        throw new InvalidFairKeyError(Messages.fairKeyWithoutTenant(this.name, name));
+      }
+      this.codec.assertFairKey(fairKey);
+    }
     if (tenantId !== undefined) {
-      payload[ENVELOPE_KEY] = this.codec.create({ ...state, tenantId });
+      payload[ENVELOPE_KEY] = this.codec.create({ ...state, tenantId }, fairKey);
     }
     const json = payloadJson(this.name, name, payload);
     const jobId = opts?.jobId ?? randomUUID();

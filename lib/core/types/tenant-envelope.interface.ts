@@ -25,6 +25,8 @@ export interface TenantEnvelope {
   strategy?: TenantResolutionStrategy;
   /** W3C trace context of the request (or job) that enqueued this job. */
   traceparent?: string;
+  /** The job's fair key inside its tenant (the `fairKey` job option), when it has one. */
+  fairKey?: string;
   /** HMAC-SHA256 of the canonical envelope, when `envelope.secret` is configured. */
   sig?: string;
 }

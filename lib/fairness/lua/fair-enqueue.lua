@@ -9,7 +9,8 @@
   ARGV[4]  directory/tier hints, flat JSON list [tenant, [weight, cap, rate, lanes], ...] ([] when none)
   ARGV[5]  n, the number of ids acknowledged (sent to BullMQ) that follow
   ARGV[6..5+n] acknowledged ids
-  ARGV[6+n..] quadruples: job id, tenant, lane ('' without lanes), job json
+  ARGV[6+n..] quadruples: job id, tenant, lane ('' without lanes; "<lane>\n<fair key>" for a
+           job with a fair key, cfg.fk), job json
   Returns {'full', tenant, backlog} with nothing written, or {'ok', {id, json, priority, ...}, wake ms,
   with a budget: the queues it woke}.
 ]]
@@ -51,6 +52,8 @@ for _, i in ipairs(new) do
   records[#records + 1] = id
   records[#records + 1] = ARGV[i + 3] .. '\n' .. t
   local g = l .. '\n' .. t
+  -- With fair keys l may be "<lane>\n<key>": a length prefix keeps (lane, key, tenant) apart.
+  if cfg.fk then g = #l .. ':' .. g end
   local group = groups[g]
   if not group then
     group = { t, l, {} }
@@ -63,6 +66,7 @@ if #records > 0 then variadic('HSET', kJobs, records) end
 -- A tenant whose backlog was empty may need to be put in turn; one with a backlog already is in
 -- turn, or held back by its cap, pause or rate limit (each of which puts it back itself).
 local wake, lengths = {}, {}
+if cfg.fk then order = enqueueKeyedGroups(order, wake) end
 for _, group in ipairs(order) do
   local t, l, list = group[1], group[2], group[3]
   local length = 0

@@ -5,7 +5,8 @@
   ARGV[2]  job id
   Returns {'none'} when the gate does not hold the job;
   {'admitted', tenant, acked (1 once BullMQ has it, 0 in transit)} when it was handed to BullMQ;
-  {'gate', tenant, lane, position (0 = next), backlog length, turn rank (-1 = not in turn),
+  {'gate', tenant, lane, position (0 = next; with fair keys, among all the tenant's jobs in the
+   lane in its keys' turns), backlog length, turn rank (-1 = not in turn),
    tenants in turn, limited until (ms, -1 = none), now, weight, cap, in flight, paused (0/1),
    slow (0/1), window, leases, lane p1, worker slots, lane index (1-based), earlier lanes with work}.
   Writes nothing.
@@ -24,6 +25,35 @@ for i, l in ipairs(LANES) do
   if p then
     lane, laneAt, pos, size = l, i, p, redis.call('LLEN', qKey(t, l))
     break
+  end
+end
+if cfg.fk then
+  -- The job's key, as the gate took it (fair-key.ts): the envelope's fairKey, else with 'actor'
+  -- its actor id. Under keys, its position counts the turns of the tenant's other keys too.
+  local ok, job = pcall(cjson.decode, jobJson(v))
+  local env = ok and type(job) == 'table' and type(job.d) == 'table' and job.d._tenant
+  local key = ''
+  if type(env) == 'table' then
+    if type(env.fairKey) == 'string' then
+      key = env.fairKey
+    elseif cfg.fk == 'actor' and type(env.actorId) == 'string' then
+      key = env.actorId
+    end
+  end
+  if pos < 0 and key ~= '' then
+    for i, l in ipairs(LANES) do
+      local p = redis.call('LPOS', kqKey(t, key, l), id)
+      if p then
+        lane, laneAt, pos = l, i, p
+        break
+      end
+    end
+  else
+    key = ''
+  end
+  local r = tenant(t)
+  if pos >= 0 and keyedLen(r, lane) > 0 then
+    pos, size = keyedPosition(t, r, lane, key, pos), len(r, lane)
   end
 end
 local rank = redis.call('ZRANK', rKey(lane), t)

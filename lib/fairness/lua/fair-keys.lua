@@ -9,7 +9,8 @@
            send is re-sent), slowShare, rl (default rate limit "T:tol:max:per:burst", T and tol in
            ms, absent = none), lanes (lane names, priority order; absent = one lane ''),
            tp (true: priority by turn, see dispatch),
-           shares (reserved share of the window per lane)
+           shares (reserved share of the window per lane),
+           fk ('job' | 'actor': fair keys inside a tenant, see fair-fairkey.lua; absent = none)
   Keys: :ready[:<lane>] zset tenant->pass | :state hash vt,last,streak[,:<lane>], p1:<lane>,
         window, slots (live workers' total concurrency)
         :leases zset id->2*expiry (+1 once BullMQ has the job; even = in transit, re-sent when
@@ -26,6 +27,7 @@
         dw,dcap,drl,dlanes,dmin (directory/tier hints), paused, slow
         :below set, :floors hash: floors (minConcurrency), see fair-floor.lua
         :q:<tkp(tenant)>[:<lane>] list of ids | :f:<tkp(tenant)> zset of failures (score = time)
+        :kq: :kr: :kl: a tenant's jobs under fair keys (fair-fairkey.lua)
   Every script call reads the state of the tenants it touches in one batch (loadTenants), works
   on that copy, and writes it back once at the end (flushTenants); multi-element writes are
   variadic, in chunks under unpack's limit.

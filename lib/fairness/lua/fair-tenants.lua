@@ -5,6 +5,8 @@
   changes back with one variadic write per hash, whatever the number of tenants.
 ]]
 local SFIELDS = {'w', 'dw', 'cap', 'dcap', 'paused', 'slow', 'rl', 'drl', 'dlanes', 'min', 'dmin'}
+-- With fair keys, each lane's count of jobs waiting under keys (fair-fairkey.lua) comes next.
+if cfg.fk then for _, l in ipairs(LANES) do SFIELDS[#SFIELDS + 1] = sf('kn', l) end end
 local NOSETTINGS = {}
 
 -- The tenants this call read, by id: loaded once (loadTenants), written back once (flushTenants).
@@ -24,6 +26,15 @@ local function newTenant(t, h, inf)
               min = tonumber(h[10]) or tonumber(h[11]) or cfg.dmin or 0 }
   r.inf0 = r.inf
   if r.min > 0 then floorLoaded[#floorLoaded + 1] = t end
+  if cfg.fk and h ~= NOSETTINGS then
+    for i, l in ipairs(LANES) do
+      local kn = tonumber(h[11 + i])
+      if kn and kn > 0 then
+        r.kn = r.kn or {}
+        r.kn[l] = kn
+      end
+    end
+  end
   return r
 end
 
@@ -84,8 +95,13 @@ local function clearSettings(t, ...)
   if redis.call('EXISTS', k) == 0 then redis.call('SREM', kConf, t) end
 end
 
--- The tenant's backlog in lane l (its :bl count, kept with its list by enqueue and dispatch).
-local function len(r, l) return r.len[l] end
+-- The tenant's backlog in lane l (its :bl count, kept with its list by enqueue and dispatch,
+-- plus its jobs waiting under fair keys).
+local function len(r, l)
+  local kn = r.kn
+  if kn then return r.len[l] + (kn[l] or 0) end
+  return r.len[l]
+end
 
 local function backlog(r)
   local n = 0
