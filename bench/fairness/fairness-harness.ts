@@ -69,11 +69,19 @@ export async function plainSide(connection: object, concurrency: number): Promis
   };
 }
 
+/** What else a module side's queue uses: a budget group, fair keys on its jobs. */
+export interface ModuleSideExtra {
+  budget?: string;
+  /** Jobs of a tenant spread over this many fair keys (the queue needs `fairness.fairKey`). */
+  fairKeys?: number;
+}
+
 /** This module, with or without fairness: producer and consumer in one Nest app. */
 export async function moduleSide(
   connection: object,
   concurrency: number,
   fairness: TenantFairnessOptions | false,
+  extra: ModuleSideExtra = {},
 ): Promise<Side> {
   @TenantProcessor('bench', { concurrency, autorun: false, removeOnComplete: { count: 0 } })
   class BenchProcessor extends TenantWorkerHost {
@@ -89,7 +97,11 @@ export async function moduleSide(
         connection,
         prefix: `b${Math.random().toString(36).slice(2, 8)}`,
       }),
-      TenantQueueModule.registerQueue({ name: 'bench', fairness: fairness || undefined }),
+      TenantQueueModule.registerQueue({
+        name: 'bench',
+        fairness: fairness || undefined,
+        ...(extra.budget ? { budget: extra.budget } : {}),
+      }),
     ],
     providers: [BenchProcessor],
   })
@@ -102,12 +114,21 @@ export async function moduleSide(
   const queue = registry.getQueue<BenchJob>('bench');
   const context = app.get(TenantContext);
   return {
-    label: fairness ? `module, fairness on ${JSON.stringify(fairness)}` : 'module, fairness off',
+    label:
+      (fairness ? `module, fairness on ${JSON.stringify(fairness)}` : 'module, fairness off') +
+      (extra.budget ? `, budget ${extra.budget}` : '') +
+      (extra.fairKeys ? `, ${extra.fairKeys} fair keys per tenant` : ''),
     async enqueue(tenant, count) {
       for (const size of chunks(count, 2000)) {
         const t0 = Date.now();
         await context.run(tenant, () =>
-          queue.addBulk(Array.from({ length: size }, () => ({ name: 'w', data: { t0, tenant } }))),
+          queue.addBulk(
+            Array.from({ length: size }, (_, i) => ({
+              name: 'w',
+              data: { t0, tenant },
+              opts: extra.fairKeys ? { fairKey: `u${i % extra.fairKeys}` } : undefined,
+            })),
+          ),
         );
       }
     },

@@ -8,6 +8,9 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Redis from 'ioredis';
+import { floorScenario } from './floor.scenario';
+import { modesCostScenario } from './modes-cost.scenario';
+import { timeShareScenario } from './time-share.scenario';
 import { startRedis } from '../../test/support/redis-server';
 import { load1 } from '../bench-utils';
 import {
@@ -190,10 +193,29 @@ async function main() {
           ]
         : [];
     log(results.jain);
+
+    // Issue 18's modes, each against the gate without it in the same run.
+    if (!only || only === 'modes') {
+      results.modes = {
+        timeShare: await timeShareScenario(Number(process.env.ROUNDS ?? 3)),
+        floor: await floorScenario(connection, { rounds: Number(process.env.ROUNDS ?? 3) }),
+        cost: await modesCostScenario(Number(process.env.ROUNDS ?? 3)),
+      };
+      log(results.modes);
+    }
     results.loadAverageAtEnd = loadavg().map((l) => Number(l.toFixed(2)));
     const dir = join(__dirname, '..', 'results');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'fairness.json'), `${JSON.stringify(results, null, 2)}\n`);
+    if (results.modes) {
+      writeFileSync(
+        join(dir, 'fairness-modes.json'),
+        `${JSON.stringify({ startedAt: results.startedAt, loadAverageAtStart: results.loadAverageAtStart, ...(results.modes as object) }, null, 2)}\n`,
+      );
+    }
+    // `--only=modes` leaves the main results of the last full run alone.
+    if (only !== 'modes') {
+      writeFileSync(join(dir, 'fairness.json'), `${JSON.stringify(results, null, 2)}\n`);
+    }
   } finally {
     stats.disconnect();
     await redis.stop();
