@@ -8,7 +8,7 @@
  * tenant capped at 20) / the same cap without the budget. The floor's cost is floor.scenario.ts.
  */
 import { startRedis } from '../../test/support/redis-server';
-import { load1 } from '../bench-utils';
+import { load1, median } from '../bench-utils';
 import { ModuleSideExtra, moduleSide, throughput } from './fairness-harness';
 import type { TenantFairnessOptions } from '../../lib';
 
@@ -34,12 +34,6 @@ const PAIRS: [string, string][] = [
   ['fairKey', 'gate'],
   ['budget', 'capped'],
 ];
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 export async function modesCostScenario(rounds = 3) {
   const redis = await startRedis();

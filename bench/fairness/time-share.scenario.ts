@@ -8,7 +8,7 @@
  * time in its slot is its own): ~0.75 with 'jobs' (equal job counts), ~0.5 is what 'time' aims at.
  */
 import { startRedis } from '../../test/support/redis-server';
-import { load1 } from '../bench-utils';
+import { load1, median } from '../bench-utils';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BenchJob, Side, moduleSide, throughput, until, work } from './fairness-harness';
 
@@ -16,12 +16,6 @@ type Share = 'jobs' | 'time';
 
 const TENANTS = 100;
 const JOBS = 2000;
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 /**
  * All tenants backlogged (20 jobs each, enqueued before the worker starts), odd tenants' jobs

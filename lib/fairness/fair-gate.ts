@@ -284,8 +284,35 @@ export class FairGate implements JobDispatcher {
    * BullMQ: the tenant's next job is then at BullMQ's head before the worker slot this job frees
    * fetches its next job, so the slot goes straight to it.
    */
-  releaseNow(jobId: string, outcome: FairOutcome): Promise<void> {
+  releaseNow(jobId: string, outcome: FairOutcome, runMs?: number): Promise<void> {
     if (this.upkeep.closed) return Promise.resolve();
+    const pair = this.timeShare ? [jobId, outcome, runMs ?? ''] : [jobId, outcome];
+    return this.releaseCall(pair, true);
+  }
+
+  private pump(): void {
+    while (
+      this.releaseCalls < RELEASE_CALLS &&
+      (this.pending.length > 0 || this.kicked || this.acks.length >= RELEASE_BATCH)
+    ) {
+      this.kicked = false;
+      this.releaseCalls++;
+      void this.releaseCall(
+        this.pending.splice(0, this.releaseStride * RELEASE_BATCH),
+        false,
+      ).finally(() => {
+        this.releaseCalls--;
+        this.pump();
+      });
+    }
+  }
+
+  /**
+   * One release call: frees `released` (flat pairs, triples with `share: 'time'`), acknowledges
+   * what BullMQ took since the last call, dispatches, and hands what it admitted to BullMQ. The
+   * promise ends after the script (`awaitSend` false) or once the admitted jobs are in BullMQ.
+   */
+  private releaseCall(released: (string | number)[], awaitSend: boolean): Promise<void> {
     const acks = this.takeAcks();
     const call: Promise<void> = this.redis
       .tqFairRelease(
@@ -295,16 +322,19 @@ export class FairGate implements JobDispatcher {
         this.slowConfig,
         acks.length,
         ...acks,
-        jobId,
-        outcome,
+        ...released,
       )
       .then(
-        ([events, jobs, wake]) => {
+        ([events, jobs, wake, woken]) => {
           this.emit(events);
           this.upkeep.wakeIn(Number(wake));
-          return this.sender.send(jobs);
+          if (woken) this.deps.kick?.(woken);
+          const sent = this.sender.send(jobs);
+          return awaitSend ? sent : undefined;
         },
         (error) => {
+          // The leases of this batch expire and the reaper frees them; unacknowledged sends
+          // are found in BullMQ by the tick.
           if (!this.upkeep.closed)
             this.deps.logger.warn(`fair release ${this.definition.name}: ${error}`);
         },
@@ -312,48 +342,6 @@ export class FairGate implements JobDispatcher {
       .finally(() => this.calls.delete(call));
     this.calls.add(call);
     return call;
-  }
-
-  private pump(): void {
-    while (
-      this.releaseCalls < RELEASE_CALLS &&
-      (this.pending.length > 0 || this.kicked || this.acks.length >= RELEASE_BATCH)
-    ) {
-      this.kicked = false;
-      const batch = this.pending.splice(0, this.releaseStride * RELEASE_BATCH);
-      const acks = this.takeAcks();
-      this.releaseCalls++;
-      const call: Promise<void> = this.redis
-        .tqFairRelease(
-          this.base,
-          this.config,
-          this.options.dispatchBatch,
-          this.slowConfig,
-          acks.length,
-          ...acks,
-          ...batch,
-        )
-        .then(
-          ([events, jobs, wake, woken]) => {
-            this.emit(events);
-            this.upkeep.wakeIn(Number(wake));
-            if (woken) this.deps.kick?.(woken);
-            void this.sender.send(jobs);
-          },
-          (error) => {
-            // The leases of this batch expire and the reaper frees them; unacknowledged sends
-            // are found in BullMQ by the tick.
-            if (!this.upkeep.closed)
-              this.deps.logger.warn(`fair release ${this.definition.name}: ${error}`);
-          },
-        )
-        .finally(() => {
-          this.releaseCalls--;
-          this.calls.delete(call);
-          this.pump();
-        });
-      this.calls.add(call);
-    }
   }
 
   /**

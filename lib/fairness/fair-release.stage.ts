@@ -27,18 +27,13 @@ export class FairReleaseStage implements JobStage {
     const gate = this.gateOf(context.definition);
     if (!gate) return next();
     const id = context.job.id!;
-    if (gate.timeShare) {
-      // The job's time in its slot, for `share: 'time'` (the outermost stage sees all of it).
-      const start = performance.now();
-      return next().then((result) => {
-        gate.release(id, 'c', performance.now() - start);
-        return result;
-      });
-    }
+    // The job's time in its slot, for `share: 'time'` (the outermost stage sees all of it).
+    const start = gate.timeShare ? performance.now() : 0;
     return next().then((result) => {
+      const runMs = gate.timeShare ? performance.now() - start : undefined;
       // A floor tenant's job: its slot waits for the tenant's next job (see releaseNow).
-      if (gate.isTop(context.job)) return gate.releaseNow(id, 'c').then(() => result);
-      gate.release(id, 'c');
+      if (gate.isTop(context.job)) return gate.releaseNow(id, 'c', runMs).then(() => result);
+      gate.release(id, 'c', runMs);
       return result;
     });
   }

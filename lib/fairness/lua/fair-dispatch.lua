@@ -1,41 +1,12 @@
 --[[
-  Fair-gate prelude, part 3 of 4: dispatch, the admission path (stride scheduling over the
+  Fair-gate prelude (see PRELUDE in fair-gate.script.ts): dispatch, the admission path (stride scheduling over the
   lanes' ready sets, caps, rate limits, lanes' shares, priority by turn).
 ]]
 -- Candidates of one lane's ready set, as a binary heap on (pass, tenant) (the zset's own order),
 -- loaded from the set in pages. The set is not written while a dispatch runs (its changes are
 -- collected and written at the end), so pages line up and every tenant below `bound` (the first
 -- pass not loaded yet) is in the heap.
-local function less(a, b)
-  if a[2] ~= b[2] then return a[2] < b[2] end
-  return a[1] < b[1]
-end
-local function heapPush(h, e)
-  h[#h + 1] = e
-  local i = #h
-  while i > 1 do
-    local p = math.floor(i / 2)
-    if less(h[i], h[p]) then h[i], h[p] = h[p], h[i]; i = p else break end
-  end
-end
-local function heapPop(h)
-  local top = h[1]
-  local n = #h
-  h[1] = h[n]
-  h[n] = nil
-  n = n - 1
-  local i = 1
-  while true do
-    local l, r, m = 2 * i, 2 * i + 1, i
-    if l <= n and less(h[l], h[m]) then m = l end
-    if r <= n and less(h[r], h[m]) then m = r end
-    if m == i then break end
-    h[i], h[m] = h[m], h[i]
-    i = m
-  end
-  return top
-end
-
+-- (less, heapPush and heapPop: fair-keys.lua.)
 local function loadPage(s, size)
   local rows = redis.call('ZRANGE', rKey(s.l), s.off, s.off + size, 'WITHSCORES')
   local n = #rows / 2

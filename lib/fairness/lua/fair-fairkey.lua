@@ -79,36 +79,6 @@ local function enqueueKeyedGroups(groups, wake)
   return plain
 end
 
--- Binary heap of {key, pass} on (pass, key), the zset's own order.
-local function kless(a, b)
-  if a[2] ~= b[2] then return a[2] < b[2] end
-  return a[1] < b[1]
-end
-local function kpush(h, e)
-  h[#h + 1] = e
-  local i = #h
-  while i > 1 do
-    local p = math.floor(i / 2)
-    if kless(h[i], h[p]) then h[i], h[p] = h[p], h[i]; i = p else break end
-  end
-end
-local function kpop(h)
-  local top, n = h[1], #h
-  h[1] = h[n]
-  h[n] = nil
-  n = n - 1
-  local i = 1
-  while true do
-    local a, b, m = 2 * i, 2 * i + 1, i
-    if a <= n and kless(h[a], h[m]) then m = a end
-    if b <= n and kless(h[b], h[m]) then m = b end
-    if m == i then break end
-    h[i], h[m] = h[m], h[i]
-    i = m
-  end
-  return top
-end
-
 -- The next n turns among tenant t's keys in lane l, read only. Loads the key set in pages of n
 -- (a key not loaded yet has a pass at or above the last one loaded, `bound`). Returns a plan:
 -- order (the key of each turn), takes (key->jobs), pass (key->its pass after its turns), count
@@ -144,7 +114,7 @@ local function keyedPlan(t, r, l, n)
       if c > 0 then
         if k ~= '' then plan.keyed = true end
         plan.count[k] = c
-        kpush(heap, { k, p })
+        heapPush(heap, { k, p })
       else
         plan.stale[#plan.stale + 1] = k
       end
@@ -155,20 +125,20 @@ local function keyedPlan(t, r, l, n)
   if plain > 0 and not sawPlain and not redis.call('ZSCORE', kr, '') then
     plan.plain = low or 0
     plan.count[''] = plain
-    kpush(heap, { '', plan.plain })
+    heapPush(heap, { '', plan.plain })
   end
   local taken = 0
   while taken < n do
     local top = heap[1]
-    if top and not (bound and kless(bound, top)) then
-      kpop(heap)
+    if top and not (bound and less(bound, top)) then
+      heapPop(heap)
       local k = top[1]
       local got = (plan.takes[k] or 0) + 1
       plan.takes[k] = got
       plan.order[#plan.order + 1] = k
       plan.pass[k] = top[2] + 1
       taken = taken + 1
-      if got < plan.count[k] then kpush(heap, { k, top[2] + 1 }) end
+      if got < plan.count[k] then heapPush(heap, { k, top[2] + 1 }) end
     elseif bound then
       page()
     else

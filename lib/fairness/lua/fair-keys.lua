@@ -1,7 +1,8 @@
 --[[
-  Shared prelude of every fair-gate script, part 1 of 4 (see PRELUDE in fair-gate.script.ts:
-  fair-keys, fair-tenants, fair-dispatch, fair-settle, prepended in that order after tkp(t) of
-  TENANT_KEY_PART_LUA; none is a command itself).
+  Shared prelude of every fair-gate script, the first part (see PRELUDE in fair-gate.script.ts:
+  fair-keys, fair-budget, fair-tenants, fair-time, fair-floor, fair-fairkey, fair-dispatch,
+  fair-settle, prepended in that order after tkp(t) of TENANT_KEY_PART_LUA; none is a command
+  itself).
   KEYS[1]  gate base key  {<prefix>:<queue>}:~fair  (every key below derives from it: one slot)
   ARGV[1]  gate config, JSON: dw (default weight), dcap (default cap, 0 = none), dmin (default
            floor, absent = none), k (max in a row),
@@ -115,4 +116,36 @@ local function parseRate(s)
   if not s or s == 'none' then return nil end
   local T, tol = string.match(s, '^([^:]+):([^:]+)')
   return { tonumber(T), tonumber(tol) }
+end
+
+-- A binary heap of {name, pass} on (pass, name), a zset's own order (the tenants of a lane's
+-- ready set in dispatch, the keys of a tenant in fair-fairkey.lua).
+local function less(a, b)
+  if a[2] ~= b[2] then return a[2] < b[2] end
+  return a[1] < b[1]
+end
+local function heapPush(h, e)
+  h[#h + 1] = e
+  local i = #h
+  while i > 1 do
+    local p = math.floor(i / 2)
+    if less(h[i], h[p]) then h[i], h[p] = h[p], h[i]; i = p else break end
+  end
+end
+local function heapPop(h)
+  local top = h[1]
+  local n = #h
+  h[1] = h[n]
+  h[n] = nil
+  n = n - 1
+  local i = 1
+  while true do
+    local l, r, m = 2 * i, 2 * i + 1, i
+    if l <= n and less(h[l], h[m]) then m = l end
+    if r <= n and less(h[r], h[m]) then m = r end
+    if m == i then break end
+    h[i], h[m] = h[m], h[i]
+    i = m
+  end
+  return top
 end

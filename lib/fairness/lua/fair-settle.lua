@@ -1,5 +1,5 @@
 --[[
-  Fair-gate prelude, part 4 of 4: what follows a job's admission: acknowledgements, releases,
+  Fair-gate prelude, the last part: what follows a job's admission: acknowledgements, releases,
   the slow lane, directory/tier hints.
 ]]
 -- BullMQ has these jobs now: their leases stop counting as in transit (a released job's lease is
