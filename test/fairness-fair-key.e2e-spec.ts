@@ -84,16 +84,15 @@ async function boot(fairness: TenantFairnessOptions, done: Done[], concurrency: 
   return moduleRef;
 }
 
-/** The gate's keys of a tenant's fair keys (fair-fairkey.lua), built as the scripts build them. */
-function keyedKeys(queue: TenantQueue<any>, tenantId: string, keys: string[], lanes = ['']) {
+/**
+ * The gate's keys of a tenant's keyed backlog (fair-fairkey.lua), built as the scripts build
+ * them: per lane its zset of jobs in their keys' turns, and the hash of its keys' tails.
+ */
+function keyedKeys(queue: TenantQueue<any>, tenantId: string, lanes = ['']) {
   const base = `${queue.definition.bullPrefix}:~fair`;
   const t = tenantKeyPart(tenantId);
   const lane = (l: string) => (l ? `:${l}` : '');
-  return lanes.flatMap((l) => [
-    `${base}:kr:${t}${lane(l)}`,
-    `${base}:kl:${t}${lane(l)}`,
-    ...keys.map((k) => `${base}:kq:${t}:${tenantKeyPart(k)}${lane(l)}`),
-  ]);
+  return lanes.flatMap((l) => [`${base}:kz:${t}${lane(l)}`, `${base}:kt:${t}${lane(l)}`]);
 }
 
 /** How many of `names` exist (one key at a time: fine on a Redis Cluster too). */
@@ -310,13 +309,16 @@ describe('fair keys: fairness inside a tenant (real Redis)', () => {
         ),
       );
       expect(await backlog('col')).toBe(15);
-      // One list per key, under the escaped key (no ':' or '{' of a key reaches a key name, so
-      // no hash tag opens there and every list stays in the queue's slot).
+      // A fair key is only ever a hash field, never part of a key name (so no ':' or '{' of a
+      // key can open a hash tag or meet another key's name): each key its own tail, the jobs
+      // in one zset in the tenant's slot.
       const client = moduleRef.get(TenantQueueRedis).client;
-      const lists = keyedKeys(queue, 'col', keys).slice(2);
-      expect(new Set(lists).size).toBe(keys.length);
-      expect(lists.every((name) => name.indexOf('{', 1) === -1)).toBe(true);
-      for (const [i, name] of lists.entries()) expect(await client.llen(name)).toBe(i + 1);
+      const [zset, tails] = keyedKeys(queue, 'col');
+      expect([zset, tails].every((name) => name.indexOf('{', 1) === -1)).toBe(true);
+      expect(await client.zcard(zset)).toBe(15);
+      const tail = await client.hgetall(tails);
+      expect(Object.keys(tail).sort()).toEqual([...keys].sort());
+      for (const [i, fairKey] of keys.entries()) expect(Number(tail[fairKey])).toBe(i + 1);
       const listed = await moduleRef.get(FairnessStateSource).gateJobs('fk', 'col', 15);
       const users = listed.map((job) => (job.data as Data).user);
       // First round: one job of each key, in key order; no key lost or merged with another.
@@ -342,9 +344,9 @@ describe('fair keys: fairness inside a tenant (real Redis)', () => {
       ids.none.push((await run(undefined, {}, 'none')).id);
       expect(await backlog('ord')).toBe(6);
 
-      // Round robin over the keys (u1 and u2 start level, the key-less jobs join at the lowest
-      // pass; ties go to the lower key): '' (none), u1, u2, u1, u2, u1.
-      const expected = [ids.none[0], ids.u1[0], ids.u2[0], ids.u1[1], ids.u2[1], ids.u1[2]];
+      // Round robin over the keys (u1, u2 and the key-less jobs each start at the first turn;
+      // one turn of several keys goes in enqueue order): u1, u2, '' (none), u1, u2, u1.
+      const expected = [ids.u1[0], ids.u2[0], ids.none[0], ids.u1[1], ids.u2[1], ids.u1[2]];
       const source = moduleRef.get(FairnessStateSource);
       const listed = await source.gateJobs('fk', 'ord', 10);
       expect(listed.map((job) => job.id)).toEqual(expected);
@@ -364,10 +366,7 @@ describe('fair keys: fairness inside a tenant (real Redis)', () => {
         .map((job) => job.id);
       expect(admitted).toEqual(expected);
       // Every key's state is gone with its last job: nothing keyed is left for 'ord'.
-      const client = moduleRef.get(TenantQueueRedis).client;
-      expect(await existing(moduleRef, keyedKeys(queue, 'ord', ['u1', 'u2']))).toBe(0);
-      const settings = await client.hgetall(`${queue.definition.bullPrefix}:~fair:t:ord`);
-      expect(Object.keys(settings).filter((field) => field.startsWith('kn'))).toEqual([]);
+      expect(await existing(moduleRef, keyedKeys(queue, 'ord'))).toBe(0);
     });
 
     it('keeps keys inside each lane: turns per lane, lanes in their order', async () => {
@@ -388,8 +387,8 @@ describe('fair keys: fairness inside a tenant (real Redis)', () => {
       expect((await fairness.getTenant('fk-lanes', 'ln')).backlog).toBe(6);
       const listed = await moduleRef.get(FairnessStateSource).gateJobs('fk-lanes', 'ln', 10);
       expect(listed.map((job) => [job.lane, job.id])).toEqual([
-        ['interactive', c2],
         ['interactive', c1],
+        ['interactive', c2],
         ['bulk', e1],
         ['bulk', e3],
         ['bulk', e2],
@@ -401,7 +400,7 @@ describe('fair keys: fairness inside a tenant (real Redis)', () => {
         backlogPosition: 2,
         backlogLength: 4,
       });
-      expect((await inspector.explain('fk-lanes', c1)).gate).toMatchObject({
+      expect((await inspector.explain('fk-lanes', c2)).gate).toMatchObject({
         lane: 'interactive',
         backlogPosition: 1,
         backlogLength: 2,
@@ -411,7 +410,7 @@ describe('fair keys: fairness inside a tenant (real Redis)', () => {
         async () => (await fairness.getTenant('fk-lanes', 'ln')).backlog === 0,
         'ln admitted',
       );
-      const left = keyedKeys(lanes, 'ln', ['u1', 'u2'], ['interactive', 'bulk']);
+      const left = keyedKeys(lanes, 'ln', ['interactive', 'bulk']);
       expect(await existing(moduleRef, left)).toBe(0);
       const waiting = await lanes.bullQueue.getJobs(['wait', 'prioritized'], 0, -1, true);
       expect(new Set(waiting.map((job) => job.id))).toEqual(new Set([e1, e2, e3, c1, c2, b1]));

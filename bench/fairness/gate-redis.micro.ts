@@ -40,6 +40,8 @@ async function main() {
       tp: true,
       // BUDGET=1: the queue is in a budget (fair-budget.lua); DCAP: a default cap per tenant.
       ...(process.env.BUDGET ? { bg: '{bench:q}:~budget', bn: 'q' } : {}),
+      // FK=<n>: fair keys on, each tenant's jobs spread over n keys.
+      ...(process.env.FK ? { fk: 'job' } : {}),
     });
     const slow = JSON.stringify({ threshold: 20, window: 60000, recoverAt: 10 });
     const fused = !gate.tqFairAck;
@@ -59,7 +61,8 @@ async function main() {
     for (let start = 0; start < JOBS; start += ENQUEUE_CALL) {
       const args: string[] = [];
       for (let i = start; i < start + ENQUEUE_CALL; i++) {
-        args.push(`j${i}`, `t${i % TENANTS}`, '', data);
+        const lane = process.env.FK ? `\nk${Math.floor(i / TENANTS) % Number(process.env.FK)}` : '';
+        args.push(`j${i}`, `t${i % TENANTS}`, lane, data);
       }
       const reply = fused
         ? await gate.tqFairEnqueue(base, config, 0, 0, '[]', 0, ...args)

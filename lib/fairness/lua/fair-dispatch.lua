@@ -29,7 +29,7 @@ local function loadPage(s, size)
   -- is read from its list once, and written back with the rest.
   for _, t in ipairs(page) do
     local r = tenants[t]
-    if len(r, s.l) == 0 then r.len[s.l] = redis.call('LLEN', qKey(t, s.l)) end
+    if len(r, s.l) == 0 then r.len[s.l] = backlogLength(t, s.l) end
   end
   s.off = s.off + take
 end
@@ -213,16 +213,17 @@ local function dispatch(maxN, now)
     if #add > 0 then variadic('ZADD', rKey(s.l), add) end
     for t, n in pairs(s.take) do
       local r = tenants[t]
-      if r.kn and (r.kn[s.l] or 0) > 0 then
-        -- Work under fair keys: the tenant's keys take their turns (fair-fairkey.lua).
-        got[t] = { takeKeyed(t, r, s.l, n), 0 }
+      local ids
+      if cfg.fk then
+        -- With fair keys the tenant's keys take their turns (fair-fairkey.lua).
+        ids = takeKeyed(t, r, s.l, n)
       else
-        local ids = redis.call('LPOP', qKey(t, s.l), n) or {}
-        r.len[s.l] = r.len[s.l] - n
-        -- A shorter list than its count says (never expected): it is empty now.
-        if #ids < n then r.len[s.l] = 0 end
-        got[t] = { ids, 0 }
+        ids = redis.call('LPOP', qKey(t, s.l), n) or {}
       end
+      r.len[s.l] = r.len[s.l] - n
+      -- A shorter backlog than its count says (never expected): it is empty now.
+      if #ids < n then r.len[s.l] = 0 end
+      got[t] = { ids, 0 }
     end
   end
   for t in pairs(off) do

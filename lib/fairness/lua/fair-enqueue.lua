@@ -66,7 +66,11 @@ if #records > 0 then variadic('HSET', kJobs, records) end
 -- A tenant whose backlog was empty may need to be put in turn; one with a backlog already is in
 -- turn, or held back by its cap, pause or rate limit (each of which puts it back itself).
 local wake, lengths = {}, {}
-if cfg.fk then order = enqueueKeyedGroups(order, wake) end
+-- With fair keys every backlog is a zset scored in its keys' turns (fair-fairkey.lua).
+if cfg.fk then
+  enqueueKeyed(order, wake, lengths)
+  order = {}
+end
 for _, group in ipairs(order) do
   local t, l, list = group[1], group[2], group[3]
   local length = 0

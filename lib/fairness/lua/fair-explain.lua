@@ -20,40 +20,12 @@ if lease then return {'admitted', t, tonumber(lease) % 2} end
 local h = redis.call('HMGET', tKey(t), 'w', 'dw', 'cap', 'dcap', 'paused', 'slow')
 local inflight = tonumber(redis.call('HGET', kInf, t)) or 0
 local lane, laneAt, pos, size = '', 1, -1, 0
+-- With fair keys the backlog is in its keys' turns already (fair-fairkey.lua): the job's rank.
 for i, l in ipairs(LANES) do
-  local p = redis.call('LPOS', qKey(t, l), id)
+  local p = backlogPosition(t, l, id)
   if p then
-    lane, laneAt, pos, size = l, i, p, redis.call('LLEN', qKey(t, l))
+    lane, laneAt, pos, size = l, i, p, backlogLength(t, l)
     break
-  end
-end
-if cfg.fk then
-  -- The job's key, as the gate took it (fair-key.ts): the envelope's fairKey, else with 'actor'
-  -- its actor id. Under keys, its position counts the turns of the tenant's other keys too.
-  local ok, job = pcall(cjson.decode, jobJson(v))
-  local env = ok and type(job) == 'table' and type(job.d) == 'table' and job.d._tenant
-  local key = ''
-  if type(env) == 'table' then
-    if type(env.fairKey) == 'string' then
-      key = env.fairKey
-    elseif cfg.fk == 'actor' and type(env.actorId) == 'string' then
-      key = env.actorId
-    end
-  end
-  if pos < 0 and key ~= '' then
-    for i, l in ipairs(LANES) do
-      local p = redis.call('LPOS', kqKey(t, key, l), id)
-      if p then
-        lane, laneAt, pos = l, i, p
-        break
-      end
-    end
-  else
-    key = ''
-  end
-  local r = tenant(t)
-  if pos >= 0 and keyedLen(r, lane) > 0 then
-    pos, size = keyedPosition(t, r, lane, key, pos), len(r, lane)
   end
 end
 local rank = redis.call('ZRANK', rKey(lane), t)

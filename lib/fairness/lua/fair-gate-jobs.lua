@@ -10,31 +10,10 @@
 local t, limit = ARGV[2], tonumber(ARGV[3])
 local out = {}
 
--- The next n ids of a tenant with work under fair keys, in its keys' turns.
-local function keyedIds(r, l, n)
-  local plan = keyedPlan(t, r, l, n)
-  local lists = {}
-  for k, c in pairs(plan.takes) do
-    lists[k] = { redis.call('LRANGE', kqKey(t, k, l), 0, c - 1), 0 }
-  end
-  local ids = {}
-  for _, k in ipairs(plan.order) do
-    local q = lists[k]
-    q[2] = q[2] + 1
-    if q[1][q[2]] then ids[#ids + 1] = q[1][q[2]] end
-  end
-  return ids
-end
-
 for _, l in ipairs(LANES) do
   local left = limit - #out / 3
   if left <= 0 then break end
-  local ids
-  if cfg.fk and keyedLen(tenant(t), l) > 0 then
-    ids = keyedIds(tenant(t), l, left)
-  else
-    ids = redis.call('LRANGE', qKey(t, l), 0, left - 1)
-  end
+  local ids = backlogIds(t, l, left)
   if #ids > 0 then
     local vals = hmgetMany(kJobs, ids)
     for i, id in ipairs(ids) do

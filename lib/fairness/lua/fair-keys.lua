@@ -28,7 +28,7 @@
         dw,dcap,drl,dlanes,dmin (directory/tier hints), paused, slow
         :below set, :floors hash: floors (minConcurrency), see fair-floor.lua
         :q:<tkp(tenant)>[:<lane>] list of ids | :f:<tkp(tenant)> zset of failures (score = time)
-        :kq: :kr: :kl: a tenant's jobs under fair keys (fair-fairkey.lua)
+        with fair keys a tenant's backlog is a zset instead, :kz:, beside :kt: and :kv (fair-fairkey.lua)
   Every script call reads the state of the tenants it touches in one batch (loadTenants), works
   on that copy, and writes it back once at the end (flushTenants); multi-element writes are
   variadic, in chunks under unpack's limit.

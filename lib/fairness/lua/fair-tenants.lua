@@ -5,8 +5,11 @@
   changes back with one variadic write per hash, whatever the number of tenants.
 ]]
 local SFIELDS = {'w', 'dw', 'cap', 'dcap', 'paused', 'slow', 'rl', 'drl', 'dlanes', 'min', 'dmin'}
--- With fair keys, each lane's count of jobs waiting under keys (fair-fairkey.lua) comes next.
-if cfg.fk then for _, l in ipairs(LANES) do SFIELDS[#SFIELDS + 1] = sf('kn', l) end end
+-- With fair keys, each lane's key clock (fair-fairkey.lua): a gate-wide hash, field the tenant.
+local function kvKey(l)
+  if l == '' then return base .. ':kv' end
+  return base .. ':kv:' .. l
+end
 local NOSETTINGS = {}
 
 -- The tenants this call read, by id: loaded once (loadTenants), written back once (flushTenants).
@@ -26,15 +29,7 @@ local function newTenant(t, h, inf)
               min = tonumber(h[10]) or tonumber(h[11]) or cfg.dmin or 0 }
   r.inf0 = r.inf
   if r.min > 0 then floorLoaded[#floorLoaded + 1] = t end
-  if cfg.fk and h ~= NOSETTINGS then
-    for i, l in ipairs(LANES) do
-      local kn = tonumber(h[11 + i])
-      if kn and kn > 0 then
-        r.kn = r.kn or {}
-        r.kn[l] = kn
-      end
-    end
-  end
+  if cfg.fk then r.kv, r.kv0 = {}, {} end
   return r
 end
 
@@ -66,6 +61,13 @@ local function loadTenants(list)
       local r, p, n = tenants[t], tonumber(passes[i]), tonumber(lens[i]) or 0
       r.pass[l], r.pass0[l], r.len[l], r.len0[l] = p, p, n, n
     end
+    if cfg.fk then
+      local clocks = hmgetMany(kvKey(l), need)
+      for i, t in ipairs(need) do
+        local c = tonumber(clocks[i])
+        tenants[t].kv[l], tenants[t].kv0[l] = c, c
+      end
+    end
   end
   if #limited > 0 then
     local tats = hmgetMany(kTat, limited)
@@ -95,13 +97,8 @@ local function clearSettings(t, ...)
   if redis.call('EXISTS', k) == 0 then redis.call('SREM', kConf, t) end
 end
 
--- The tenant's backlog in lane l (its :bl count, kept with its list by enqueue and dispatch,
--- plus its jobs waiting under fair keys).
-local function len(r, l)
-  local kn = r.kn
-  if kn then return r.len[l] + (kn[l] or 0) end
-  return r.len[l]
-end
+-- The tenant's backlog in lane l (its :bl count, kept with its list by enqueue and dispatch).
+local function len(r, l) return r.len[l] end
 
 local function backlog(r)
   local n = 0
@@ -124,8 +121,10 @@ local function flushTenants(now)
   local counts = {}
   floorFlush(now)
   local infSet, infDel, tatSet, tatDel, passSet, passDel = {}, {}, {}, {}, {}, {}
-  local lenSet, lenDel = {}, {}
-  for i = 1, #LANES do passSet[i], passDel[i], lenSet[i], lenDel[i] = {}, {}, {}, {} end
+  local lenSet, lenDel, kvSet, kvDel = {}, {}, {}, {}
+  for i = 1, #LANES do
+    passSet[i], passDel[i], lenSet[i], lenDel[i], kvSet[i], kvDel[i] = {}, {}, {}, {}, {}, {}
+  end
   for t, r in pairs(tenants) do
     for i, l in ipairs(LANES) do
       local n = r.len[l]
@@ -152,6 +151,12 @@ local function flushTenants(now)
         end
         r.inf = 0
         for _, l in ipairs(LANES) do r.pass[l] = nil end
+        if cfg.fk then
+          for i, l in ipairs(LANES) do
+            if r.kv0[l] then kvDel[i][#kvDel[i] + 1] = t end
+            r.kv[l], r.kv0[l] = nil, nil
+          end
+        end
       else
         if r.inf < 0 then r.inf = 0 end
         if r.inf ~= r.inf0 then infSet[#infSet + 1] = t; infSet[#infSet + 1] = int(r.inf) end
@@ -163,6 +168,16 @@ local function flushTenants(now)
           end
         end
         if r.tat ~= r.tat0 then tatSet[#tatSet + 1] = t; tatSet[#tatSet + 1] = fmt(r.tat) end
+        if cfg.fk then
+          for i, l in ipairs(LANES) do
+            local c = r.kv[l]
+            if c and c ~= r.kv0[l] then
+              kvSet[i][#kvSet[i] + 1] = t
+              kvSet[i][#kvSet[i] + 1] = fmt(c)
+              r.kv0[l] = c
+            end
+          end
+        end
       end
       if BG and r.inf ~= r.inf0 then
         r.binf = math.max(0, budgetInFlight(r))
@@ -183,6 +198,8 @@ local function flushTenants(now)
     if #passDel[i] > 0 then variadic('HDEL', pKey(l), passDel[i]) end
     if #lenSet[i] > 0 then variadic('HSET', bKey(l), lenSet[i]) end
     if #lenDel[i] > 0 then variadic('HDEL', bKey(l), lenDel[i]) end
+    if #kvSet[i] > 0 then variadic('HSET', kvKey(l), kvSet[i]) end
+    if #kvDel[i] > 0 then variadic('HDEL', kvKey(l), kvDel[i]) end
   end
   if BG then budgetFlush(tenants, counts) end
 end
