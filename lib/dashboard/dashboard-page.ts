@@ -54,6 +54,7 @@ export function renderDashboardPage(options: ResolvedDashboardOptions & { contro
 </form>
 <span id="status" data-testid="status">Loading…</span>
 </header>
+<p id="notice" data-testid="notice" role="status" aria-live="polite"></p>
 <main id="view" data-testid="view"></main>
 <script type="application/json" id="config">${scriptJson(config)}</script>
 <script>${DASHBOARD_SCRIPT}</script>

@@ -48,6 +48,8 @@ const CORE = String.raw`
     return new Date(value).toLocaleString();
   }
   function status(text) { document.getElementById('status').textContent = text; }
+  /** What the last action got from the server: stays until the next action (refreshes keep it). */
+  function notice(text) { document.getElementById('notice').textContent = text; }
   /** A link to a view of this page: ?tenant=&queue=&q=&job= (empty values left out). */
   function href(view) {
     var search = new URLSearchParams();
@@ -79,10 +81,10 @@ const CORE = String.raw`
     }
     try {
       var result = await api(path, init);
-      status(result && result.message ? result.message : what + ': done');
+      notice(result && result.message ? result.message : what + ': done');
       return result;
     } catch (error) {
-      status('Could not ' + what + ': ' + error.message);
+      notice('Could not ' + what + ': ' + error.message);
       return null;
     }
   }

@@ -8,6 +8,7 @@ h1 { font-size: 18px; margin: 0; }
 h2 { font-size: 16px; margin: 18px 0 8px; }
 h3 { font-size: 14px; margin: 16px 0 6px; }
 #status { font-size: 12px; opacity: .85; margin-left: auto; }
+#notice { margin: 6px 16px 0; min-height: 1.2em; font-size: 13px; }
 main { padding: 8px 20px 24px; }
 table { border-collapse: collapse; width: 100%; background: #fff; margin-bottom: 8px; }
 th, td { padding: 5px 10px; border-bottom: 1px solid #e3e6ea; text-align: left; white-space: nowrap; vertical-align: top; }

@@ -95,7 +95,7 @@ export const DASHBOARD_TENANT_SCRIPT = String.raw`
       if (max !== (rate ? String(rate.max) : '') || per !== (rate ? String(rate.per) : '')) {
         change.rateLimit = max === '' && per === '' ? false : { max: Number(max), per: Number(per) };
       }
-      if (!Object.keys(change).length) { status('Nothing to save for ' + tenantId + ' on ' + q.queue); return; }
+      if (!Object.keys(change).length) { notice('Nothing to save for ' + tenantId + ' on ' + q.queue); return; }
       if (await act('save the settings of ' + tenantId + ' on ' + q.queue, '/queues/' + enc(q.queue) + '/tenants/' + enc(tenantId) + '/settings', change)) {
         built = null;
         refresh();
