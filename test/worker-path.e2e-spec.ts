@@ -161,6 +161,8 @@ describe('the worker path', () => {
       { attempts: 3 },
     );
     await settle(plain, job.id!);
+    // BullMQ emits 'failed' once its moveToFailed reply is back: after Redis shows the state.
+    await waitFor(() => failed.some((f) => f.id === job.id), "the worker's failed event");
     worker.off('failed', listener);
     const stored = await plain.getJob(job.id!);
     expect(stored!.attemptsMade).toBe(1);
