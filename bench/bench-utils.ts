@@ -136,3 +136,17 @@ export function loadWarning(start: number, end: number): string {
     ? `**Measured at load ${start} -> ${end} (above 1.5): other work shared the cores; re-run on a quiet machine.**`
     : '';
 }
+
+/** Runs a bench script's body when the file is run directly: prints its result as JSON, exits. */
+export function runScript(body: () => Promise<unknown>): void {
+  body().then(
+    (result) => {
+      if (result !== undefined) console.log(JSON.stringify(result, null, 2));
+      process.exit(0);
+    },
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

@@ -21,7 +21,7 @@ import {
   TenantWorkerHost,
 } from '../../lib';
 import { startRedis } from '../../test/support/redis-server';
-import { load1 } from '../bench-utils';
+import { load1, runScript } from '../bench-utils';
 import { until } from './fairness-harness';
 
 export interface FloorScenarioOptions {
@@ -161,19 +161,13 @@ if (require.main === module) {
   for (const key of ['rounds', 'flood', 'light', 'concurrency', 'floor', 'jobMs'] as const) {
     if (arg(key) !== undefined) options[key] = Number(arg(key));
   }
-  void (async () => {
+  runScript(async () => {
     const redis = await startRedis();
     try {
       const connection = { host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null };
-      console.log(JSON.stringify(await floorScenario(connection, options)));
+      return await floorScenario(connection, options);
     } finally {
       await redis.stop();
     }
-  })().then(
-    () => process.exit(0),
-    (error) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
+  });
 }

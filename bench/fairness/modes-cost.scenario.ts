@@ -8,7 +8,7 @@
  * tenant capped at 20) / the same cap without the budget. The floor's cost is floor.scenario.ts.
  */
 import { startRedis } from '../../test/support/redis-server';
-import { load1, median } from '../bench-utils';
+import { load1, median, runScript } from '../bench-utils';
 import { ModuleSideExtra, moduleSide, throughput } from './fairness-harness';
 import type { TenantFairnessOptions } from '../../lib';
 
@@ -70,15 +70,4 @@ export async function modesCostScenario(rounds = 3) {
   }
 }
 
-if (require.main === module) {
-  modesCostScenario(Number(process.argv[2] ?? 3)).then(
-    (result) => {
-      console.log(JSON.stringify(result, null, 2));
-      process.exit(0);
-    },
-    (error) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runScript(() => modesCostScenario(Number(process.argv[2] ?? 3)));

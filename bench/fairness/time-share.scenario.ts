@@ -8,7 +8,7 @@
  * time in its slot is its own): ~0.75 with 'jobs' (equal job counts), ~0.5 is what 'time' aims at.
  */
 import { startRedis } from '../../test/support/redis-server';
-import { load1, median } from '../bench-utils';
+import { load1, median, runScript } from '../bench-utils';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BenchJob, Side, moduleSide, throughput, until, work } from './fairness-harness';
 
@@ -78,15 +78,4 @@ export async function timeShareScenario(rounds = 5) {
   }
 }
 
-if (require.main === module) {
-  timeShareScenario(Number(process.argv[2] ?? 5)).then(
-    (result) => {
-      console.log(JSON.stringify(result, null, 2));
-      process.exit(0);
-    },
-    (error) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) runScript(() => timeShareScenario(Number(process.argv[2] ?? 5)));
