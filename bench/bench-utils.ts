@@ -44,19 +44,19 @@ export function writeResult(name: string, result: object): string {
 }
 
 /**
- * Replaces the README block between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->` with
- * `markdown`, so the README shows the figures of the last run. A bench with no block yet gets one
- * at the end of the README (move it where it belongs).
+ * Replaces the block of docs/benchmarks.md between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->`
+ * with `markdown`, so the page shows the figures of the last run. A bench with no block yet gets
+ * one at the end of the page (move it where it belongs).
  */
-export function updateReadme(name: string, markdown: string): void {
-  const file = join(__dirname, '..', 'README.md');
+export function updateBenchmarksPage(name: string, markdown: string): void {
+  const file = join(__dirname, '..', 'docs', 'benchmarks.md');
   const start = `<!-- bench:${name} -->`;
   const end = `<!-- /bench:${name} -->`;
   let text = readFileSync(file, 'utf8');
   if (!text.includes(start)) text = `${text.trimEnd()}\n\n${start}\n${end}\n`;
   const from = text.indexOf(start);
   const to = text.indexOf(end);
-  if (to < from) throw new Error(`README.md has ${start} without ${end} after it`);
+  if (to < from) throw new Error(`docs/benchmarks.md has ${start} without ${end} after it`);
   writeFileSync(
     file,
     `${text.slice(0, from + start.length)}\n${markdown.trim()}\n${text.slice(to)}`,

@@ -2,7 +2,7 @@
  * `npm run bench`: every bench of the suite, one after another, each on its own private Redis:
  * context, fairness, scheduler, the noisy-neighbour chart, the scale-out run and the tiers
  * (rate limit and lanes) cost. Each writes
- * bench/results/<name>.json (and its README block); the chart is bench/results/noisy-neighbour.svg.
+ * bench/results/<name>.json (and its block of docs/benchmarks.md); the chart is bench/results/noisy-neighbour.svg.
  * `npm run bench -- context noisy` runs only those. The soak (`npm run bench:soak`) is separate.
  */
 import { spawnSync } from 'node:child_process';

@@ -62,7 +62,7 @@ export function banner(url: string, redisUrl: string, run: SampleRun): string {
       (run.generatedPassword ? '   (made up for this run; set DASHBOARD_PASSWORD to choose)' : ''),
     `Metrics:     ${url}/metrics`,
     '',
-    'Try (the README\'s "Run the sample" has the whole tour):',
+    'Try (docs/tour.md has the whole tour):',
     `  curl -s -XPOST ${base}/uploads -H 'x-tenant-id: acme' ${json} -d '{"file":"cat.png"}'`,
     `  curl -s ${base}/uploads/thumbnails -H 'x-tenant-id: acme'`,
     `  curl -s -XPOST ${base}/containment/jobs -H 'x-tenant-id: globex' ${json} -d '{"failures":5}'`,

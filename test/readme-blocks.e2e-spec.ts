@@ -1,24 +1,33 @@
 import { INestApplication, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import request from 'supertest';
 import * as ts from 'typescript';
 import * as library from '../lib';
 import { TenantQueueRegistry } from '../lib';
 import { TENANT_QUEUE_MODULE_OPTIONS } from '../lib/tenant-queue.module-definition';
-import { REPO_ROOT, ReadmeFile, readmeFiles, sectionSlug } from './support/readme-blocks';
+import {
+  REPO_ROOT,
+  ReadmeFile,
+  brokenLinks,
+  docPages,
+  headingAnchors,
+  readmeFiles,
+  sectionSlug,
+} from './support/readme-blocks';
 import { uniquePrefix } from './support/redis-url';
 import { testConnection } from './support/test-redis';
 import { waitFor } from './support/wait';
 
-/** Where a README file lives for the compiler: a folder per section, beside this test. */
-const QUICK_START = 'Quick start';
+/** Where a page's file lives for the compiler: a folder per page, beside this test. */
+const QUICK_START = 'README.md';
 const virtualPath = (file: ReadmeFile) =>
   join(REPO_ROOT, 'test', 'readme', sectionSlug(file.section), file.name);
 
 /**
- * Each section's files with the Quick start's beside them (a later section may import
- * `./app.module`), unless the section has a file of that name itself.
+ * Each page's files with the Quick start's beside them (a page may import `./app.module`),
+ * unless the page has a file of that name itself.
  */
 function projects(files: ReadmeFile[]): ReadmeFile[] {
   const quickStart = files.filter((file) => file.section === QUICK_START);
@@ -32,7 +41,7 @@ function projects(files: ReadmeFile[]): ReadmeFile[] {
   });
 }
 
-/** Type-checks the README's complete files as a user's project would, against lib/ itself. */
+/** Type-checks the pages' complete files as a user's project would, against lib/ itself. */
 function typeCheck(files: ReadmeFile[]): string[] {
   const config = ts.getParsedCommandLineOfConfigFile(
     join(REPO_ROOT, 'tsconfig.json'),
@@ -80,14 +89,14 @@ function typeCheck(files: ReadmeFile[]): string[] {
       const file = byPath.get(d.file.fileName);
       const { line } = d.file.getLineAndCharacterOfPosition(d.start ?? 0);
       return file
-        ? `README.md:${file.line + line} (${file.section} / ${file.name}): TS${d.code} ${message}`
+        ? `${file.section}:${file.line + line} (${file.name}): TS${d.code} ${message}`
         : `${d.file.fileName}:${line + 1}: TS${d.code} ${message}`;
     });
 }
 
 /**
- * Loads one section's files as CommonJS, `nestjs-tenant-queue` being lib/ and `./x` the
- * section's file `x.ts`; packages resolve from this repository.
+ * Loads one page's files as CommonJS, `nestjs-tenant-queue` being lib/ and `./x` the
+ * page's file `x.ts`; packages resolve from this repository.
  */
 function loadSection(files: ReadmeFile[], entry: string): Record<string, unknown> {
   const loaded = new Map<string, Record<string, unknown>>();
@@ -95,7 +104,7 @@ function loadSection(files: ReadmeFile[], entry: string): Record<string, unknown
     const known = loaded.get(name);
     if (known) return known;
     const file = files.find((f) => f.name === name);
-    if (!file) throw new Error(`README section has no file ${name}`);
+    if (!file) throw new Error(`the page has no file ${name}`);
     const { outputText } = ts.transpileModule(file.source, {
       compilerOptions: {
         module: ts.ModuleKind.CommonJS,
@@ -111,7 +120,7 @@ function loadSection(files: ReadmeFile[], entry: string): Record<string, unknown
     const requireFrom = (id: string): unknown => {
       if (id === 'nestjs-tenant-queue') return library;
       if (id.startsWith('./')) return load(`${id.slice(2)}.ts`);
-      // jest's own require, so the README's code shares this test's copy of every package.
+      // jest's own require, so the pages' code shares this test's copy of every package.
       // eslint-disable-next-line @typescript-eslint/no-require-imports
       return require(id);
     };
@@ -121,13 +130,41 @@ function loadSection(files: ReadmeFile[], entry: string): Record<string, unknown
   return load(entry);
 }
 
-describe('README.md code', () => {
-  const files = readmeFiles();
+describe('the code and links of README.md and docs/', () => {
+  const files = docPages().flatMap((page) => readmeFiles(page));
   const quickStart = files.filter((file) => file.section === QUICK_START);
 
   it('marks its complete files, the Quick start among them', () => {
     expect(quickStart.map((file) => file.name)).toEqual(['app.module.ts', 'main.ts']);
     expect(files.length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('no page links to a missing file or heading (GitHub anchors)', () => {
+    const pages = docPages();
+    expect(pages).toEqual(expect.arrayContaining(['README.md', 'docs/README.md', 'docs/tour.md']));
+    expect(brokenLinks(pages)).toEqual([]);
+  });
+
+  it('every written page links to the API reference and the errors page', () => {
+    const written = docPages().filter((page) => !page.startsWith('docs/api/'));
+    const missing = written.filter((page) => {
+      const text = readFileSync(join(REPO_ROOT, page), 'utf8');
+      return !/\]\((\.\.\/)*(docs\/)?api\/README\.md\)/.test(text) || !/errors\.md\)/.test(text);
+    });
+    expect(written.length).toBeGreaterThan(25);
+    expect(missing).toEqual([]);
+  });
+
+  it('makes anchors as GitHub does (markup and punctuation dropped, repeats numbered)', () => {
+    const page =
+      '# Run the sample\n## The `_tenant` envelope\n### Migrating from @nestjs/bullmq\n## Configure\n## Configure\n```bash\n# not a heading\n```';
+    expect([...headingAnchors(page)]).toEqual([
+      'run-the-sample',
+      'the-_tenant-envelope',
+      'migrating-from-nestjsbullmq',
+      'configure',
+      'configure-1',
+    ]);
   });
 
   it('every complete file compiles against the library (strict tsc)', () => {
@@ -137,7 +174,7 @@ describe('README.md code', () => {
   describe('the "Testing your app" spec, run as written (no Redis)', () => {
     // Its describe/it register here, at collection time; `./app.module` is the Quick start's.
     loadSection(
-      projects(files).filter((file) => file.section === 'Testing your app'),
+      projects(files).filter((file) => file.section === 'docs/testing.md'),
       'uploads.spec.ts',
     );
   });

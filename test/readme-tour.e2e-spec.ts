@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { REPO_ROOT } from './support/readme-blocks';
-import { TourRequest, readmeTour, shownPattern } from './support/readme-tour';
+import { TOUR_PAGE, TourRequest, readmeTour, shownPattern } from './support/readme-tour';
 import { openRedis } from './support/test-redis';
 import { sleep, waitFor } from './support/wait';
 
@@ -9,10 +9,10 @@ const PASSWORD = 'tour-password';
 const DEFAULT_PATIENCE_MS = 8_000; // a reader takes that long to type the next command
 
 /**
- * Replays the README's "Run the sample" tour against `npm run sample` (a real process on the
- * test Redis) and checks every answer and log line the README shows.
+ * Replays the tour of docs/tour.md ("Run the sample") against `npm run sample` (a real process on the
+ * test Redis) and checks every answer and log line the page shows.
  */
-describe('README "Run the sample": the tour replayed against the sample', () => {
+describe('docs/tour.md "Run the sample": the tour replayed against the sample', () => {
   let sample: ChildProcess;
   const output: string[] = [];
   let base = '';
@@ -52,8 +52,8 @@ describe('README "Run the sample": the tour replayed against the sample', () => 
     expect(bannerText).toContain(`curl -s -XPOST localhost:${new URL(base).port}/uploads`);
   });
 
-  it('answers every request as the README shows', async () => {
-    const steps = readmeTour('Run the sample');
+  it('answers every request as the page shows', async () => {
+    const steps = readmeTour();
     expect(steps.filter((s) => s.kind === 'request' && s.expected).length).toBeGreaterThan(20);
     let lastId = '';
     let patience = DEFAULT_PATIENCE_MS;
@@ -81,7 +81,7 @@ describe('README "Run the sample": the tour replayed against the sample', () => 
             .join('')
             .split('\n')
             .some((line) => pattern.test(line.replace(/^.*?(LOG|WARN|ERROR) /, '$1 ')));
-        await waitFor(logged, `README.md:${step.line}: the log line ${step.expected}`, 15_000);
+        await waitFor(logged, `${TOUR_PAGE}:${step.line}: the log line ${step.expected}`, 15_000);
         continue;
       }
       let answer = '';
@@ -97,8 +97,8 @@ describe('README "Run the sample": the tour replayed against the sample', () => 
       } while (Date.now() < deadline);
       if (!matches()) {
         throw new Error(
-          `README.md:${step.line}: ${step.method} ${step.path} answered\n  ${answer}\n` +
-            `but the README shows\n  ${step.expected ?? `a line with ${step.grep}`}`,
+          `${TOUR_PAGE}:${step.line}: ${step.method} ${step.path} answered\n  ${answer}\n` +
+            `but the page shows\n  ${step.expected ?? `a line with ${step.grep}`}`,
         );
       }
       patience = DEFAULT_PATIENCE_MS;

@@ -37,7 +37,7 @@ import {
   redisWork,
   redisPerJob,
   table,
-  updateReadme,
+  updateBenchmarksPage,
   writeResult,
 } from '../bench-utils';
 
@@ -347,7 +347,7 @@ async function main() {
     summary.addPerSec[variant],
   ]);
   const warning = loadWarning(loadAtStart, loadAtEnd);
-  updateReadme(
+  updateBenchmarksPage(
     'context',
     [
       table(

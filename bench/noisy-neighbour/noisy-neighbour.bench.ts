@@ -30,7 +30,7 @@ import {
   redisPerJob,
   redisWork,
   table,
-  updateReadme,
+  updateBenchmarksPage,
   writeResult,
 } from '../bench-utils';
 import { Series, renderChart } from '../svg-chart';
@@ -220,7 +220,7 @@ async function main() {
   writeFileSync(join(__dirname, '..', 'results', 'noisy-neighbour.svg'), `${svg}\n`);
 
   const m = machine();
-  updateReadme(
+  updateBenchmarksPage(
     'noisy-neighbour',
     [
       '![Per-job wait of tenants A and B over time, plain BullMQ vs this module](bench/results/noisy-neighbour.svg)',

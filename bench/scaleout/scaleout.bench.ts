@@ -22,7 +22,7 @@ import {
   scaleoutKeys,
 } from '../../test/fixtures/scaleout-shared';
 import { startRedis } from '../../test/support/redis-server';
-import { machine, percentile, table, updateReadme, writeResult } from '../bench-utils';
+import { machine, percentile, table, updateBenchmarksPage, writeResult } from '../bench-utils';
 
 const FLOOD = Number(process.env.FLOOD ?? 20_000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 10);
@@ -131,7 +131,7 @@ async function main() {
   console.log(JSON.stringify(ratios));
   console.log(`written to ${file}`);
   const m = machine();
-  updateReadme(
+  updateBenchmarksPage(
     'scaleout',
     [
       table(

@@ -20,7 +20,7 @@ import {
   TenantWorkerHost,
 } from '../../lib';
 import { startRedis } from '../../test/support/redis-server';
-import { machine, table, updateReadme, writeResult } from '../bench-utils';
+import { machine, table, updateBenchmarksPage, writeResult } from '../bench-utils';
 
 const JOBS = Number(process.env.JOBS ?? 1_000_000);
 const TENANTS = Number(process.env.TENANTS ?? 1_000);
@@ -178,7 +178,7 @@ async function main() {
   const base = result.baseline as Record<string, number>;
   const after = result.afterDrain as Record<string, number>;
   const m = machine();
-  updateReadme(
+  updateBenchmarksPage(
     'soak',
     [
       table(

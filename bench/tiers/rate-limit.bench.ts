@@ -3,12 +3,12 @@
  * plain BullMQ, the module with fairness, fairness + a rate limit that every tenant passes
  * (so each admission runs the GCRA check but nobody waits), and fairness + two lanes.
  *   npm run bench:tiers
- * Starts its own redis-server on a free port; writes bench/results/tiers.json and the README block.
+ * Starts its own redis-server on a free port; writes bench/results/tiers.json and its block of docs/benchmarks.md.
  * Goal (issue 9): the rate limiter costs < 10% throughput against fairness alone.
  */
 import { loadavg } from 'node:os';
 import { startRedis } from '../../test/support/redis-server';
-import { median, table, updateReadme, writeResult } from '../bench-utils';
+import { median, table, updateBenchmarksPage, writeResult } from '../bench-utils';
 import { moduleSide, plainSide, throughput } from '../fairness/fairness-harness';
 
 const JOBS = Number(process.env.JOBS ?? 20_000);
@@ -68,7 +68,7 @@ async function main() {
     goal: 'rate limiter < 10% throughput loss vs fairness alone (ratio >= 0.90)',
     goalMet: rateLimitVsFairness >= 0.9,
   });
-  updateReadme(
+  updateBenchmarksPage(
     'tiers',
     [
       `\`npm run bench:tiers\`: ${JOBS.toLocaleString('en')} no-op jobs over ${TENANTS} tenants, concurrency ${CONCURRENCY}, ${ROUNDS} rounds, one private redis-server (load average at start ${loadAverageAtStart[0]}).`,

@@ -1,36 +1,60 @@
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 
-/** A TypeScript block of the README that claims to be a complete file (`// file: <name>`). */
+/** A TypeScript block of a docs page that claims to be a complete file (`// file: <name>`). */
 export interface ReadmeFile {
-  /** The `## ` section it sits in: the blocks of one section form one project. */
+  /** The page it sits on, from the repository root (`README.md`, `docs/testing.md`): one project. */
   section: string;
   /** `app.module.ts`, from the block's first line. */
   name: string;
-  /** 1-based line of the block's first line in README.md. */
+  /** 1-based line of the block's first line in its page. */
   line: number;
   source: string;
 }
 
 export const REPO_ROOT = resolve(__dirname, '../..');
 const FILE_MARK = /^\/\/ file: ([\w.-]+\.ts)\s*$/;
+/**
+ * The pages of the docs, from the repository root: README.md, then docs/**\/*.md in path order
+ * (the generated API reference under docs/api/ included).
+ */
+export function docPages(): string[] {
+  const pages: string[] = [];
+  const walk = (folder: string) => {
+    for (const entry of readdirSync(join(REPO_ROOT, folder), { withFileTypes: true })) {
+      const path = `${folder}/${entry.name}`;
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.md')) pages.push(path);
+    }
+  };
+  walk('docs');
+  return ['README.md', ...pages.sort()];
+}
 
-/** Every complete TypeScript block of README.md, in order. */
-export function readmeFiles(readme = join(REPO_ROOT, 'README.md')): ReadmeFile[] {
-  const lines = readFileSync(readme, 'utf8').split('\n');
+/** The lines of a page with the lines inside code fences blanked, for prose-only scans. */
+function proseLines(text: string): string[] {
+  let fence = false;
+  return text.split('\n').map((line) => {
+    if (line.startsWith('```')) {
+      fence = !fence;
+      return '';
+    }
+    return fence ? '' : line;
+  });
+}
+
+/** Every complete TypeScript block of one page, in order. */
+export function readmeFiles(page = 'README.md'): ReadmeFile[] {
+  const lines = readFileSync(join(REPO_ROOT, page), 'utf8').split('\n');
   const files: ReadmeFile[] = [];
-  let section = '';
   for (let i = 0; i < lines.length; i++) {
     const fence = /^```(\S*)/.exec(lines[i]);
-    if (!fence) {
-      if (lines[i].startsWith('## ')) section = lines[i].slice(3).trim();
-      continue;
-    }
+    if (!fence) continue;
     const end = lines.findIndex((line, j) => j > i && line.startsWith('```'));
     const body = lines.slice(i + 1, end);
     const mark = FILE_MARK.exec(body[0] ?? '');
     if (/^(ts|typescript)$/.test(fence[1]) && mark) {
-      files.push({ section, name: mark[1], line: i + 2, source: body.join('\n') + '\n' });
+      files.push({ section: page, name: mark[1], line: i + 2, source: body.join('\n') + '\n' });
     }
     i = end;
   }
@@ -43,4 +67,78 @@ export function sectionSlug(section: string): string {
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-|-$/g, '');
+}
+
+/**
+ * The anchors GitHub gives a page's headings: the heading's text without markup, lower case,
+ * punctuation dropped but `-` and `_`, spaces as `-`; a repeated one gets `-1`, `-2`, ...
+ */
+export function headingAnchors(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  for (const line of proseLines(markdown)) {
+    const heading = /^#{1,6} (.*)$/.exec(line);
+    if (!heading) continue;
+    const base = heading[1]
+      .trim()
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .replace(/[`*]/g, '')
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\p{M} _-]/gu, '')
+      .replace(/ /g, '-');
+    const count = seen.get(base) ?? 0;
+    seen.set(base, count + 1);
+    anchors.add(count ? `${base}-${count}` : base);
+  }
+  return anchors;
+}
+
+/** A link of a page that leads nowhere: its line, target and why. */
+export interface BrokenLink {
+  page: string;
+  line: number;
+  target: string;
+  why: string;
+}
+
+/**
+ * The relative links of every page (prose and images, not code) whose file is missing, or whose
+ * `#anchor` is not a heading of the page it names.
+ */
+export function brokenLinks(pages = docPages()): BrokenLink[] {
+  const anchorsOf = new Map<string, Set<string>>();
+  const anchors = (path: string) => {
+    let known = anchorsOf.get(path);
+    if (!known) {
+      known = headingAnchors(readFileSync(join(REPO_ROOT, path), 'utf8'));
+      anchorsOf.set(path, known);
+    }
+    return known;
+  };
+  const broken: BrokenLink[] = [];
+  for (const page of pages) {
+    const lines = proseLines(readFileSync(join(REPO_ROOT, page), 'utf8'));
+    lines.forEach((text, index) => {
+      const prose = text.replace(/`[^`]*`/g, '');
+      for (const [, target] of prose.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/i.test(target)) continue; // https:, mailto:
+        const [file, anchor] = target.split('#');
+        const path = file
+          ? relative(REPO_ROOT, resolve(REPO_ROOT, page, '..', decodeURI(file)))
+          : page;
+        const fail = (why: string) => broken.push({ page, line: index + 1, target, why });
+        let exists = true;
+        try {
+          readdirSync(join(REPO_ROOT, path));
+        } catch (error) {
+          exists = (error as NodeJS.ErrnoException).code === 'ENOTDIR';
+        }
+        if (!exists) fail(`no file ${path}`);
+        else if (anchor !== undefined && !path.endsWith('.md')) fail(`${path} has no anchors`);
+        else if (anchor !== undefined && !anchors(path).has(anchor))
+          fail(`${path} has no #${anchor}`);
+      }
+    });
+  }
+  return broken;
 }

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from './readme-blocks';
 
-/** One request of a README tour, with what the README shows it answers. */
+/** One request of the sample's tour (docs/tour.md), with what the page shows it answers. */
 export interface TourRequest {
   kind: 'request';
-  /** README line, for failure messages. */
+  /** Line of the page, for failure messages. */
   line: number;
   method: string;
   /** Path and query, e.g. `/uploads/jobs/<jobId>`. */
@@ -18,7 +18,7 @@ export interface TourRequest {
   statusOnly: boolean;
   /** `| grep X`: the answer must contain X. */
   grep?: string;
-  /** The JSON (or status) the README shows under or beside the command. */
+  /** The JSON (or status) the page shows under or beside the command. */
   expected?: string;
 }
 
@@ -75,32 +75,32 @@ function parseCurl(words: string[], line: number): TourRequest {
       break;
     } else if (/^(localhost|127\.0\.0\.1):3000/.test(w)) {
       request.path = w.replace(/^[^/]*/, '') || '/';
-    } else throw new Error(`README.md:${line}: curl option ${w} is not understood by the replay`);
+    } else
+      throw new Error(`${TOUR_PAGE}:${line}: curl option ${w} is not understood by the replay`);
   }
   return request;
 }
 
-/** The JSON part of a `# {...}` comment (prose after two spaces is the README's aside). */
+/** The JSON part of a `# {...}` comment (prose after two spaces is the page's aside). */
 function shownJson(comment: string): string | undefined {
   if (!/^[[{]/.test(comment)) return undefined;
   return comment.split(/\s{2,}/)[0];
 }
 
+/** The page that holds the tour, from the repository root. */
+export const TOUR_PAGE = 'docs/tour.md';
+
 /**
- * The steps of every bash block under the README's `## <section>` heading: requests, the
- * answers shown (`# {...}` below a command, or `# 204` beside it), `sleep N`, and
- * `# worker log: <line>` lines.
+ * The steps of every bash block of the tour page: requests, the answers shown (`# {...}` below a
+ * command, or `# 204` beside it), `sleep N`, and `# worker log: <line>` lines.
  */
-export function readmeTour(section: string, readme = join(REPO_ROOT, 'README.md')): TourStep[] {
-  const lines = readFileSync(readme, 'utf8').split('\n');
+export function readmeTour(page = TOUR_PAGE): TourStep[] {
+  const lines = readFileSync(join(REPO_ROOT, page), 'utf8').split('\n');
   const steps: TourStep[] = [];
-  let inSection = false;
   let inBash = false;
   let last: TourRequest | undefined;
   lines.forEach((text, index) => {
     const line = index + 1;
-    if (!inBash && text.startsWith('## ')) inSection = text.slice(3).trim() === section;
-    if (!inSection) return;
     if (text.startsWith('```')) {
       inBash = !inBash && text.trim() === '```bash';
       last = undefined;
@@ -131,7 +131,7 @@ export function readmeTour(section: string, readme = join(REPO_ROOT, 'README.md'
 }
 
 /**
- * What the README shows, as a pattern over the real answer: `...` (or `…`) stands for anything,
+ * What the page shows, as a pattern over the real answer: `...` (or `…`) stands for anything,
  * an id shortened with `...` for any id, and timestamps, epoch milliseconds and hex instance ids
  * for any of their kind. Everything else must match exactly, key order included.
  */
