@@ -13,8 +13,10 @@ import {
   brokenLinks,
   docPages,
   headingAnchors,
+  pageSnippets,
   readmeFiles,
   sectionSlug,
+  snippetParses,
 } from './support/readme-blocks';
 import { uniquePrefix } from './support/redis-url';
 import { testConnection } from './support/test-redis';
@@ -165,6 +167,18 @@ describe('the code and links of README.md and docs/', () => {
       'configure',
       'configure-1',
     ]);
+  });
+
+  it('every other TypeScript block (a snippet) parses: a module, members, statements or items', () => {
+    const snippets = docPages()
+      .filter((page) => !page.startsWith('docs/api/')) // TypeDoc's signatures, not code to paste
+      .flatMap((page) => pageSnippets(page));
+    expect(snippets.length).toBeGreaterThan(40);
+    const broken = snippets
+      .filter((s) => !snippetParses(s.source))
+      .map((s) => `${s.page}:${s.line}`);
+    expect(broken).toEqual([]);
+    expect(snippetParses('async process(job) { ... }')).toBe(false);
   });
 
   it('every complete file compiles against the library (strict tsc)', () => {

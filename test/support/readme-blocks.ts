@@ -1,5 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
+import * as ts from 'typescript';
 
 /** A TypeScript block of a docs page that claims to be a complete file (`// file: <name>`). */
 export interface ReadmeFile {
@@ -59,6 +60,49 @@ export function readmeFiles(page = 'README.md'): ReadmeFile[] {
     i = end;
   }
   return files;
+}
+
+/** A TypeScript block of a page that is not a complete file: a snippet. */
+export interface Snippet {
+  page: string;
+  /** 1-based line of the block's first line in its page. */
+  line: number;
+  source: string;
+}
+
+/** The TypeScript blocks of a page without a `// file:` mark. */
+export function pageSnippets(page: string): Snippet[] {
+  const lines = readFileSync(join(REPO_ROOT, page), 'utf8').split('\n');
+  const snippets: Snippet[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const fence = /^```(\S*)/.exec(lines[i]);
+    if (!fence) continue;
+    const end = lines.findIndex((line, j) => j > i && line.startsWith('```'));
+    const body = lines.slice(i + 1, end);
+    if (/^(ts|typescript)$/.test(fence[1]) && !FILE_MARK.test(body[0] ?? '')) {
+      snippets.push({ page, line: i + 2, source: body.join('\n') });
+    }
+    i = end;
+  }
+  return snippets;
+}
+
+/** What a snippet may be: a module, members of a class or an object, statements, list items. */
+const SNIPPET_KINDS: ((source: string) => string)[] = [
+  (source) => source,
+  (source) => `class Snippet {\n${source}\n}`,
+  (source) => `async function snippet() {\n${source}\n}`,
+  (source) => `const snippet = {\n${source}\n};`,
+  (source) => `const snippet = [\n${source}\n];`,
+];
+
+/** Whether a snippet parses as TypeScript as one of the kinds above (no type check). */
+export function snippetParses(source: string): boolean {
+  return SNIPPET_KINDS.some((kind) => {
+    const file = ts.createSourceFile('snippet.ts', kind(source), ts.ScriptTarget.ES2022);
+    // parseDiagnostics is internal to the compiler API, and the only syntax-only check it has.
+    return (file as unknown as { parseDiagnostics: unknown[] }).parseDiagnostics.length === 0;
+  });
 }
 
 /** A folder name for a section: its words, lower case, joined by dashes. */
