@@ -44,24 +44,6 @@ function proseLines(text: string): string[] {
   });
 }
 
-/** Every complete TypeScript block of one page, in order. */
-export function readmeFiles(page = 'README.md'): ReadmeFile[] {
-  const lines = readFileSync(join(REPO_ROOT, page), 'utf8').split('\n');
-  const files: ReadmeFile[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const fence = /^```(\S*)/.exec(lines[i]);
-    if (!fence) continue;
-    const end = lines.findIndex((line, j) => j > i && line.startsWith('```'));
-    const body = lines.slice(i + 1, end);
-    const mark = FILE_MARK.exec(body[0] ?? '');
-    if (/^(ts|typescript)$/.test(fence[1]) && mark) {
-      files.push({ section: page, name: mark[1], line: i + 2, source: body.join('\n') + '\n' });
-    }
-    i = end;
-  }
-  return files;
-}
-
 /** A TypeScript block of a page that is not a complete file: a snippet. */
 export interface Snippet {
   page: string;
@@ -70,21 +52,36 @@ export interface Snippet {
   source: string;
 }
 
-/** The TypeScript blocks of a page without a `// file:` mark. */
-export function pageSnippets(page: string): Snippet[] {
+/** Every TypeScript block of one page, in order, with the file name its first line marks. */
+function typeScriptBlocks(page: string): (Snippet & { name?: string })[] {
   const lines = readFileSync(join(REPO_ROOT, page), 'utf8').split('\n');
-  const snippets: Snippet[] = [];
+  const blocks: (Snippet & { name?: string })[] = [];
   for (let i = 0; i < lines.length; i++) {
     const fence = /^```(\S*)/.exec(lines[i]);
     if (!fence) continue;
     const end = lines.findIndex((line, j) => j > i && line.startsWith('```'));
     const body = lines.slice(i + 1, end);
-    if (/^(ts|typescript)$/.test(fence[1]) && !FILE_MARK.test(body[0] ?? '')) {
-      snippets.push({ page, line: i + 2, source: body.join('\n') });
+    if (/^(ts|typescript)$/.test(fence[1])) {
+      const name = FILE_MARK.exec(body[0] ?? '')?.[1];
+      blocks.push({ page, line: i + 2, source: body.join('\n'), name });
     }
     i = end;
   }
-  return snippets;
+  return blocks;
+}
+
+/** Every complete TypeScript block of one page, in order. */
+export function readmeFiles(page = 'README.md'): ReadmeFile[] {
+  return typeScriptBlocks(page).flatMap(({ name, line, source }) =>
+    name ? [{ section: page, name, line, source: `${source}\n` }] : [],
+  );
+}
+
+/** The TypeScript blocks of a page without a `// file:` mark. */
+export function pageSnippets(page: string): Snippet[] {
+  return typeScriptBlocks(page)
+    .filter((block) => !block.name)
+    .map(({ line, source }) => ({ page, line, source }));
 }
 
 /** What a snippet may be: a module, members of a class or an object, statements, list items. */
