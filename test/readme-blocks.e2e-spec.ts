@@ -157,6 +157,14 @@ describe('the code and links of README.md and docs/', () => {
     expect(missing).toEqual([]);
   });
 
+  it('the map (docs/README.md) lists every page of docs/', () => {
+    const map = readFileSync(join(REPO_ROOT, 'docs/README.md'), 'utf8');
+    const unlisted = docPages()
+      .filter((page) => /^docs\/(?!api\/|README\.md$)/.test(page))
+      .filter((page) => !map.includes(`](${page.slice('docs/'.length)})`));
+    expect(unlisted).toEqual([]);
+  });
+
   it('makes anchors as GitHub does (markup and punctuation dropped, repeats numbered)', () => {
     const page =
       '# Run the sample\n## The `_tenant` envelope\n### Migrating from @nestjs/bullmq\n## Configure\n## Configure\n```bash\n# not a heading\n```';
