@@ -1,11 +1,16 @@
-import { INestApplication, Type } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import { DynamicModule, INestApplication, Type, ValueProvider } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import request from 'supertest';
 import * as ts from 'typescript';
 import * as library from '../lib';
-import { TenantQueueRegistry } from '../lib';
+import {
+  InMemoryTenantDirectory,
+  TenantDirectory,
+  TenantQueueRegistry,
+  TenantScheduler,
+} from '../lib';
 import { TENANT_QUEUE_MODULE_OPTIONS } from '../lib/tenant-queue.module-definition';
 import {
   REPO_ROOT,
@@ -18,6 +23,7 @@ import {
   sectionSlug,
   snippetParses,
 } from './support/readme-blocks';
+import { ManualClock, bootSchedulerApp } from './fixtures/scheduler-app';
 import { uniquePrefix } from './support/redis-url';
 import { testConnection } from './support/test-redis';
 import { waitFor } from './support/wait';
@@ -199,6 +205,66 @@ describe('the code and links of README.md and docs/', () => {
       projects(files).filter((file) => file.section === 'docs/testing.md'),
       'uploads.spec.ts',
     );
+  });
+
+  describe('the @TenantCron module of docs/schedules.md, run against Redis', () => {
+    let app: TestingModule;
+    const clock = new ManualClock(Date.parse('2026-06-01T00:00:00Z'));
+
+    beforeAll(async () => {
+      const page = projects(files).filter((file) => file.section === 'docs/schedules.md');
+      const { DigestModule, DigestService } = loadSection(page, 'digest.module.ts') as {
+        DigestModule: Type;
+        DigestService: Type;
+      };
+      // The page's own service and directory, on the test Redis with a clock this test moves.
+      const [root] = Reflect.getMetadata('imports', DigestModule) as DynamicModule[];
+      const directory = (root.providers as ValueProvider[]).find(
+        (provider) => provider.provide === TenantDirectory,
+      )!.useValue as InMemoryTenantDirectory;
+      app = await bootSchedulerApp({
+        prefix: uniquePrefix('readme-cron'),
+        clock,
+        directory,
+        providers: [DigestService],
+      });
+    });
+
+    afterAll(async () => {
+      await app?.close();
+    });
+
+    it("runs the digest at 09:00 in each active tenant's zone, in its context; none for the suspended", async () => {
+      const registry = app.get(TenantQueueRegistry);
+      const cron = registry.getQueue('tq-cron').bullQueue;
+      const fanout = registry.getQueue('tq-cron-fanout').bullQueue;
+      const settle = async (when: string, job: string) => {
+        clock.set(when);
+        const { jobIds } = await app.get(TenantScheduler).tick();
+        expect(jobIds.length).toBeGreaterThan(0);
+        for (const id of jobIds) {
+          await waitFor(
+            async () => (await fanout.getJobState(id)) === 'completed',
+            `fan-out ${id}`,
+          );
+        }
+        let state = '';
+        await waitFor(async () => {
+          state = await cron.getJobState(job);
+          return state === 'completed' || state === 'failed' || state === 'unknown';
+        }, `${job} to end`);
+        return state;
+      };
+      // 09:00 in Kyiv (UTC+3 in June): acme's digest; getTenantIdOrThrow() in the handler, so
+      // completed means it ran in acme's context.
+      expect(await settle('2026-06-01T06:00:00Z', 'nightly-digest~acme~20260601T060000Z')).toBe(
+        'completed',
+      );
+      // 09:00 in New York (UTC-4): globex's turn, but it is suspended, so its fan-out made no job.
+      expect(await settle('2026-06-01T13:00:00Z', 'nightly-digest~globex~20260601T130000Z')).toBe(
+        'unknown',
+      );
+    });
   });
 
   describe('the Quick start, run against Redis', () => {
