@@ -7,6 +7,7 @@ import {
   TenantJob,
   TenantProcessor,
   TenantQueueModule,
+  TenantQueueInspector,
   TenantQueueRegistry,
   TenantWorkerHost,
 } from '../lib';
@@ -86,12 +87,34 @@ describe(`fair queue seen through BullMQ's API (bullmq ${BULLMQ_VERSION})`, () =
 
     running.get('second')!();
     await waitFor(async () => (await stateOf(bull, 'second')) === 'completed', 'second completed');
-    expect(await bull.getJobCounts('active', 'waiting', 'delayed', 'completed', 'failed')).toEqual({
+    // (bullmq 5 adds `paused` to a count of `waiting`: its paused queues keep their jobs there.)
+    expect(
+      await bull.getJobCounts('active', 'waiting', 'delayed', 'completed', 'failed'),
+    ).toMatchObject({
       active: 0,
       waiting: 0,
       delayed: 0,
       completed: 2,
       failed: 0,
     });
+  });
+
+  it("counts a paused BullMQ queue's admitted jobs as waiting (bullmq 5 moves them to `paused`)", async () => {
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue<{ n: number }>('stated');
+    const bull = queue.bullQueue;
+    await bull.pause();
+    try {
+      await moduleRef
+        .get(TenantContext)
+        .run('acme', () => queue.add('work', { n: 3 }, { jobId: 'third' }));
+      await waitFor(async () => (await stateOf(bull, 'third')) === 'waiting', 'third admitted');
+      const summary = await moduleRef.get(TenantQueueInspector).getQueue('stated');
+      expect(summary.counts).toMatchObject({ waiting: 1, active: 0 });
+    } finally {
+      await bull.resume();
+    }
+    await waitFor(() => running.has('third'), 'third running after resume');
+    running.get('third')!();
+    await waitFor(async () => (await stateOf(bull, 'third')) === 'completed', 'third completed');
   });
 });

@@ -11,8 +11,13 @@ const { swaps } = require('./swaps');
 const resolve = Module._resolveFilename;
 Module._resolveFilename = function (request, ...rest) {
   const found = resolve.call(this, request, ...rest);
-  for (const [from, to] of Object.values(swaps)) {
-    if (found.startsWith(from + sep)) return to + found.slice(from.length);
+  for (const [name, [from, to]] of Object.entries(swaps)) {
+    if (!found.startsWith(from + sep)) continue;
+    // The package (or one of its subpaths) as the other copy's own package.json resolves it.
+    if (request === name || request.startsWith(name + '/')) {
+      return resolve.call(this, to + request.slice(name.length), ...rest);
+    }
+    return to + found.slice(from.length);
   }
   return found;
 };

@@ -94,3 +94,12 @@ export function otherBullmqCopy(pkg: string): BullmqCopy | undefined {
     return undefined;
   }
 }
+
+/**
+ * The jobs waiting to start in `getJobCounts('waiting', ...)`: bullmq 5 moves a paused queue's
+ * waiting jobs into its `paused` list and reports them under `paused`; bullmq 6 keeps them in
+ * `wait` (its `paused` list is only drained, on resume, of jobs an older BullMQ left there).
+ */
+export function waitingCount(counts: Record<string, number>): number {
+  return (counts.waiting ?? 0) + (counts.paused ?? 0);
+}
