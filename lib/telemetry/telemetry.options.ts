@@ -36,7 +36,7 @@ export function resolveTelemetry(options: {
     throw new InvalidTenantQueueOptionsError(
       Messages.invalidOptions(
         'telemetry',
-        "must be BullMQ's Telemetry ({ tracer, contextManager }), e.g. new BullMQOtel('my-app') from bullmq-otel",
+        "must be BullMQ's Telemetry ({ tracer, contextManager }), e.g. new BullMQOtel({ tracerName: 'my-app' }) from bullmq-otel",
       ),
     );
   }
