@@ -2,10 +2,10 @@ import { Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import * as bullmq from 'bullmq';
 import { RedisBackendRequiredError, TenantQueueModule } from '../lib';
-import { BULLMQ_MAJOR } from '../lib/core/bullmq';
+import { BULLMQ_MAJOR, assertRedisBackend } from '../lib/core/bullmq';
 import { uniquePrefix } from './support/redis-url';
 import { testRootImports } from './support/test-module';
-import { openRedis } from './support/test-redis';
+import { openRedis, testConnection } from './support/test-redis';
 
 /** bullmq 6's backend switch (absent from bullmq 5, where every queue is on Redis). */
 const six = bullmq as unknown as {
@@ -66,4 +66,33 @@ describe("BullMQ's Postgres backend", () => {
     await moduleRef.init();
     await moduleRef.close();
   });
+
+  onBullmq6(
+    "refuses a queue made on another backend (an adopted worker's), by its backend",
+    async () => {
+      // BullMQ's Postgres backend connects on first use: this queue never reaches a server.
+      const elsewhere = new bullmq.Queue(
+        'elsewhere',
+        { connection: { connectionString: 'postgres://unused@127.0.0.1:1/unused' } } as never,
+        six.createPostgresBackend as never,
+      );
+      const here = new bullmq.Queue('here', {
+        connection: testConnection(),
+        prefix: uniquePrefix('pg'),
+      });
+      try {
+        let refusal: unknown;
+        try {
+          assertRedisBackend('reports', elsewhere);
+        } catch (error) {
+          refusal = error;
+        }
+        expect(refusal).toBeInstanceOf(RedisBackendRequiredError);
+        expect((refusal as RedisBackendRequiredError).backend).toBe('PostgresQueueBackend');
+        expect(() => assertRedisBackend('reports', here)).not.toThrow();
+      } finally {
+        await Promise.all([elsewhere.close(), here.close()]);
+      }
+    },
+  );
 });
