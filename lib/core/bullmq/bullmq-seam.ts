@@ -10,8 +10,11 @@ import type { RedisClient } from '../redis/tenant-queue.redis';
  * - the Redis client of a queue: `queue.client` (5), `queue.getBackend().client` (6, where
  *   `Queue#client` is gone);
  * - the backend: 6 lets an app replace Redis (`setDefaultBackendFactory`, a per-queue backend
- *   factory, `createPostgresBackend`); 5 is Redis only.
- * See docs (Compatibility) for the differences that need no code (same keys, same calls).
+ *   factory, `createPostgresBackend`); 5 is Redis only;
+ * - a paused queue's waiting jobs: in `paused` (5) or `wait` (6) (`waitingCount`);
+ * - which BullMQ copy is loaded, for the two-copies warning (`otherBullmqCopy`).
+ * What needs no code (same keys and job hash fields, BullMQ's own option check on each major,
+ * `repeat` on add() refused on both) is listed in docs (Compatibility).
  */
 
 /** What bullmq 6 exports beyond bullmq 5, as far as the module reads it. */
