@@ -136,6 +136,7 @@ export {
   InvalidRunMarkerTableError,
   InvalidJobIdError,
   UnknownTierError,
+  RedisBackendRequiredError,
 } from './core/errors';
 export type { TenantSourceReading } from './core/errors';
 

@@ -232,6 +232,19 @@ export const Messages = {
     `TenantBullMqModule needs @nestjs/bullmq 11.0.5 or later (its ProcessorDecoratorService ` +
     `hook runs existing @Processor classes in their tenant's context). Upgrade @nestjs/bullmq, or ` +
     `move the processors to @TenantProcessor.`,
+  redisBackendRequired: (queue: string, backend: string) =>
+    `Queue "${queue}" would be kept by BullMQ's ${backend}, not Redis. This module needs Redis for ` +
+    `the fair gate (turns, caps, admission), tenant schedules and @TenantCron, dead letters, ` +
+    `@Idempotent run claims, job-id ownership, pools and the visibility counters (all Redis ` +
+    `scripts next to BullMQ's keys). Keep the tenant queues on Redis: remove ` +
+    `setDefaultBackendFactory(...) (or call it with no argument) and use withBackend(...) only ` +
+    `for queues outside TenantQueueModule.`,
+  twoBullmqCopies: (pkg: string, theirs: string, ours: string, where: string) =>
+    `${pkg} resolves its own BullMQ ${theirs} (${where}), not the BullMQ ${ours} that the queues ` +
+    `and workers use: the app has two BullMQ copies. Install the ${pkg} made for BullMQ ` +
+    `${ours.split('.')[0]} (bullmq 6: bullmq-otel@^2, bullmq 5: bullmq-otel@^1.3.1), or make npm ` +
+    `use one copy with "overrides": { "${pkg}": { "bullmq": "$bullmq" } } in the app's ` +
+    `package.json (bullmq listed in its dependencies), then reinstall.`,
   bullMqScopedProcessor: (className: string, queue: string) =>
     `@Processor class ${className} on tenant queue "${queue}" is request-scoped; @nestjs/bullmq ` +
     `resolves such processors per job outside this module's reach, so their jobs would run ` +

@@ -1,9 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { TestingModule } from '@nestjs/testing';
 import { TenantContext, TenantFairness, TenantQueueRegistry } from '../lib';
 import { bootFairApp } from './fixtures/fairness-app';
 import { FAIR_TEST_OPTIONS, recordKeys } from './fixtures/fairness-shared';
-import { forkFixture, killAll } from './support/processes';
+import { compileFixtures, forkCompiled } from './support/compiled-fixtures';
+import { killAll } from './support/processes';
 import { uniquePrefix } from './support/redis-url';
 import { TestRedisClient, openRedis } from './support/test-redis';
 import { waitFor } from './support/wait';
@@ -13,9 +15,13 @@ const keys = recordKeys(prefix);
 const workers: ChildProcess[] = [];
 let producer: TestingModule;
 let redis: TestRedisClient;
+let compiled: string;
 
+const WORKER = 'test/fixtures/fairness-worker.ts';
+
+/** A worker process in plain Node (the library transpiled once, not by ts-node in each). */
 function startWorker(): Promise<ChildProcess> {
-  return forkFixture('fairness-worker.ts', { TQ_PREFIX: prefix, TQ_CONCURRENCY: '3' }, workers);
+  return forkCompiled(compiled, WORKER, { TQ_PREFIX: prefix, TQ_CONCURRENCY: '3' }, workers);
 }
 
 async function enqueue(tenantId: string, count: number, ms: number): Promise<string[]> {
@@ -27,6 +33,14 @@ async function enqueue(tenantId: string, count: number, ms: number): Promise<str
 
 describe('fair gate across three worker processes (real Redis)', () => {
   beforeAll(async () => {
+    compiled = compileFixtures([
+      WORKER,
+      'test/fixtures/fairness-shared.ts',
+      'test/support/processes.ts',
+      'test/support/test-module.ts',
+      'test/support/test-redis.ts',
+      'test/support/redis-url.ts',
+    ]);
     redis = openRedis();
     producer = await bootFairApp({ prefix, fairness: FAIR_TEST_OPTIONS, concurrency: 0 });
     await Promise.all([startWorker(), startWorker(), startWorker()]);
@@ -36,6 +50,7 @@ describe('fair gate across three worker processes (real Redis)', () => {
     killAll(workers);
     await producer?.close();
     await redis?.quit();
+    if (compiled) rmSync(compiled, { recursive: true, force: true });
   });
 
   it('never exceeds a tenant cap cluster-wide', async () => {

@@ -12,6 +12,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 const root = resolve(__dirname, '..');
+/** Each entry point's value exports, as the public API snapshot lists them. */
+const SNAPSHOT = JSON.parse(
+  readFileSync(join(root, 'lib', 'public-api.snapshot.json'), 'utf8'),
+) as Record<string, { values: string[] }>;
 const tsc = join(root, 'node_modules', '.bin', 'tsc');
 
 /** Each public entry point and one export it must give, at runtime and in its types. */
@@ -139,4 +143,131 @@ describe('the packed package (exports map, types, LICENSE)', () => {
       app,
     );
   });
+
+  /** The Quick start as an ESM Nest app writes it (`"type": "module"`, nodenext imports). */
+  const ESM_APP_MODULE = `
+import { Body, Controller, Module, Post, UseGuards } from '@nestjs/common';
+import {
+  InjectTenantQueue, TenantContext, TenantJob, TenantProcessor, TenantQueue, TenantQueueModule,
+  TenantRequiredGuard, TenantWorkerHost,
+} from 'nestjs-tenant-queue';
+
+export interface Upload { file: string }
+
+@TenantProcessor('media', { concurrency: 10 })
+export class MediaProcessor extends TenantWorkerHost {
+  constructor(private readonly tenant: TenantContext) { super(); }
+  async process(job: TenantJob<Upload>) {
+    const tenantId = this.tenant.getTenantIdOrThrow();
+    return { tenantId, thumbnail: job.data.file.replace(/(\\.\\w+)?$/, '.thumb$1') };
+  }
+}
+
+@Controller('uploads')
+@UseGuards(TenantRequiredGuard)
+export class UploadsController {
+  constructor(@InjectTenantQueue('media') private readonly media: TenantQueue<Upload>) {}
+  @Post()
+  upload(@Body() body: Upload) { return this.media.add('thumbnail', { file: body.file }); }
+}
+
+@Module({
+  imports: [
+    TenantQueueModule.forRoot({
+      connection: { url: process.env.REDIS_URL ?? 'redis://localhost:6379' },
+      prefix: process.env.TQ_PREFIX,
+    }),
+    TenantQueueModule.registerQueue({ name: 'media' }),
+  ],
+  controllers: [UploadsController],
+  providers: [MediaProcessor],
+})
+export class AppModule {}
+`;
+  const ESM_MAIN = `
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { TenantQueueRegistry } from 'nestjs-tenant-queue';
+import { AppModule } from './app.module.js';
+
+const app = await NestFactory.create(AppModule, { logger: ['error'] });
+await app.listen(0, '127.0.0.1');
+const res = await fetch(\`\${await app.getUrl()}/uploads\`, {
+  method: 'POST',
+  headers: { 'x-tenant-id': 'acme', 'content-type': 'application/json' },
+  body: JSON.stringify({ file: 'cat.png' }),
+});
+const enqueued = await res.json();
+const bull = app.get(TenantQueueRegistry).getQueue('media').bullQueue;
+let result: unknown;
+for (let i = 0; i < 600 && result === undefined; i++) {
+  const job = await bull.getJob(enqueued.id);
+  if (job && (await job.isCompleted())) result = job.returnvalue;
+  else await new Promise((resolve) => setTimeout(resolve, 50));
+}
+await app.close();
+console.log(JSON.stringify({ status: res.status, tenantId: enqueued.tenantId, result }));
+`;
+
+  it('gives every named export to an ESM app ("type": "module"), which boots the Quick start', () => {
+    const esm = join(app, 'esm');
+    mkdirSync(esm, { recursive: true });
+    writeFileSync(join(esm, 'package.json'), JSON.stringify({ type: 'module' }));
+    // Every value of every entry point, imported by name: Node's CommonJS interop refuses the
+    // whole file (SyntaxError) when one named export is not found.
+    const lines: string[] = ["import 'reflect-metadata';"];
+    const checks: string[] = [];
+    let n = 0;
+    for (const [subpath, { values }] of Object.entries(SNAPSHOT)) {
+      const specifier =
+        subpath === '.' ? 'nestjs-tenant-queue' : `nestjs-tenant-queue${subpath.slice(1)}`;
+      const names = values.map((name) => `${name} as v${n++}`);
+      lines.push(`import { ${names.join(', ')} } from '${specifier}';`);
+      values.forEach((name, i) =>
+        checks.push(`[${JSON.stringify(`${subpath} ${name}`)}, v${n - values.length + i}]`),
+      );
+    }
+    lines.push(
+      `const all = [${checks.join(', ')}];`,
+      `console.log(JSON.stringify({ count: all.length, undefined: all.filter(([, v]) => v === undefined).map(([k]) => k) }));`,
+    );
+    writeFileSync(join(esm, 'names.js'), lines.join('\n'));
+    const names = JSON.parse(run(process.execPath, ['names.js'], esm).trim().split('\n').pop()!);
+    expect(names).toEqual({ count: n, undefined: [] });
+    expect(n).toBeGreaterThan(100);
+
+    writeFileSync(join(esm, 'app.module.ts'), ESM_APP_MODULE);
+    writeFileSync(join(esm, 'main.ts'), ESM_MAIN);
+    run(
+      tsc,
+      [
+        '--strict',
+        '--skipLibCheck',
+        '--experimentalDecorators',
+        '--emitDecoratorMetadata',
+        '--types',
+        'node',
+        '--target',
+        'es2022',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        'main.ts',
+        'app.module.ts',
+      ],
+      esm,
+    );
+    const prefix = `esm-${process.pid}-${Date.now()}`;
+    const booted = execFileSync(process.execPath, ['main.js'], {
+      cwd: esm,
+      encoding: 'utf8',
+      env: { ...process.env, TQ_PREFIX: prefix },
+    });
+    expect(JSON.parse(booted.trim().split('\n').pop()!)).toEqual({
+      status: 201,
+      tenantId: 'acme',
+      result: { tenantId: 'acme', thumbnail: 'cat.thumb.png' },
+    });
+  }, 120_000);
 });

@@ -159,6 +159,8 @@ describe("differential: our verdict on BullMQ's own rules == plain Queue.add's (
       // anything: keep the ids BullMQ takes unique.
       if (opts.jobId === 'ok' || opts.jobId === 'a:b:c') opts.jobId = `${opts.jobId}${i}`;
       if (opts.deduplication === 'unique') opts.deduplication = { id: `d-${i}` };
+      // bullmq 5 takes `debounce` (an alias of deduplication; 6 refuses it): keep its ids unique too.
+      if (opts.debounce) opts.debounce = { id: `b-${i}` };
       const data = { n: i };
       const ours = jobOptionsProblem(opts, JSON.stringify(data), true);
       const theirs = await bull.add('d', data, opts as any).then(

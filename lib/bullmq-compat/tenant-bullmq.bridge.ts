@@ -8,6 +8,7 @@ import {
 import { DiscoveryService, ModuleRef } from '@nestjs/core';
 import { WorkerHost } from '@nestjs/bullmq';
 import type { Processor, Worker } from 'bullmq';
+import { assertRedisBackend } from '../core/bullmq';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { TenantWorkerLauncher } from '../core/processor/worker-launcher';
 import { TenantJobRunner } from '../core/processor/tenant-job.runner';
@@ -73,6 +74,7 @@ export class TenantBullMqBridge implements OnApplicationBootstrap, OnApplication
     worker: Worker,
     queue: TenantQueue<any>,
   ): void {
+    assertRedisBackend(queue.name, worker);
     const options: TenantProcessorOptions = {
       concurrency: worker.opts.concurrency,
       lockDuration: worker.opts.lockDuration,

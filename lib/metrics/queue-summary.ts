@@ -1,3 +1,4 @@
+import { waitingCount } from '../core/bullmq';
 import { workersOn } from '../core/processor/queue-consumer.check';
 import type { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { TenantQueueSummary } from './queue-summary.interface';
@@ -32,7 +33,7 @@ export async function summarizeQueue(
     noConsumer: workers === 0,
     fair,
     counts: {
-      waiting: counts.waiting ?? 0,
+      waiting: waitingCount(counts),
       prioritized: counts.prioritized ?? 0,
       active: counts.active ?? 0,
       delayed: counts.delayed ?? 0,

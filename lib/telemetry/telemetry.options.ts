@@ -1,4 +1,6 @@
+import { Logger } from '@nestjs/common';
 import type { Telemetry } from 'bullmq';
+import { BULLMQ_VERSION, otherBullmqCopy } from '../core/bullmq';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
 import type { TenantQueueMetricsOptions } from '../metrics/metrics-options.interface';
 import { TenantLabeler, resolveMetricsOptions } from '../metrics/metrics.options';
@@ -34,8 +36,14 @@ export function resolveTelemetry(options: {
     throw new InvalidTenantQueueOptionsError(
       Messages.invalidOptions(
         'telemetry',
-        "must be BullMQ's Telemetry ({ tracer, contextManager }), e.g. new BullMQOtel('my-app') from bullmq-otel",
+        "must be BullMQ's Telemetry ({ tracer, contextManager }), e.g. new BullMQOtel({ tracerName: 'my-app' }) from bullmq-otel",
       ),
+    );
+  }
+  const other = otherBullmqCopy('bullmq-otel');
+  if (other) {
+    new Logger('TenantQueue').warn(
+      Messages.twoBullmqCopies('bullmq-otel', other.version, BULLMQ_VERSION, other.packageJson),
     );
   }
   const labeler = new TenantLabeler(resolveMetricsOptions(options));

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { ConnectionOptions } from 'bullmq';
 
 /** Host/port/password/db of the test Redis. */
 export interface TestRedisOptions {
@@ -9,8 +8,12 @@ export interface TestRedisOptions {
   db?: number;
 }
 
-/** Connection options for the Redis the harness started (or REDIS_URL). */
-export function redisConnection(): TestRedisOptions & ConnectionOptions {
+/**
+ * Connection options for the Redis the harness started (or REDIS_URL): plain options, which both
+ * BullMQ majors take as `connection` and ioredis as its options (bullmq 5's `ConnectionOptions`
+ * also admits an ioredis instance, which cannot be spread into `new IORedis({...})`).
+ */
+export function redisConnection(): TestRedisOptions {
   const url = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   return {
     host: url.hostname,

@@ -28,3 +28,4 @@ export * from './tenant-source-conflict.error';
 export * from './invalid-run-marker-table.error';
 export * from './invalid-job-id.error';
 export * from './unknown-tier.error';
+export * from './redis-backend-required.error';

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Processor, Worker, WorkerOptions } from 'bullmq';
+import { assertRedisBackend } from '../bullmq';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 import { TenantQueueDefinition } from '../types/queue-definition.interface';
 import { TenantWorker } from './tenant-bull-job';
@@ -34,6 +35,7 @@ export class BullWorkerBackend implements TenantWorkerBackend {
     processor: Processor,
     options: TenantProcessorOptions,
   ): StartedConsumer {
+    assertRedisBackend(definition.name);
     const worker = new TenantWorker(definition.name, processor, {
       telemetry: this.options.telemetry,
       ...normaliseKeepJobs(options),

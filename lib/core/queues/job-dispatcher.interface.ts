@@ -1,6 +1,7 @@
 import type { JobsOptions, Queue } from 'bullmq';
 import { InvalidJobOptionsError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
+import { bullClient } from '../bullmq';
 
 /** BullMQ's `ErrorCode.ParentJobNotExist`: its add script found no parent job. */
 const PARENT_MISSING = -5;
@@ -71,7 +72,7 @@ export async function assertParentsExist(queue: Queue, jobs: PreparedJob[]): Pro
   if (jobs.length < 2) return;
   const parents = [...new Set(jobs.flatMap((job) => parentKeyOf(job)))];
   if (parents.length === 0) return;
-  const client = await queue.getBackend().client;
+  const client = await bullClient(queue);
   const found = await Promise.all(parents.map((key) => client.hexists(key, 'name')));
   const missing = parents.find((_key, i) => !found[i]);
   const job = jobs.find((j) => parentKeyOf(j)[0] === missing);

@@ -197,7 +197,8 @@ const RULES: Rule[] = [
   },
   {
     bullmq: false,
-    // BullMQ 6 ignores `repeat` on add(): the job would run once and never repeat.
+    // `repeat` on add() is BullMQ's legacy repeat API: bullmq 5 makes a repeatable job outside
+    // the tenant schedules (no tenant, no fair turn), bullmq 6 ignores it (the job runs once).
     check: (o) =>
       o.repeat !== undefined
         ? problem('repeat', 'is not supported on add(); use TenantScheduler or @TenantCron')

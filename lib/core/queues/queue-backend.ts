@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 import { RedisClient, TenantQueueRedis } from '../redis/tenant-queue.redis';
+import { assertRedisBackend } from '../bullmq';
 import { EnqueueBound } from './enqueue-bound';
 import { JobDispatcher } from './job-dispatcher.interface';
 import { JobIdOwners, RedisJobIdOwners } from './job-id-owners.script';
@@ -41,6 +42,7 @@ export class RedisQueueBackend implements TenantQueueBackend {
 
   /** On the producer's connection (no offline queue); its outages are logged there, once. */
   createQueue(definition: TenantQueueDefinition): Queue {
+    assertRedisBackend(definition.name);
     const queue = new Queue(definition.name, {
       connection: this.redis.producer,
       prefix: definition.bullPrefix,

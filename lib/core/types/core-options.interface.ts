@@ -125,8 +125,8 @@ export interface CoreModuleOptions {
    */
   enqueueTimeoutMs?: number;
   /**
-   * BullMQ's telemetry (e.g. `new BullMQOtel('my-app')` from `bullmq-otel`), given to every queue
-   * and worker the module creates. Each job carries the trace context it was enqueued in (also
+   * BullMQ's telemetry (e.g. `new BullMQOtel({ tracerName: 'my-app' })` from `bullmq-otel`),
+   * given to every queue and worker the module creates. Each job carries the trace context it was enqueued in (also
    * through the fair gate), so BullMQ's `process` span continues the request's trace; that span
    * and the enqueuing span get `tenant.id` (the tenant's metric label, bounded like
    * `metrics.maxTenantLabels`).

@@ -1,0 +1,108 @@
+import { readFileSync, realpathSync } from 'node:fs';
+import { dirname } from 'node:path';
+import * as bullmq from 'bullmq';
+import type { QueueBase } from 'bullmq';
+import type { RedisClient } from '../redis/tenant-queue.redis';
+
+/**
+ * The one place that knows which BullMQ major is loaded (the peer range is `^5.80.0 || ^6.7.0`).
+ * Everything else in the module uses the API both majors share; what differs is read here:
+ * - the Redis client of a queue: `queue.client` (5), `queue.getBackend().client` (6, where
+ *   `Queue#client` is gone);
+ * - the backend: 6 lets an app replace Redis (`setDefaultBackendFactory`, a per-queue backend
+ *   factory, `createPostgresBackend`); 5 is Redis only;
+ * - a paused queue's waiting jobs: in `paused` (5) or `wait` (6) (`waitingCount`);
+ * - which BullMQ copy is loaded, for the two-copies warning (`otherBullmqCopy`).
+ * What needs no code (same keys and job hash fields, BullMQ's own option check on each major,
+ * `repeat` on add() refused on both) is listed in docs (Compatibility).
+ */
+
+/** What bullmq 6 exports beyond bullmq 5, as far as the module reads it. */
+interface Bullmq6Exports {
+  RedisQueueBackend: abstract new (...args: never[]) => object;
+  getDefaultBackendFactory: () => unknown;
+  createRedisBackend: unknown;
+}
+
+/** bullmq 6's exports, where this process loaded bullmq 6 (undefined on 5). */
+const six: Bullmq6Exports | undefined =
+  typeof (bullmq as unknown as Partial<Bullmq6Exports>).getDefaultBackendFactory === 'function'
+    ? (bullmq as unknown as Bullmq6Exports)
+    : undefined;
+
+/** Where the loaded BullMQ is installed (its package.json), to tell two copies apart. */
+export const BULLMQ_PACKAGE_JSON: string = require.resolve('bullmq/package.json');
+
+/** The version of the BullMQ the module loaded (`6.7.0`). */
+export const BULLMQ_VERSION: string = versionAt(BULLMQ_PACKAGE_JSON);
+
+/** Its major: 5 or 6. */
+export const BULLMQ_MAJOR = Number(BULLMQ_VERSION.split('.')[0]);
+
+function versionAt(packageJson: string): string {
+  return (JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }).version;
+}
+
+interface Client5 {
+  client: Promise<RedisClient>;
+}
+interface Client6 {
+  getBackend(): { client?: Promise<RedisClient> };
+}
+
+/** The Redis client a BullMQ queue or worker writes with (on 6, only when its backend is Redis). */
+export function bullClient(queue: QueueBase): Promise<RedisClient> {
+  if (six) {
+    const client = (queue as unknown as Client6).getBackend().client;
+    if (client) return client;
+    return Promise.reject(new Error(`BullMQ queue "${queue.name}" has no Redis backend`));
+  }
+  return (queue as unknown as Client5).client;
+}
+
+/** The name of the non-Redis backend BullMQ gives new queues and workers; undefined: Redis. */
+export function defaultNonRedisBackend(): string | undefined {
+  if (!six) return undefined;
+  const factory = six.getDefaultBackendFactory();
+  if (factory === six.createRedisBackend) return undefined;
+  return (factory as { name?: string }).name || 'a custom backend factory';
+}
+
+/** The name of a queue's or worker's backend when it is not Redis; undefined: Redis. */
+export function nonRedisBackendOf(queue: QueueBase): string | undefined {
+  if (!six) return undefined;
+  const backend = (queue as unknown as Client6).getBackend() as object;
+  if (backend instanceof six.RedisQueueBackend) return undefined;
+  return backend.constructor?.name || 'a custom backend';
+}
+
+/** A copy of BullMQ: its version and where its package.json is. */
+export interface BullmqCopy {
+  version: string;
+  packageJson: string;
+}
+
+/**
+ * The BullMQ that `pkg` (a package installed beside the module, e.g. bullmq-otel) resolves, when
+ * it is another copy than the module's own; undefined when it is the same copy, or when `pkg` or
+ * its BullMQ is not installed.
+ */
+export function otherBullmqCopy(pkg: string): BullmqCopy | undefined {
+  try {
+    const from = dirname(require.resolve(`${pkg}/package.json`));
+    const packageJson = require.resolve('bullmq/package.json', { paths: [from] });
+    if (realpathSync(packageJson) === realpathSync(BULLMQ_PACKAGE_JSON)) return undefined;
+    return { version: versionAt(packageJson), packageJson };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The jobs waiting to start in `getJobCounts('waiting', ...)`: bullmq 5 moves a paused queue's
+ * waiting jobs into its `paused` list and reports them under `paused`; bullmq 6 keeps them in
+ * `wait` (its `paused` list is only drained, on resume, of jobs an older BullMQ left there).
+ */
+export function waitingCount(counts: Record<string, number>): number {
+  return (counts.waiting ?? 0) + (counts.paused ?? 0);
+}

@@ -1,0 +1,2 @@
+export * from './bullmq-seam';
+export * from './redis-backend.check';
