@@ -104,9 +104,16 @@ const CORE = String.raw`
 `;
 
 const MAIN = String.raw`
+  // In a tenant's view the job search stays within that tenant (the route its operator may use).
+  (function () {
+    var scope = document.getElementById('job-search-tenant');
+    scope.value = params.get('tenant') || '';
+    scope.disabled = !scope.value;
+    if (scope.value) document.querySelector('[data-testid="job-search"]').placeholder = 'Find a job of ' + scope.value + ' by id';
+  })();
   async function load() {
     try {
-      if (params.get('job')) await renderJobSearch(params.get('job'));
+      if (params.get('job')) await renderJobSearch(params.get('job'), params.get('tenant'));
       else if (params.get('tenant')) await renderTenant(params.get('tenant'));
       else await renderList();
       status('Updated ' + new Date().toLocaleTimeString() + ' \u00b7 refreshes every ' + cfg.refreshMs / 1000 + ' s');

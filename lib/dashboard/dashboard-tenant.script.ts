@@ -23,8 +23,8 @@ export const DASHBOARD_TENANT_SCRIPT = String.raw`
       el('p', { className: 'summary', 'data-testid': 'explain-summary', text: x.summary }),
       el('dl', {}, ...facts.flatMap(function (f) { return [el('dt', { text: f[0] }), el('dd', { text: String(f[1]) })]; })));
   }
-  async function explainInto(cell, queue, id) {
-    try { cell.replaceChildren(explainBox(await api('/queues/' + enc(queue) + '/jobs/' + enc(id) + '/explain'))); }
+  async function explainInto(cell, queue, tenantId, id) {
+    try { cell.replaceChildren(explainBox(await api('/queues/' + enc(queue) + '/tenants/' + enc(tenantId) + '/jobs/' + enc(id) + '/explain'))); }
     catch (error) { cell.replaceChildren(el('p', { className: 'late', text: 'Could not explain: ' + error.message })); }
   }
   function jobRow(list, job, cols) {
@@ -33,11 +33,11 @@ export const DASHBOARD_TENANT_SCRIPT = String.raw`
     var extra = el('tr', { className: 'more', hidden: 'hidden' }, more);
     var buttons = [];
     if (['gate', 'waiting', 'delayed'].indexOf(job.state) >= 0) {
-      buttons.push(el('button', { 'data-testid': 'explain-button', text: 'Why waiting?', onclick: function () { extra.hidden = false; explainInto(more, q, job.id); } }));
+      buttons.push(el('button', { 'data-testid': 'explain-button', text: 'Why waiting?', onclick: function () { extra.hidden = false; explainInto(more, q, t, job.id); } }));
     }
     if (job.state === 'failed') {
       buttons.push(el('button', { 'data-testid': 'retry', text: 'Retry', onclick: async function () {
-        if (await act('retry ' + job.id, '/queues/' + enc(q) + '/jobs/' + enc(job.id) + '/retry')) loadJobs(q, t);
+        if (await act('retry ' + job.id, '/queues/' + enc(q) + '/tenants/' + enc(t) + '/jobs/' + enc(job.id) + '/retry')) loadJobs(q, t);
       } }));
     }
     if (job.state === 'dead-letters') {
@@ -183,8 +183,9 @@ export const DASHBOARD_TENANT_SCRIPT = String.raw`
     document.getElementById('summary').replaceChildren(d.queues.length ? summary : el('p', { text: 'No activity of ' + tenantId + ' in the window.' }));
     if (queue) document.getElementById('chart').replaceChildren(drawChart(await api('/queues/' + enc(queue) + '/tenants/' + enc(tenantId) + '/history')));
   }
-  async function renderJobSearch(jobId) {
-    var r = await api('/jobs/' + enc(jobId));
+  /** Within the tenant of the view when there is one (the route a per-tenant guard admits). */
+  async function renderJobSearch(jobId, tenantId) {
+    var r = await api((tenantId ? '/tenants/' + enc(tenantId) : '') + '/jobs/' + enc(jobId));
     var items = r.found.map(function (f) {
       var x = f.explanation, job = f.job;
       return el('section', { className: 'card', 'data-testid': 'job-found', 'data-queue': x.queue },
@@ -197,7 +198,8 @@ export const DASHBOARD_TENANT_SCRIPT = String.raw`
     });
     document.getElementById('view').replaceChildren(
       el('p', {}, link('\u2190 All tenants', {}, 'back')),
-      el('h2', { text: 'Job ' + jobId }),
-      ...(items.length ? items : [el('p', { 'data-testid': 'job-not-found', text: 'No queue knows job id \u201c' + jobId + '\u201d (never enqueued, or removed after it ended).' })]));
+      el('h2', { text: 'Job ' + jobId + (tenantId ? ' of tenant ' + tenantId : '') }),
+      ...(items.length ? items : [el('p', { 'data-testid': 'job-not-found', text: 'No queue knows job id \u201c' + jobId + '\u201d' +
+        (tenantId ? ' for tenant ' + tenantId : '') + ' (never enqueued, removed after it ended' + (tenantId ? ', or another tenant\u2019s' : '') + ').' })]));
   }
 `;
