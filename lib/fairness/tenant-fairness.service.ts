@@ -31,7 +31,7 @@ export class TenantFairness {
     await this.gates.ensureHints(gate, tenantId);
     const reply = await gate.admin(tenantId, 'get');
     const [w, dw, cap, dcap, inf, paused, slow, backlog, failures, rl, drl, limitedUntil] = reply;
-    const [min, dmin] = reply.slice(12);
+    const [min, dmin, pausedAt] = reply.slice(12);
     const rateLimitOverride = decodeRate(rl);
     const rateLimit = rateLimitOverride ?? decodeRate(drl) ?? gate.options.rateLimit ?? false;
     const weightOverride = num(w);
@@ -51,6 +51,7 @@ export class TenantFairness {
       minConcurrency: concurrency > 0 ? Math.min(floor, concurrency) : floor,
       minConcurrencyOverride,
       paused: paused === '1',
+      pausedAt: paused === '1' ? num(pausedAt) : null,
       slowLane: slow === '1',
       recentFailures: Number(failures),
       rateLimit,
