@@ -84,6 +84,8 @@ export class TenantQueueDashboardRoutes {
     return guarded(async () => ({
       queues: this.inspector.queueNames(),
       queueSummaries: await this.inspector.listQueues(),
+      internalQueues: this.crons?.internalQueues() ?? [],
+      limit: this.options.limit,
       controls: this.controls !== undefined,
       tenants: await this.inspector.listTenants({
         queue: queue || undefined,
