@@ -51,8 +51,9 @@ export class TenantFairness {
       minConcurrency: concurrency > 0 ? Math.min(floor, concurrency) : floor,
       minConcurrencyOverride,
       paused: paused === '1',
-      pausedAt: paused === '1' ? num(pausedAt) : null,
       slowLane: slow === '1',
+      // After slowLane: answers shown as JSON (the README tours) keep their order.
+      pausedAt: paused === '1' ? num(pausedAt) : null,
       recentFailures: Number(failures),
       rateLimit,
       rateLimitOverride,
