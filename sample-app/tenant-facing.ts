@@ -12,7 +12,8 @@ export function tenantFacingReason(reason: string | null | undefined): string | 
 }
 
 /**
- * What a tenant sees of its dead letter: what failed, why, when, and how often it was replayed.
+ * What a tenant sees of its dead letter: what failed (its own payload), why, when, and how often
+ * it was replayed.
  * No stack trace, no server paths: those are for operators (the dashboard shows them).
  */
 export function tenantFacingDeadLetter(letter: DeadLetter) {
@@ -21,8 +22,11 @@ export function tenantFacingDeadLetter(letter: DeadLetter) {
     queue: letter.queue,
     name: letter.name,
     tenantId: letter.tenantId,
+    runId: letter.runId,
     reason: letter.reason,
     failedReason: tenantFacingReason(letter.failedReason),
+    /** The tenant's own payload (without the module's envelope). */
+    data: letter.data,
     attempts: letter.attempts,
     enqueuedAt: letter.envelope.enqueuedAt,
     failedAt: letter.failedAt,
