@@ -295,6 +295,9 @@ export const Messages = {
   dashboardSettingsBody: (fields: string[]) =>
     `Send a JSON object with at least one of ${fields.join(', ')} (a number, false for no rate ` +
     `limit, or null for the default), e.g. {"weight": 3}. Nothing was changed.`,
+  dashboardNoSuchJob: (queue: string, tenantId: string, jobId: string) =>
+    `Queue "${queue}" has no job "${truncate(jobId)}" of tenant "${truncate(tenantId)}": check the ` +
+    `id and the tenant (a job is shown and acted on only under its own tenant's routes).`,
   dashboardRetryNotFailed: (queue: string, jobId: string, state: string) =>
     `Job "${truncate(jobId)}" of queue "${queue}" is ${state === 'unknown' ? 'not in BullMQ' : state}, ` +
     `not failed: only failed jobs can be retried (a dead letter is replayed from its own list).`,

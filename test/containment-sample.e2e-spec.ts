@@ -2,12 +2,17 @@ import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ClsModule } from 'nestjs-cls';
 import request from 'supertest';
-import { TenantQueueModule } from '../lib';
+import { DeadLetters, TenantQueueModule } from '../lib';
 import { ContainmentDemoModule } from '../sample-app/containment';
+import { tenantFacingReason } from '../sample-app/tenant-facing';
 import { redisConnection, uniquePrefix } from './support/redis-url';
 import { waitFor } from './support/wait';
 
 jest.setTimeout(30_000);
+
+/** What must never reach a tenant: the server's directories and stack frames. */
+const ROOT = process.cwd();
+const FRAME = /\n\s+at |\.(ts|js):\d+:\d+/;
 
 describe('sample: containment demo over HTTP', () => {
   let app: INestApplication;
@@ -89,5 +94,51 @@ describe('sample: containment demo over HTTP', () => {
     });
     expect(await finished('umbrella', unfixedJob)).toMatchObject({ state: 'failed' });
     await as('globex').get(`/containment/jobs/${fixedJob}.r1`).expect(404);
+  });
+
+  async function deadLettered(tenant: string, body: object) {
+    const { body: job } = await as(tenant).post('/containment/jobs', body).expect(201);
+    let page: { items: Record<string, unknown>[] } = { items: [] };
+    await waitFor(async () => {
+      page = (await as(tenant).get('/containment/dead-letters').expect(200)).body;
+      return page.items.some((item) => item.jobId === job.jobId);
+    }, `${tenant}'s dead letter`);
+    return { jobId: job.jobId as string, text: JSON.stringify(page), page };
+  }
+
+  it('lists dead letters without stacks or paths, which the operator API still has', async () => {
+    const { jobId, text, page } = await deadLettered('acme', { failures: 5 });
+    const item = page.items.find((i) => i.jobId === jobId)!;
+    expect(item).toMatchObject({ jobId, tenantId: 'acme', reason: 'ATTEMPTS_EXHAUSTED' });
+    expect(Object.keys(item)).not.toContain('stack');
+    expect(item.enqueuedAt).toEqual(expect.any(String));
+    expect(text).not.toContain(ROOT);
+    expect(text).not.toMatch(FRAME);
+    // The operator's side (what the dashboard reads) keeps the stack with its paths.
+    const letter = await app.get(DeadLetters).get('acme', jobId);
+    expect(letter?.stack).toContain(ROOT);
+  });
+
+  it("replaces a server path in the failure reason, in the list and in the job's status", async () => {
+    const { jobId, text } = await deadLettered('globex', { input: 'orders.csv' });
+    expect(text).toContain('cannot read the input: ENOENT');
+    expect(text).toContain("open '<server path>'");
+    expect(text).not.toContain(ROOT);
+    expect(text).not.toMatch(FRAME);
+    const status = (await as('globex').get(`/containment/jobs/${jobId}`).expect(200)).body;
+    expect(status.failedReason).toMatch(/^cannot read the input: ENOENT: .*'<server path>'$/);
+    expect(JSON.stringify(status)).not.toContain(ROOT);
+    // The stored reason (operators') names the real file.
+    expect((await app.get(DeadLetters).get('globex', jobId))?.failedReason).toContain(ROOT);
+  });
+
+  it('keeps what is not a server path', () => {
+    expect(tenantFacingReason('quota 5/10 used, see https://status.example.com/api/v1')).toBe(
+      'quota 5/10 used, see https://status.example.com/api/v1',
+    );
+    expect(tenantFacingReason('at /srv/app/dist/main.js and C:\\app\\dist\\main.js')).toBe(
+      'at <server path> and <server path>',
+    );
+    expect(tenantFacingReason(undefined)).toBeNull();
   });
 });

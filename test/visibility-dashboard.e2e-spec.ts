@@ -319,12 +319,14 @@ describeBrowser('dashboard in headless Chromium', () => {
     expect(failed.jobs[0].reason).toContain('<b>quota</b> exceeded');
     expect(failed.jobs[0].stack).toContain('NonRetryableError');
     const retried = await post(
-      `/queues/reports/jobs/${encodeURIComponent(failed.jobs[0].id)}/retry`,
+      `/queues/reports/tenants/acme/jobs/${encodeURIComponent(failed.jobs[0].id)}/retry`,
     );
     expect(retried.status).toBe(200);
     expect(((await retried.json()) as { message: string }).message).toMatch(/^Retrying /);
 
-    const waiting = await post(`/queues/exports/jobs/${encodeURIComponent(exportIds[0])}/retry`);
+    const waiting = await post(
+      `/queues/exports/tenants/acme/jobs/${encodeURIComponent(exportIds[0])}/retry`,
+    );
     expect(waiting.status).toBe(400);
     expect(((await waiting.json()) as { message: string }).message).toMatch(
       /is waiting, not failed/,

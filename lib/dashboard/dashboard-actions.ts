@@ -1,4 +1,4 @@
-import { BadRequestException, NotImplementedException } from '@nestjs/common';
+import { BadRequestException, NotFoundException, NotImplementedException } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { jobLogRef } from '../core/context/tenant-log-fields';
 import { DeadLetters } from '../dead-letters/dead-letters.service';
@@ -90,17 +90,20 @@ export class DashboardActions {
    * Retries a job BullMQ holds as failed. On a fair queue that is a replay of its dead letter,
    * so the run goes through the gate again (cap, rate limit, turn) instead of around it.
    */
-  async retry(queue: string, jobId: string) {
+  async retry(queue: string, tenantId: string, jobId: string) {
     const bull = this.registry.getQueue(queue).bullQueue;
     const job = (await bull.getJob(jobId)) as Job | undefined;
-    const state = job ? await job.getState() : 'unknown';
-    if (!job || state !== 'failed') {
+    // Another tenant's job answers as one that does not exist: nothing of it is shown or done.
+    if (!job || jobLogRef(job).tenantId !== tenantId) {
+      throw new NotFoundException(Messages.dashboardNoSuchJob(queue, tenantId, jobId));
+    }
+    const state = await job.getState();
+    if (state !== 'failed') {
       throw new BadRequestException(Messages.dashboardRetryNotFailed(queue, jobId, state));
     }
-    const tenantId = jobLogRef(job).tenantId;
-    if (this.fair(queue) && tenantId !== undefined) return this.replay(queue, tenantId, jobId);
+    if (this.fair(queue)) return this.replay(queue, tenantId, jobId);
     await job.retry('failed');
-    return { queue, jobId, message: `Retrying ${jobId}` };
+    return { queue, tenantId, jobId, message: `Retrying ${jobId}` };
   }
 
   private fair(queue: string): boolean {

@@ -58,7 +58,7 @@ export const DASHBOARD_CHART_SCRIPT = String.raw`
       if (h1 > 0) root.append(svg('rect', { x: x(i) - step * 0.4, y: base - h1, width: step * 0.8, height: h1, fill: '#3c9d5d', 'data-testid': 'throughput-bar' }));
       if (h2 > 0) root.append(svg('rect', { x: x(i) - step * 0.4, y: base - h1 - h2, width: step * 0.8, height: h2, fill: '#a12626' }));
       var hover = svg('rect', { x: x(i) - step / 2, y: T, width: step, height: base - T, fill: 'transparent' });
-      hover.append(svg('title', {}, new Date(p.at).toLocaleTimeString() + ' \u00b7 lag p50 ' + ms(p.p50) + ', p95 ' + ms(p.p95) + ', p99 ' + ms(p.p99) +
+      hover.append(svg('title', {}, clock(p.at) + ' \u00b7 lag p50 ' + ms(p.p50) + ', p95 ' + ms(p.p95) + ', p99 ' + ms(p.p99) +
         ' \u00b7 started ' + p.started + ', completed ' + p.completed + ', attempt failures ' + (p.failed + p.timedOut) + ', failed for good ' + p.deadLettered));
       root.append(hover);
     });

@@ -34,11 +34,12 @@ export async function tenantDetail(
   const all = await Promise.all(
     inspector.queueNames().map((queue) => inspector.getTenant(queue, tenantId)),
   );
-  const [letters, schedules, cronViews, tier] = await Promise.all([
+  const [letters, schedules, cronViews, tier, ownZone] = await Promise.all([
     deadLetters.list(tenantId, { limit: 10 }),
     scheduler ? scheduler.list(tenantId) : Promise.resolve([]),
     crons ? crons.forTenant(tenantId) : Promise.resolve([]),
     tierOf(tiers, tenantId),
+    crons ? crons.tenantZone(tenantId).catch(() => null) : Promise.resolve(null),
   ]);
   const used = all.filter(uses);
   const queues = await Promise.all(
@@ -62,6 +63,8 @@ export async function tenantDetail(
         reason: letter.reason,
         failedReason: letter.failedReason,
         attempts: letter.attempts,
+        enqueuedAt: letter.envelope?.enqueuedAt ?? null,
+        startedAt: letter.startedAt ?? null,
         failedAt: letter.failedAt,
       })),
     },
@@ -71,6 +74,7 @@ export async function tenantDetail(
         source: 'TenantScheduler',
         cron: schedule.cron,
         timezone: schedule.timezone,
+        zone: schedule.timezone === 'tenant' ? ownZone : (schedule.timezone ?? 'UTC'),
         enabled: schedule.enabled,
         queue: schedule.job.queue,
         job: schedule.job.name,
@@ -81,6 +85,7 @@ export async function tenantDetail(
         source: '@TenantCron',
         cron: cron.cron,
         timezone: cron.timezone,
+        zone: cron.zone,
         enabled: true,
         queue: cron.queue,
         job: cron.name,

@@ -39,8 +39,12 @@ export interface DashboardJobList {
   tenantId: string;
   state: DashboardJobState;
   jobs: DashboardJob[];
+  /** How many the tenant has in this list, where known (the gate, dead letters). */
+  total: number | null;
   /** BullMQ's lists hold every tenant: how many of the latest were looked through for this one. */
   scanned: number | null;
+  /** How many jobs of every tenant BullMQ holds in this state (null for gate and dead letters). */
+  stateTotal: number | null;
 }
 
 const SHOWN = 50;
@@ -53,6 +57,16 @@ function text(value: unknown): string {
   const json = JSON.stringify(value ?? null) ?? 'null';
   return json.length > TEXT_LIMIT ? `${json.slice(0, TEXT_LIMIT)}…` : json;
 }
+
+/** When the envelope says the job was enqueued (ms), null without one. */
+function enqueuedAtOf(data: unknown): number | null {
+  const envelope = (data as Record<string, unknown> | null)?.[ENVELOPE_KEY] as
+    { enqueuedAt?: unknown } | undefined;
+  const at = typeof envelope?.enqueuedAt === 'string' ? Date.parse(envelope.enqueuedAt) : NaN;
+  return Number.isNaN(at) ? null : at;
+}
+
+const instant = (iso: string | undefined): number | null => (iso ? Date.parse(iso) : null);
 
 /** The payload without the module's own fields (the envelope and run options). */
 function payloadOf(data: unknown): unknown {
@@ -90,16 +104,18 @@ export async function listTenantJobs(
   state: DashboardJobState,
 ): Promise<DashboardJobList> {
   const bull = registry.getQueue(queue).bullQueue;
-  const list = (jobs: DashboardJob[], scanned: number | null = null): DashboardJobList => ({
-    queue,
-    tenantId,
-    state,
-    jobs,
-    scanned,
-  });
+  const list = (
+    jobs: DashboardJob[],
+    total: number | null,
+    scanned: number | null = null,
+    stateTotal: number | null = null,
+  ): DashboardJobList => ({ queue, tenantId, state, jobs, total, scanned, stateTotal });
   if (state === 'gate') {
-    if (!stateSource?.handles(queue) || !stateSource.gateJobs) return list([]);
-    const jobs = await stateSource.gateJobs(queue, tenantId, SHOWN);
+    if (!stateSource?.handles(queue) || !stateSource.gateJobs) return list([], 0);
+    const [jobs, live] = await Promise.all([
+      stateSource.gateJobs(queue, tenantId, SHOWN),
+      stateSource.getTenant(queue, tenantId),
+    ]);
     return list(
       jobs.map((job) => ({
         id: job.id,
@@ -110,10 +126,11 @@ export async function listTenantJobs(
         options: text(job.opts),
         reason: null,
         stack: null,
-        enqueuedAt: null,
+        enqueuedAt: enqueuedAtOf(job.data),
         startedAt: null,
         endedAt: null,
       })),
+      live.gated ?? null,
     );
   }
   if (state === 'dead-letters') {
@@ -128,18 +145,26 @@ export async function listTenantJobs(
         options: text(letter.opts),
         reason: `${letter.reason}: ${letter.failedReason}`,
         stack: letter.stack ?? null,
-        enqueuedAt: null,
-        startedAt: null,
+        enqueuedAt: instant(letter.envelope?.enqueuedAt),
+        startedAt: instant(letter.startedAt),
         endedAt: Date.parse(letter.failedAt),
       })),
+      page.total,
     );
   }
   const types = state === 'waiting' ? ['waiting', 'prioritized'] : [state];
-  const latest = (await bull.getJobs(types as never, 0, SCAN - 1)) as Job[];
+  const [latest, counts] = await Promise.all([
+    bull.getJobs(types as never, 0, SCAN - 1) as Promise<Job[]>,
+    bull.getJobCounts(...(types as never[])),
+  ]);
   const mine = latest.filter((job) => job && jobLogRef(job).tenantId === tenantId);
+  const all = Object.values(counts).reduce((sum, n) => sum + n, 0);
   return list(
     mine.slice(0, SHOWN).map((job) => fromBull(job, state)),
+    // Every job of the state was read: the tenant's count is exact.
+    latest.length >= all ? mine.length : null,
     latest.length,
+    all,
   );
 }
 

@@ -51,6 +51,7 @@ export function renderDashboardPage(options: ResolvedDashboardOptions & { contro
 </form>
 <form method="get" action="/${options.path}">
 <input name="job" type="search" placeholder="Find a job by id" data-testid="job-search" autocomplete="off">
+<input name="tenant" type="hidden" id="job-search-tenant">
 </form>
 <span id="status" data-testid="status">Loading…</span>
 </header>

@@ -13,7 +13,12 @@ main { padding: 8px 20px 24px; }
 table { border-collapse: collapse; width: 100%; background: #fff; margin-bottom: 8px; }
 th, td { padding: 5px 10px; border-bottom: 1px solid #e3e6ea; text-align: left; white-space: nowrap; vertical-align: top; }
 th { font-size: 11px; text-transform: uppercase; letter-spacing: .03em; color: #5b6472; background: #fafbfc; white-space: normal; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.since { display: block; white-space: normal; min-width: 200px; margin-top: 2px; }
+td.wrap { min-width: 180px; }
+td.time { white-space: normal; min-width: 90px; }
+td.id { font: 12px ui-monospace, monospace; white-space: normal; word-break: break-all; min-width: 120px; }
+details summary { cursor: pointer; margin: 4px 0; }
 td.wrap, .wrap { white-space: normal; max-width: 420px; word-break: break-word; }
 tr.group td { background: #f0f3f7; font-weight: 600; border-top: 2px solid #d5dae1; }
 tr.sub td { font-size: 13px; }

@@ -20,11 +20,11 @@ export const DASHBOARD_TENANT_SCRIPT = String.raw`
     if (x.delayedUntil) facts.push(['Due at', when(x.delayedUntil)]);
     if (x.workers !== null && x.workers !== undefined) facts.push(['Workers', x.workers]);
     return el('div', { className: 'explain', 'data-testid': 'explain' },
-      el('p', { className: 'summary', 'data-testid': 'explain-summary', text: x.summary }),
+      el('p', { className: 'summary', 'data-testid': 'explain-summary', text: localTimes(x.summary) }),
       el('dl', {}, ...facts.flatMap(function (f) { return [el('dt', { text: f[0] }), el('dd', { text: String(f[1]) })]; })));
   }
-  async function explainInto(cell, queue, id) {
-    try { cell.replaceChildren(explainBox(await api('/queues/' + enc(queue) + '/jobs/' + enc(id) + '/explain'))); }
+  async function explainInto(cell, queue, tenantId, id) {
+    try { cell.replaceChildren(explainBox(await api('/queues/' + enc(queue) + '/tenants/' + enc(tenantId) + '/jobs/' + enc(id) + '/explain'))); }
     catch (error) { cell.replaceChildren(el('p', { className: 'late', text: 'Could not explain: ' + error.message })); }
   }
   function jobRow(list, job, cols) {
@@ -33,11 +33,11 @@ export const DASHBOARD_TENANT_SCRIPT = String.raw`
     var extra = el('tr', { className: 'more', hidden: 'hidden' }, more);
     var buttons = [];
     if (['gate', 'waiting', 'delayed'].indexOf(job.state) >= 0) {
-      buttons.push(el('button', { 'data-testid': 'explain-button', text: 'Why waiting?', onclick: function () { extra.hidden = false; explainInto(more, q, job.id); } }));
+      buttons.push(el('button', { 'data-testid': 'explain-button', text: 'Why waiting?', onclick: function () { extra.hidden = false; explainInto(more, q, t, job.id); } }));
     }
     if (job.state === 'failed') {
       buttons.push(el('button', { 'data-testid': 'retry', text: 'Retry', onclick: async function () {
-        if (await act('retry ' + job.id, '/queues/' + enc(q) + '/jobs/' + enc(job.id) + '/retry')) loadJobs(q, t);
+        if (await act('retry ' + job.id, '/queues/' + enc(q) + '/tenants/' + enc(t) + '/jobs/' + enc(job.id) + '/retry')) loadJobs(q, t);
       } }));
     }
     if (job.state === 'dead-letters') {
@@ -49,7 +49,10 @@ export const DASHBOARD_TENANT_SCRIPT = String.raw`
       } }));
     }
     var row = el('tr', { 'data-testid': 'job', 'data-job': job.id },
-      el('td', { text: job.id }), el('td', { text: job.name }), num(job.attempts),
+      el('td', { className: 'id', text: job.id }), el('td', { text: job.name }), num(job.attempts),
+      el('td', { className: 'time', 'data-testid': 'enqueued-at', text: when(job.enqueuedAt) }),
+      el('td', { className: 'time', 'data-testid': 'started-at', text: when(job.startedAt) }),
+      el('td', { className: 'time', 'data-testid': 'ended-at', text: when(job.endedAt) }),
       el('td', { className: 'wrap', text: job.reason || '' }),
       el('td', { className: 'wrap' }, el('code', { text: job.payload })),
       el('td', {}, job.stack ? el('details', {}, el('summary', { text: 'stack' }), el('pre', { text: job.stack })) : '',
@@ -61,15 +64,19 @@ export const DASHBOARD_TENANT_SCRIPT = String.raw`
     var box = document.getElementById('jobs');
     try {
       var list = await api('/queues/' + enc(queue) + '/tenants/' + enc(tenantId) + '/jobs?state=' + enc(jobState));
-      var heads = ['Job id', 'Name', 'Attempts', 'Reason', 'Payload', '', ''];
+      var heads = ['Job id', 'Name', 'Attempts', 'Enqueued', 'Started', jobState === 'dead-letters' || jobState === 'failed' ? 'Failed' : 'Finished', 'Reason', 'Payload', '', ''];
       var rows = list.jobs.flatMap(function (job) { return jobRow(list, job, heads.length); });
-      var note = list.scanned === null ? '' : ' (looked through the latest ' + list.scanned + ' ' + jobState + ' jobs of all tenants)';
+      var label = jobState === 'gate' ? 'waiting in the gate' : jobState === 'dead-letters' ? 'dead letter(s)' : jobState + ' job(s)';
+      // "50 of 1,806": how many are shown of how many the tenant has, or of how many were read.
+      var shown = list.total !== null
+        ? (list.jobs.length < list.total ? count(list.jobs.length) + ' of ' + count(list.total) : count(list.total)) + ' ' + label
+        : count(list.jobs.length) + ' ' + label + ' of ' + tenantId + ' among the latest ' + count(list.scanned) + ' of ' + count(list.stateTotal) + ' ' + jobState + ' jobs of all tenants';
       var purgeAll = jobState === 'dead-letters' && list.jobs.length
         ? el('button', { 'data-testid': 'purge-all', text: 'Purge all dead letters of ' + tenantId + ' on ' + queue, onclick: async function () {
             if (await act('purge', '/queues/' + enc(queue) + '/tenants/' + enc(tenantId) + '/dead-letters/purge')) loadJobs(queue, tenantId);
           } })
         : '';
-      box.replaceChildren(el('p', { className: 'muted', 'data-testid': 'job-count', text: list.jobs.length + ' ' + jobState + ' job(s)' + note }),
+      box.replaceChildren(el('p', { className: 'muted', 'data-testid': 'job-count', text: shown }),
         purgeAll, list.jobs.length ? table(heads, rows, { 'data-testid': 'job-list' }) : '');
     } catch (error) {
       box.replaceChildren(el('p', { className: 'late', text: 'Could not list jobs: ' + error.message }));
@@ -133,9 +140,9 @@ export const DASHBOARD_TENANT_SCRIPT = String.raw`
     } }) : el('span', { className: 'muted', text: fair ? '' : 'no fair gate' });
     return el('tr', { 'data-testid': 'detail-queue', 'data-queue': q.queue },
       el('td', {}, link(q.queue, { tenant: tenantId, queue: q.queue })),
-      el('td', { className: 'num' + (q.currentLagMs >= 10000 ? ' late' : ''), text: ms(q.currentLagMs) }),
+      lagCell(q, 'lag'),
       el('td', { className: 'num', text: ms(q.lag.p50) + ' / ' + ms(q.lag.p95) + ' / ' + ms(q.lag.p99) }),
-      num(q.backlog, 'backlog'), num(q.inFlight, 'in-flight'), num(ms(q.oldestWaitingMs)),
+      num(q.backlog, 'backlog'), num(q.inFlight, 'in-flight'), oldestCell(q, 'oldest'),
       num(q.results.completed, 'completed'), num(q.results.failed + q.results.timedOut, 'attempt-failures'),
       num(q.results.cancelled), num(q.results.deadLettered, 'final-failures'), num(q.deadLetters, 'dead-letters'),
       el('td', { 'data-testid': 'state' }, state(q)), el('td', {}, actions));
@@ -173,31 +180,35 @@ export const DASHBOARD_TENANT_SCRIPT = String.raw`
         selected && selected.settings ? settingsForm(selected, tenantId) : '',
         queue ? el('h3', { text: 'Jobs on ' + queue }) : '', queue ? el('div', { className: 'tabs' }, ...tabs) : '', el('div', { id: 'jobs' }),
         el('h3', { text: 'Schedules (' + d.schedules.length + ')' }),
-        table(['Key', 'From', 'Cron', 'Time zone', 'Job', 'Enabled', 'Next run'], d.schedules.map(function (s) {
+        table(['Key', 'From', 'Cron', 'Time zone', 'Job', 'Enabled', 'Next run (in the schedule\u2019s zone)'], d.schedules.map(function (s) {
           return el('tr', { 'data-testid': 'schedule' }, el('td', { text: s.key }), el('td', { className: 'muted', text: s.source }), el('td', { text: s.cron }),
             el('td', { text: s.timezone }), el('td', { text: s.queue + ' / ' + s.job }),
-            el('td', { text: s.enabled ? 'yes' : 'no' }), el('td', { text: when(s.nextRunAt && Date.parse(s.nextRunAt)) }));
+            el('td', { text: s.enabled ? 'yes' : 'no' }), el('td', { 'data-testid': 'next-run', text: when(s.nextRunAt, s.zone || undefined) }));
         })));
       if (queue) loadJobs(queue, tenantId);
     }
     document.getElementById('summary').replaceChildren(d.queues.length ? summary : el('p', { text: 'No activity of ' + tenantId + ' in the window.' }));
     if (queue) document.getElementById('chart').replaceChildren(drawChart(await api('/queues/' + enc(queue) + '/tenants/' + enc(tenantId) + '/history')));
   }
-  async function renderJobSearch(jobId) {
-    var r = await api('/jobs/' + enc(jobId));
+  /** Within the tenant of the view when there is one (the route a per-tenant guard admits). */
+  async function renderJobSearch(jobId, tenantId) {
+    var r = await api((tenantId ? '/tenants/' + enc(tenantId) : '') + '/jobs/' + enc(jobId));
     var items = r.found.map(function (f) {
       var x = f.explanation, job = f.job;
       return el('section', { className: 'card', 'data-testid': 'job-found', 'data-queue': x.queue },
         el('h3', {}, x.queue + ' \u00b7 ', x.tenantId ? link(x.tenantId, { tenant: x.tenantId, queue: x.queue }) : 'no tenant'),
         explainBox(x),
         job ? el('dl', {}, el('dt', { text: 'Name' }), el('dd', { text: job.name }), el('dt', { text: 'Attempts' }), el('dd', { text: String(job.attempts) }),
+          el('dt', { text: 'Enqueued' }), el('dd', { text: when(job.enqueuedAt) }), el('dt', { text: 'Started' }), el('dd', { text: when(job.startedAt) }),
+          el('dt', { text: 'Finished' }), el('dd', { text: when(job.endedAt) }),
           el('dt', { text: 'Payload' }), el('dd', {}, el('code', { text: job.payload })),
           job.reason ? el('dt', { text: 'Reason' }) : '', job.reason ? el('dd', { text: job.reason }) : '',
           job.stack ? el('dt', { text: 'Stack' }) : '', job.stack ? el('dd', {}, el('pre', { text: job.stack })) : '') : '');
     });
     document.getElementById('view').replaceChildren(
       el('p', {}, link('\u2190 All tenants', {}, 'back')),
-      el('h2', { text: 'Job ' + jobId }),
-      ...(items.length ? items : [el('p', { 'data-testid': 'job-not-found', text: 'No queue knows job id \u201c' + jobId + '\u201d (never enqueued, or removed after it ended).' })]));
+      el('h2', { text: 'Job ' + jobId + (tenantId ? ' of tenant ' + tenantId : '') }),
+      ...(items.length ? items : [el('p', { 'data-testid': 'job-not-found', text: 'No queue knows job id \u201c' + jobId + '\u201d' +
+        (tenantId ? ' for tenant ' + tenantId : '') + ' (never enqueued, removed after it ended' + (tenantId ? ', or another tenant\u2019s' : '') + ').' })]));
   }
 `;

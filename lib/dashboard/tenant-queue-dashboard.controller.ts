@@ -84,6 +84,8 @@ export class TenantQueueDashboardRoutes {
     return guarded(async () => ({
       queues: this.inspector.queueNames(),
       queueSummaries: await this.inspector.listQueues(),
+      internalQueues: this.crons?.internalQueues() ?? [],
+      limit: this.options.limit,
       controls: this.controls !== undefined,
       tenants: await this.inspector.listTenants({
         queue: queue || undefined,
@@ -133,23 +135,35 @@ export class TenantQueueDashboardRoutes {
     });
   }
 
-  /** A job id searched in every queue: each queue that knows it, with where it stands. */
+  /**
+   * A job id searched in every queue, for operators of every tenant: the route names no tenant,
+   * so a per-tenant guard refuses it (its operators search with the route below).
+   */
   @Get('api/jobs/:jobId')
   findJob(@Param('jobId') jobId: string) {
-    return guarded(async () => {
-      const found = [];
-      for (const queue of this.inspector.queueNames()) {
-        const explanation = await this.inspector.explain(queue, jobId);
-        if (explanation.state === 'unknown') continue;
-        found.push({ explanation, job: (await readJob(this.registry, queue, jobId)) ?? null });
-      }
-      return { jobId, found };
-    });
+    return guarded(() => this.search(jobId));
   }
 
-  @Get('api/queues/:queue/jobs/:jobId/explain')
-  explain(@Param('queue') queue: string, @Param('jobId') jobId: string) {
-    return guarded(() => this.inspector.explain(queue, jobId));
+  /** The same search, answering only where the job is this tenant's. */
+  @Get('api/tenants/:tenantId/jobs/:jobId')
+  findTenantJob(@Param('tenantId') tenantId: string, @Param('jobId') jobId: string) {
+    return guarded(() => this.search(jobId, tenantId));
+  }
+
+  /** Why a job of this tenant waits; another tenant's job (or none) answers 404 alike. */
+  @Get('api/queues/:queue/tenants/:tenantId/jobs/:jobId/explain')
+  explain(
+    @Param('queue') queue: string,
+    @Param('tenantId') tenantId: string,
+    @Param('jobId') jobId: string,
+  ) {
+    return guarded(async () => {
+      const explanation = await this.inspector.explain(queue, jobId);
+      if (explanation.tenantId !== tenantId) {
+        throw new NotFoundException(Messages.dashboardNoSuchJob(queue, tenantId, jobId));
+      }
+      return explanation;
+    });
   }
 
   @Post('api/queues/:queue/tenants/:tenantId/pause')
@@ -203,10 +217,27 @@ export class TenantQueueDashboardRoutes {
     return this.act(req, () => this.actions.setTier(tenantId, body), false);
   }
 
-  @Post('api/queues/:queue/jobs/:jobId/retry')
+  @Post('api/queues/:queue/tenants/:tenantId/jobs/:jobId/retry')
   @HttpCode(200)
-  retry(@Param('queue') queue: string, @Param('jobId') jobId: string, @Req() req: unknown) {
-    return this.act(req, () => this.actions.retry(queue, jobId));
+  retry(
+    @Param('queue') queue: string,
+    @Param('tenantId') tenantId: string,
+    @Param('jobId') jobId: string,
+    @Req() req: unknown,
+  ) {
+    return this.act(req, () => this.actions.retry(queue, tenantId, jobId));
+  }
+
+  /** Each queue that knows the job, with where it stands (only the tenant's when one is named). */
+  private async search(jobId: string, tenantId?: string) {
+    const found = [];
+    for (const queue of this.inspector.queueNames()) {
+      const explanation = await this.inspector.explain(queue, jobId);
+      if (explanation.state === 'unknown') continue;
+      if (tenantId !== undefined && explanation.tenantId !== tenantId) continue;
+      found.push({ explanation, job: (await readJob(this.registry, queue, jobId)) ?? null });
+    }
+    return { jobId, tenantId: tenantId ?? null, found };
   }
 
   /** Every action: the dashboard's header (a cross-site form cannot set it), then the work. */

@@ -48,6 +48,7 @@ export function deadLetterOf(
     stack: stack ?? undefined,
     attempts: job.attemptsMade,
     failedAt: new Date(job.finishedOn ?? Date.now()).toISOString(),
+    startedAt: job.processedOn ? new Date(job.processedOn).toISOString() : undefined,
     envelope,
     data,
     opts: {

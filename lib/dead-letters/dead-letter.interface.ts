@@ -27,6 +27,8 @@ export interface DeadLetter {
   attempts: number;
   /** ISO-8601 instant of the final failure. */
   failedAt: string;
+  /** ISO-8601 instant its last attempt started, when BullMQ recorded one. */
+  startedAt?: string;
   envelope: TenantEnvelope;
   /** The job's payload (without `_tenant` and `_run`). */
   data: Record<string, unknown>;

@@ -47,8 +47,10 @@ export class FairnessStateSource implements TenantQueueStateSource, TenantQueueC
     return {
       gated: state.backlog,
       paused: state.paused,
+      pausedAt: state.pausedAt,
       slowLane: state.slowLane,
       rateLimited: state.rateLimitedUntil !== null,
+      rateLimitedUntil: state.rateLimitedUntil,
     };
   }
 

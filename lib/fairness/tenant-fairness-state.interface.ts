@@ -27,6 +27,8 @@ export interface TenantFairnessState {
   /** Floor set at run time with `setMinConcurrency`, if any. */
   minConcurrencyOverride: number | null;
   paused: boolean;
+  /** While paused: when (Redis clock, ms) it was paused. */
+  pausedAt: number | null;
   /** In the slow lane: served at `slowLane.share` of its weight until failures drop. */
   slowLane: boolean;
   /** Final failures within the slow-lane window. */

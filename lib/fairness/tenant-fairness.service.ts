@@ -31,7 +31,7 @@ export class TenantFairness {
     await this.gates.ensureHints(gate, tenantId);
     const reply = await gate.admin(tenantId, 'get');
     const [w, dw, cap, dcap, inf, paused, slow, backlog, failures, rl, drl, limitedUntil] = reply;
-    const [min, dmin] = reply.slice(12);
+    const [min, dmin, pausedAt] = reply.slice(12);
     const rateLimitOverride = decodeRate(rl);
     const rateLimit = rateLimitOverride ?? decodeRate(drl) ?? gate.options.rateLimit ?? false;
     const weightOverride = num(w);
@@ -52,6 +52,8 @@ export class TenantFairness {
       minConcurrencyOverride,
       paused: paused === '1',
       slowLane: slow === '1',
+      // After slowLane: answers shown as JSON (the README tours) keep their order.
+      pausedAt: paused === '1' ? num(pausedAt) : null,
       recentFailures: Number(failures),
       rateLimit,
       rateLimitOverride,

@@ -195,8 +195,10 @@ export class TenantQueueInspector {
       },
       deadLetters,
       paused: live?.paused ?? false,
+      pausedAt: live?.pausedAt ?? null,
       slowLane: live?.slowLane ?? false,
       rateLimited: live?.rateLimited ?? false,
+      rateLimitedUntil: live?.rateLimitedUntil ?? null,
       source: fair ? 'fair-gate' : 'counters',
     };
   }

@@ -13,9 +13,13 @@ export interface TenantQueueLiveState {
   /** Jobs started and not finished; when left out, counted in BullMQ's active and retry lists. */
   inFlight: number;
   paused: boolean;
+  /** While paused: when it was paused (ms). */
+  pausedAt: number | null;
   slowLane: boolean;
   /** Held back by its rate limit right now (its next job is not due yet). */
   rateLimited: boolean;
+  /** While rate limited: when its next job may start (ms). */
+  rateLimitedUntil: number | null;
 }
 
 /**

@@ -43,9 +43,13 @@ export interface TenantQueueStats {
   /** Dead letters kept for the tenant on this queue now. */
   deadLetters: number;
   paused: boolean;
+  /** While paused: when it was paused (ms, Redis clock); null otherwise. */
+  pausedAt: number | null;
   slowLane: boolean;
   /** Held back by its rate limit right now: its lag is its own limit, not the workers. */
   rateLimited: boolean;
+  /** While rate limited: when its next job may start (ms, Redis clock); null otherwise. */
+  rateLimitedUntil: number | null;
   /** `fair-gate` when backlog/in-flight/paused come from the queue's fair gate. */
   source: 'fair-gate' | 'counters';
 }

@@ -32,6 +32,8 @@ export interface TenantCronView {
   name: string;
   cron: string;
   timezone: string;
+  /** The IANA zone its times are in (the tenant's own for `timezone: 'tenant'`). */
+  zone: string;
   queue: string;
   nextRunAt: string | null;
 }
@@ -92,11 +94,21 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
    * The `@TenantCron` schedules as one tenant sees them, with its next run: in its own zone (from
    * the directory) for `timezone: 'tenant'`, else in the cron's zone.
    */
+  /** The scheduler's own queues (the `@TenantCron` queue and its fan-out queue). */
+  internalQueues(): string[] {
+    return [this.ticker.options.cronQueue, this.ticker.fanOutQueueName];
+  }
+
+  /** The zone the directory gives the tenant (what `timezone: 'tenant'` runs in). */
+  tenantZone(tenantId: string): Promise<string> {
+    return this.ticker.zoneOf({ timezone: 'tenant', tenantId } as StoredTenantSchedule);
+  }
+
   async forTenant(tenantId: string): Promise<TenantCronView[]> {
     const crons = [...(this.discovered?.crons.values() ?? [])];
     if (!crons.length) return [];
     const now = await this.ticker.clock.now();
-    const own = await this.ticker.zoneOf({ timezone: 'tenant', tenantId } as StoredTenantSchedule);
+    const own = await this.tenantZone(tenantId);
     return crons.map((cron) => {
       const zone = cron.timezone === 'tenant' ? own : cron.timezone!;
       const next = this.ticker.cronOf(cron.expression, zone).nextAfter(now);
@@ -104,6 +116,7 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
         name: cron.name,
         cron: cron.expression,
         timezone: cron.timezone === 'tenant' ? `${zone} (tenant's zone)` : zone,
+        zone,
         queue: cron.queue,
         nextRunAt: next === null ? null : new Date(next).toISOString(),
       };

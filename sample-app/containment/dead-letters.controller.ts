@@ -21,8 +21,12 @@ import {
   TenantRequiredGuard,
 } from '../../lib';
 import { FlakyFixes, FlakyJob } from './flaky-job.processor';
+import { tenantFacingDeadLetter, tenantFacingReason } from '../tenant-facing';
 
-/** Every route works on the request's own tenant (`x-tenant-id`), never on one from the URL. */
+/**
+ * Every route works on the request's own tenant (`x-tenant-id`), never on one from the URL, and
+ * answers without stack traces or server paths (operators read those on the dashboard).
+ */
 @Controller('containment')
 @UseGuards(TenantRequiredGuard)
 export class DeadLettersController {
@@ -41,6 +45,7 @@ export class DeadLettersController {
       failures: Number(body?.failures ?? 0),
       hang: body?.hang === true,
       reject: body?.reject === true,
+      input: typeof body?.input === 'string' ? body.input : undefined,
     });
     return { jobId: job.id, tenantId: job.tenantId };
   }
@@ -57,7 +62,7 @@ export class DeadLettersController {
       jobId,
       state,
       result: job.returnvalue ?? null,
-      failedReason: job.failedReason ?? null,
+      failedReason: tenantFacingReason(job.failedReason),
     };
   }
 
@@ -70,11 +75,12 @@ export class DeadLettersController {
   }
 
   @Get('dead-letters')
-  list(@Query('offset') offset?: string, @Query('limit') limit?: string) {
-    return this.deadLetters.list(this.tenant.getTenantIdOrThrow(), {
+  async list(@Query('offset') offset?: string, @Query('limit') limit?: string) {
+    const page = await this.deadLetters.list(this.tenant.getTenantIdOrThrow(), {
       offset: Number(offset ?? 0),
       limit: Number(limit ?? 20),
     });
+    return { ...page, items: page.items.map(tenantFacingDeadLetter) };
   }
 
   @Post('dead-letters/:jobId/replay')

@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { Injectable, Logger } from '@nestjs/common';
 import {
   Idempotent,
@@ -16,6 +18,8 @@ export interface FlakyJob {
   hang?: boolean;
   /** Fail without retry. */
   reject?: boolean;
+  /** An input file to read first (a missing one fails for good, naming the server's path). */
+  input?: string;
 }
 
 /** Tenants whose flaky jobs were "fixed" (`PUT /containment/fixed`): they succeed from then on. */
@@ -52,6 +56,12 @@ export class FlakyJobProcessor extends TenantWorkerHost {
     const attempt = job.attemptsMade + 1;
     this.logger.log(`[tenant ${this.tenant.tenantId}] run ${job.runId}, attempt ${attempt}`);
     if (job.data.reject) throw new NonRetryableError('rejected on purpose: nothing to retry');
+    if (job.data.input !== undefined) {
+      const path = join(__dirname, 'inputs', basename(job.data.input));
+      await readFile(path).catch((error: Error) => {
+        throw new NonRetryableError(`cannot read the input: ${error.message}`);
+      });
+    }
     if (job.data.hang) {
       // Honours the signal: stops at the deadline instead of running on in the background.
       await new Promise((_, reject) =>

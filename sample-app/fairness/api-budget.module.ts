@@ -1,19 +1,45 @@
 import { Module } from '@nestjs/common';
-import { TenantJob, TenantProcessor, TenantQueueModule, TenantWorkerHost } from '../../lib';
+import {
+  TenantContext,
+  TenantJob,
+  TenantProcessor,
+  TenantQueueModule,
+  TenantWorkerHost,
+} from '../../lib';
+import { ApiBudgetController, ApiCallMeter } from './api-budget.controller';
+
+/** How long one call to the tenant's API takes in the demo. */
+const CALL_MS = 100;
 
 /** Both queues call the tenant's own API: together they keep to one cap and one rate limit. */
 const TENANT_API = { defaultConcurrency: 3, rateLimit: { max: 20, per: 1_000 } };
 
 @TenantProcessor('api-sync', { concurrency: 10 })
 export class ApiSyncProcessor extends TenantWorkerHost {
+  constructor(
+    private readonly meter: ApiCallMeter,
+    private readonly tenant: TenantContext,
+  ) {
+    super();
+  }
+
   async process(job: TenantJob<{ resource: string }>) {
+    await this.meter.call(this.tenant.getTenantIdOrThrow(), CALL_MS);
     return { synced: job.data.resource };
   }
 }
 
 @TenantProcessor('api-webhooks', { concurrency: 10 })
 export class ApiWebhookProcessor extends TenantWorkerHost {
+  constructor(
+    private readonly meter: ApiCallMeter,
+    private readonly tenant: TenantContext,
+  ) {
+    super();
+  }
+
   async process(job: TenantJob<{ event: string }>) {
+    await this.meter.call(this.tenant.getTenantIdOrThrow(), CALL_MS);
     return { delivered: job.data.event };
   }
 }
@@ -36,6 +62,7 @@ export class ApiWebhookProcessor extends TenantWorkerHost {
       fairness: TENANT_API,
     }),
   ],
-  providers: [ApiSyncProcessor, ApiWebhookProcessor],
+  controllers: [ApiBudgetController],
+  providers: [ApiSyncProcessor, ApiWebhookProcessor, ApiCallMeter],
 })
 export class ApiBudgetModule {}

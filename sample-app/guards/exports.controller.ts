@@ -7,6 +7,7 @@ import {
   parseCancelReason,
 } from '../../lib';
 import { EXPORTS_QUEUE, ExportJob } from './export.processor';
+import { tenantFacingReason } from '../tenant-facing';
 
 /** Starts exports for the request's tenant; refused up front for a suspended tenant (403). */
 @Controller('exports')
@@ -36,7 +37,7 @@ export class ExportsController {
       id,
       state,
       cancelReason: parseCancelReason(job.failedReason) ?? null,
-      failedReason: job.failedReason ?? null,
+      failedReason: tenantFacingReason(job.failedReason),
       result: job.returnvalue ?? null,
     };
   }

@@ -9,6 +9,7 @@ import {
 } from '../../lib';
 import { ARCHIVES_QUEUE, ArchiveRequest } from './archive.processor';
 import { TenantStorage } from './tenant-storage';
+import { tenantFacingReason } from '../tenant-facing';
 
 /**
  * `POST /archives {"files": [...]}` enqueues an archive job; `GET /archives/storage` shows the
@@ -49,7 +50,7 @@ export class ArchivesController {
       jobId: id,
       state: await job.getState(),
       result: job.returnvalue ?? null,
-      failedReason: job.failedReason ?? null,
+      failedReason: tenantFacingReason(job.failedReason),
       tempDirRemoved: tempDir ? !existsSync(tempDir) : null,
     };
   }

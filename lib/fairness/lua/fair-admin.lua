@@ -8,7 +8,7 @@
   ARGV[5]  value for weight/cap/rate/min ('' clears the runtime override; rate: "T:tol" or "none"),
            or the tenant's hints for hints (JSON [weight, cap, rate, lanes, floor])
   get returns {w, dw, cap, dcap, inf, paused, slow, backlog, failures, rl, drl, limitedUntil,
-  min, dmin}; floors (tenant unused) returns {sum of recorded floors, tenants, workers' slots};
+  min, dmin, pausedAt (Redis clock, ms; false when not paused)}; floors (tenant unused) returns {sum of recorded floors, tenants, workers' slots};
   the others return {{}, {id, json, priority, ...}, wake ms, with a budget: the queues it woke}.
 ]]
 local t, op, value = ARGV[3], ARGV[4], ARGV[5]
@@ -22,16 +22,17 @@ if op == 'get' then
   local r = redis.call('HMGET', tKey(t), unpack(SFIELDS))
   return {r[1], r[2], r[3], r[4], redis.call('HGET', kInf, t), r[5], r[6], backlog(tenant(t)),
           redis.call('ZCARD', fKey(t)), r[7], r[8], redis.call('ZSCORE', kLimited, t) or false,
-          r[10], r[11]}
+          r[10], r[11], redis.call('HGET', tKey(t), 'pausedAt')}
 end
 if op == 'weight' or op == 'cap' or op == 'rate' or op == 'min' then
   local field = ({weight = 'w', cap = 'cap', rate = 'rl', min = 'min'})[op]
   if value == '' then clearSettings(t, field) else setSettings(t, field, value) end
   if op == 'min' then recordFloor(t) end
 elseif op == 'pause' then
-  setSettings(t, 'paused', 1)
+  -- Paused since its first pause: pausing again does not move the time.
+  if redis.call('HGET', tKey(t), 'paused') ~= '1' then setSettings(t, 'paused', 1, 'pausedAt', nowMs()) end
 elseif op == 'resume' then
-  clearSettings(t, 'paused')
+  clearSettings(t, 'paused', 'pausedAt')
 elseif op == 'hints' then
   applyHints({t, cjson.decode(value)})
 end
