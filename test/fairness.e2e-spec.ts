@@ -238,8 +238,8 @@ describe('fair gate (one process, real Redis)', () => {
       );
     const jobs = await split();
     expect(jobs.map((job) => job.id)).toEqual([
-      'import-42-c0',
-      'import-42-c1',
+      'import-42~c0',
+      'import-42~c1',
       'import-42-c2',
       'import-42-c3',
       'import-42-c4',

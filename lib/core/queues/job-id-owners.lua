@@ -9,7 +9,7 @@
   KEYS[1+n+i]  BullMQ's job hash of id i
   ARGV[1]      time to keep each owner key, in ms
   ARGV[2]      envelope key of the job data ('_tenant')
-  ARGV[3]      the gate's bucket of jobs without tenant ('_system')
+  ARGV[3]      the gate's bucket of jobs without tenant (SYSTEM_BUCKET)
   ARGV[3+i]    owner of id i ('t' .. tenant id, or 's' for a job without tenant)
   ARGV[3+n+i]  id i
   Returns 0 with every id claimed, or the 1-based index of the first id another owner holds

@@ -1,5 +1,5 @@
 import { TenantQueueDefinition } from '../types/queue-definition.interface';
-import { ENVELOPE_KEY } from '../../tenant-queue.constants';
+import { ENVELOPE_KEY, SYSTEM_BUCKET } from '../../tenant-queue.constants';
 import { RedisClient } from '../redis/tenant-queue.redis';
 import { LuaScripts } from '../redis/lua-scripts';
 import { PreparedJob } from './job-dispatcher.interface';
@@ -8,8 +8,6 @@ const CHUNK = 500;
 const SCRIPTS = new LuaScripts<{
   tqJobIdOwners(...args: (string | number)[]): Promise<number>;
 }>(__dirname, { tqJobIdOwners: { file: 'job-id-owners.lua' } });
-/** The fair gate's bucket of jobs without tenant (see `SYSTEM_TENANT` in fairness/fair-gate). */
-const GATE_SYSTEM = '_system';
 
 /**
  * How long an id stays its first tenant's after its last use. Past that, a job still in BullMQ
@@ -47,7 +45,7 @@ export class RedisJobIdOwners implements JobIdOwners {
         ...ids.map((id) => `${prefix}:${this.definition.name}:${id}`),
         this.ttlMs,
         ENVELOPE_KEY,
-        GATE_SYSTEM,
+        SYSTEM_BUCKET,
         ...chunk.map((job) => (job.tenantId === undefined ? 's' : `t${job.tenantId}`)),
         ...ids,
       );

@@ -22,7 +22,8 @@ import {
 } from './job-dispatcher.interface';
 import { JobIdOwners } from './job-id-owners.script';
 import { jobOptionsProblem } from './job-options.check';
-import { assertPlainPayload, payloadJson } from './payload.check';
+import { assertCallerJobId } from './job-id.check';
+import { payloadJson, plainPayloadCopy } from './payload.check';
 
 /**
  * One job of `TenantQueue.addBulk(jobs)`: its name, data and options.
@@ -131,15 +132,12 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     opts: TenantJobOptions | undefined,
     state: TenantState | undefined,
   ): PreparedJob {
-    assertPlainPayload(this.name, name, data);
+    const payload = plainPayloadCopy(this.name, name, data);
     const tenantId = state?.tenantId;
     const scoped = this.definition.tenantScoped && !this.definition.systemJobs.has(name);
     if (tenantId === undefined && scoped) {
       throw new MissingTenantError(Messages.missingTenant(this.name, name));
     }
-    const payload: Record<string, unknown> = {
-      ...(data as Record<string, unknown>),
-    };
     const fairKey = opts?.fairKey;
     if (fairKey !== undefined) {
       if (tenantId === undefined) {
@@ -151,6 +149,7 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
       payload[ENVELOPE_KEY] = this.codec.create({ ...state, tenantId }, fairKey);
     }
     const json = payloadJson(this.name, name, payload);
+    if (opts?.jobId != null) assertCallerJobId(this.name, name, opts, opts.jobId);
     const jobId = opts?.jobId ?? randomUUID();
     const prepared: PreparedJob = {
       name,
