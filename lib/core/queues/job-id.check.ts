@@ -1,4 +1,5 @@
 import { QueueKeys } from 'bullmq';
+import { tenantKeyPart } from '../context/tenant-key';
 import { InvalidJobIdError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
 
@@ -51,4 +52,12 @@ export function assertCallerJobId(queue: string, name: string, opts: object, id:
   if (isModuleJobId(id) && !moduleMade.has(opts)) {
     throw new InvalidJobIdError(Messages.jobIdInModuleNamespace(queue, name, id));
   }
+}
+
+/**
+ * The deduplication id BullMQ gets for a tenant's id: `t<tenant key part>:<id>` (`s:<id>` for a
+ * job without a tenant). The key part has no `:`, so two tenants' ids never meet.
+ */
+export function tenantDeduplicationId(tenantId: string | undefined, id: string): string {
+  return tenantId === undefined ? `s:${id}` : `t${tenantKeyPart(tenantId)}:${id}`;
 }

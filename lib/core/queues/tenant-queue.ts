@@ -20,9 +20,9 @@ import {
   TenantJobOptions,
   assertParentsExist,
 } from './job-dispatcher.interface';
-import { JobIdOwners } from './job-id-owners.script';
+import { JobIdOwners, newClaimToken } from './job-id-owners.script';
 import { jobOptionsProblem } from './job-options.check';
-import { assertCallerJobId } from './job-id.check';
+import { assertCallerJobId, tenantDeduplicationId } from './job-id.check';
 import { payloadJson, plainPayloadCopy } from './payload.check';
 
 /**
@@ -158,6 +158,10 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
       tenantId,
     };
     if (opts !== undefined) this.assertOptions(name, prepared.opts, json);
+    const dedup = prepared.opts.deduplication;
+    if (dedup !== undefined) {
+      prepared.opts.deduplication = { ...dedup, id: tenantDeduplicationId(tenantId, dedup.id) };
+    }
     this.jobCheck?.(prepared);
     if (opts?.jobId != null) callerIds.add(prepared);
     return prepared;
@@ -179,11 +183,45 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     return this.bound.run(this.name, (call) => this.writeChecked(jobs, call));
   }
 
+  /**
+   * Claims the caller-chosen ids, then writes; a call refused after its claim (a full backlog,
+   * a pool's refusal, Redis gone) releases the ids its claim created, so none is held for a job
+   * that does not exist.
+   */
   private async writeChecked(
     jobs: PreparedJob[],
     call: EnqueueCall | undefined,
   ): Promise<EnqueuedJob[]> {
-    await this.claimIds(jobs);
+    const own = this.owners ? jobs.filter((job) => callerIds.has(job)) : [];
+    if (own.length === 0) return this.writeClaimed(jobs, call);
+    const token = newClaimToken();
+    call?.send();
+    let taken: PreparedJob | undefined;
+    try {
+      taken = await this.owners!.claim(own, token);
+    } catch (error) {
+      this.owners!.release(own, token);
+      throw error;
+    }
+    if (taken) {
+      throw new JobIdTakenError(
+        this.name,
+        taken.opts.jobId,
+        Messages.jobIdTaken(this.name, taken.opts.jobId),
+      );
+    }
+    try {
+      return await this.writeClaimed(jobs, call);
+    } catch (error) {
+      this.owners!.release(own, token);
+      throw error;
+    }
+  }
+
+  private async writeClaimed(
+    jobs: PreparedJob[],
+    call: EnqueueCall | undefined,
+  ): Promise<EnqueuedJob[]> {
     if (!this.router) {
       await call?.ready([this.bullQueue]);
       await this.validateHere(jobs);
@@ -212,21 +250,6 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     const failed = results.find((result) => result.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
     return jobs.map((job) => written.get(job)!);
-  }
-
-  /** Claims the caller-chosen ids for their tenants; refuses one another tenant already uses. */
-  private async claimIds(jobs: PreparedJob[]): Promise<void> {
-    if (!this.owners) return;
-    const own = jobs.filter((job) => callerIds.has(job));
-    if (own.length === 0) return;
-    const taken = await this.owners.claim(own);
-    if (taken) {
-      throw new JobIdTakenError(
-        this.name,
-        taken.opts.jobId,
-        Messages.jobIdTaken(this.name, taken.opts.jobId),
-      );
-    }
   }
 
   private async validateHere(jobs: PreparedJob[]): Promise<void> {
