@@ -211,6 +211,7 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
       );
     }
     try {
+      call?.live();
       return await this.writeClaimed(jobs, call);
     } catch (error) {
       this.owners!.release(own, token);
