@@ -87,7 +87,12 @@ export class RedisJobIdOwners implements JobIdOwners {
   }
 
   release(jobs: PreparedJob[], token: string): void {
-    const client = this.client();
+    let client: RedisClient;
+    try {
+      client = this.client();
+    } catch {
+      return; // The module is closed: nothing can be sent (the keys expire on their own).
+    }
     const redis = SCRIPTS.on(client);
     const send = async () => {
       for (let start = 0; start < jobs.length; start += CHUNK) {
