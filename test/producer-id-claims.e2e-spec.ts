@@ -169,4 +169,29 @@ withOwnServer('adds refused while Redis is paused leave no claim once it resumes
       expect(id).toBe(`paused-${i}`);
     }
   }, 60_000);
+
+  it("pooled: a refused call's id does not lead another tenant's job into its pool", async () => {
+    // vip's bulk is routed to vip's pool, then refused (its parent does not exist).
+    await expect(
+      p.tenant.run('vip', () =>
+        p.queue('pooled').addBulk([
+          { name: 'x', data: {}, opts: { jobId: 'routed-1' } },
+          { name: 'x', data: {}, opts: { jobId: 'routed-2', parent: { id: 'no', queue: 'q' } } },
+        ]),
+      ),
+    ).rejects.toBeInstanceOf(InvalidJobOptionsError);
+    await waitFor(
+      async () => (await admin.keys('*~id:routed-1')).length === 0,
+      "the refused call's claim to be released",
+    );
+    const taken = await p.tenant.run('globex', () =>
+      p.queue('pooled').add('x', {}, { jobId: 'routed-1' }),
+    );
+    expect({ id: taken.id, pool: taken.queueName }).toEqual({ id: 'routed-1', pool: 'pooled' });
+    await waitFor(() => p.runs.some((run) => run.jobId === 'routed-1'), 'globex job to run');
+    expect(p.runs.find((run) => run.jobId === 'routed-1')).toMatchObject({
+      queue: 'pooled',
+      tenantId: 'globex',
+    });
+  });
 });
