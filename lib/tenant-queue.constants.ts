@@ -55,5 +55,11 @@ export function bullPrefixFor(prefix: string, queueName: string, group?: string)
 /** The longest tenant id a job envelope carries (whatever `tenantIdPattern` admits). */
 export const MAX_TENANT_ID_LENGTH = 64;
 
+/**
+ * The fair gate's bucket of jobs without a tenant: one character longer than any tenant id can be
+ * (`MAX_TENANT_ID_LENGTH`), so no tenant, whatever `tenantIdPattern` admits, shares it.
+ */
+export const SYSTEM_BUCKET = '~system'.padEnd(MAX_TENANT_ID_LENGTH + 1, '~');
+
 /** Longest `fairKey` job option (printable ASCII, as the envelope's `actorId`). */
 export const MAX_FAIR_KEY_LENGTH = 128;

@@ -191,6 +191,15 @@ export const Messages = {
   tenantIdTooLong: (value: string, max: number) =>
     `Invalid tenant id ${JSON.stringify(truncate(value))}: it is ${value.length} characters long, ` +
     `above the limit of ${max} (the envelope's). Use a shorter id (a key or hash of the long one).`,
+  jobIdIsBullKey: (queue: string, name: string, jobId: string) =>
+    `Job id "${jobId}" of job "${name}" on queue "${queue}" is the name of one of BullMQ's own ` +
+    `keys of the queue (BullMQ would write the job over it and stop the queue for every tenant); ` +
+    `nothing was enqueued. Choose another id (e.g. prefix it with what it identifies: "order-${jobId}").`,
+  jobIdInModuleNamespace: (queue: string, name: string, jobId: string) =>
+    `Job id ${JSON.stringify(truncate(jobId))} of job "${name}" on queue "${queue}" is in the ` +
+    `namespace of the ids the module makes (ids containing "~": schedules, crons, chunks; ids ` +
+    `ending in ".r<n>": replays); nothing was enqueued. Choose an id without "~" that does not ` +
+    `end in ".r" and digits.`,
   jobIdTaken: (queue: string, jobId: string) =>
     `Job id ${JSON.stringify(truncate(jobId))} is already used on queue "${queue}" by another ` +
     `tenant's job; nothing was enqueued. Job ids are shared by all tenants of a queue: derive ` +

@@ -432,7 +432,7 @@ describe('fair keys: fairness inside a tenant (real Redis)', () => {
       const imports = app.get(TenantQueueRegistry).getQueue('imports').bullQueue;
       await waitFor(async () => {
         const states = await Promise.all(
-          ['bob-small-c0', 'bob-small-c1'].map((id) => imports.getJobState(id)),
+          ['bob-small~c0', 'bob-small~c1'].map((id) => imports.getJobState(id)),
         );
         return states.every((state) => state === 'completed');
       }, "bob's import to finish");

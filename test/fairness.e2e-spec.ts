@@ -238,11 +238,11 @@ describe('fair gate (one process, real Redis)', () => {
       );
     const jobs = await split();
     expect(jobs.map((job) => job.id)).toEqual([
-      'import-42-c0',
-      'import-42-c1',
-      'import-42-c2',
-      'import-42-c3',
-      'import-42-c4',
+      'import-42~c0',
+      'import-42~c1',
+      'import-42~c2',
+      'import-42~c3',
+      'import-42~c4',
     ]);
     await split();
     expect((await fairness.getTenant('fair', 'A')).backlog).toBe(5);

@@ -19,6 +19,7 @@ import {
 } from './dead-letter.interface';
 import { DeadLettersScript } from './dead-letters.script';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
+import { moduleJobOptions } from '../core/queues/job-id.check';
 
 const MAX_LIMIT = 100;
 
@@ -93,11 +94,13 @@ export class DeadLetters {
       ...letter.data,
       [RUN_OPTIONS_KEY]: { runId: letter.runId, timeoutMs: letter.timeoutMs, replay },
     };
-    const opts = Object.fromEntries(
-      Object.entries({
-        ...letter.opts,
-        jobId: `${letter.jobId.replace(/\.r\d+$/, '')}.r${replay}`,
-      }).filter(([, value]) => value !== undefined),
+    const opts = moduleJobOptions(
+      Object.fromEntries(
+        Object.entries({
+          ...letter.opts,
+          jobId: `${letter.jobId.replace(/\.r\d+$/, '')}.r${replay}`,
+        }).filter(([, value]) => value !== undefined),
+      ),
     );
     const { envelope } = letter;
     const enqueued = await this.context.run(

@@ -3,6 +3,7 @@ import { InvalidPayloadError } from '../core/errors';
 import { EnqueuedJob } from '../core/types/tenant-job.interface';
 import { TenantQueue } from '../core/queues/tenant-queue';
 import { Messages } from '../tenant-queue.messages';
+import { moduleJobOptions } from '../core/queues/job-id.check';
 
 /**
  * One slice of a big job, handed to `AddChunkedOptions.data`.
@@ -32,7 +33,7 @@ export interface AddChunkedOptions<T, R> {
    */
   chunkSize?: number;
   /**
-   * Stable id of the whole (e.g. the import's id). Chunk `i` gets job id `<jobIdPrefix>-c<i>`, so
+   * Stable id of the whole (e.g. the import's id). Chunk `i` gets job id `<jobIdPrefix>~c<i>`, so
    * splitting the same work twice enqueues nothing new. Without it every chunk gets a new UUID.
    */
   jobIdPrefix?: string;
@@ -96,8 +97,8 @@ export async function addChunked<T extends object, R = unknown>(
         items,
         size: Math.min(size, total - offset),
       };
-      const jobId = options.jobIdPrefix ? `${options.jobIdPrefix}-c${index}` : undefined;
-      batch.push({ name, data: build(chunk), opts: { ...options.opts, jobId } });
+      const jobId = options.jobIdPrefix ? `${options.jobIdPrefix}~c${index}` : undefined;
+      batch.push({ name, data: build(chunk), opts: moduleJobOptions({ ...options.opts, jobId }) });
     }
     enqueued.push(...(await queue.addBulk(batch)));
   }

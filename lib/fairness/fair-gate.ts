@@ -9,6 +9,7 @@ import {
   directDispatcher,
 } from '../core/queues/job-dispatcher.interface';
 import { Messages } from '../tenant-queue.messages';
+import { SYSTEM_BUCKET } from '../tenant-queue.constants';
 import type { RedisClient } from '../core/redis/tenant-queue.redis';
 import { FairCommands } from './fair-gate.script';
 import { AdmittedJob, FairGateSender } from './fair-gate-sender';
@@ -36,7 +37,7 @@ export type FairHint = [
 export type FairHints = Map<string, FairHint>;
 
 /** Bucket of jobs enqueued without a tenant (system jobs on a fair queue). */
-export const SYSTEM_TENANT = '_system';
+export const SYSTEM_TENANT = SYSTEM_BUCKET;
 
 /** Releases per call, and calls in flight at once (more queue up and go in the next call). */
 const RELEASE_BATCH = 1000;

@@ -20,7 +20,7 @@ type TenantLaneJob = PreparedJob & { opts: { lane?: string; fairKey?: string } }
 /**
  * What fairness asks of every queue, also under `TenantQueueTestingModule` (no gate there): its
  * `fairness` options valid at `registerQueue`; a job's `lane` one the queue declares; a `fairKey`
- * only on a queue with `fairness.fairKey`; no `parent` on a fair queue (the job waits in the gate,
+ * only on a queue with `fairness.fairKey`; no `parent` (nor `deduplication`) on a fair queue (the job waits in the gate,
  * where BullMQ cannot link it to its parent); a `budget` only on fair queues, the same default cap
  * and rate limit on each of its queues.
  */
@@ -69,6 +69,18 @@ export class FairQueueFeature implements QueueFeature {
             'parent',
             'is not supported on a fair queue (the job waits in the gate, where BullMQ cannot ' +
               'link it to its parent); put flows on a queue without fairness',
+          ),
+        );
+      }
+      if (fair && job.opts.deduplication !== undefined) {
+        throw new InvalidJobOptionsError(
+          'deduplication',
+          Messages.invalidJobOption(
+            definition.name,
+            job.name,
+            'deduplication',
+            'is not supported on a fair queue (BullMQ would deduplicate the job when the gate ' +
+              'admits it, after add() returned an id no job would have); use a jobId instead',
           ),
         );
       }

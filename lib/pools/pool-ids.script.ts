@@ -12,8 +12,11 @@ export const POOL_ID_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** @internal Where caller-chosen job ids of a pooled queue went first. */
 export interface PoolIdLedger {
-  /** The pool of each id: `pools[i]` when the id is new, else the pool that took it first. */
-  claim(ids: string[], pools: string[]): Promise<string[]>;
+  /**
+   * The pool of each id: `pools[i]` when the id is new (or was another owner's), else the pool
+   * that took it first. `owners[i]`: `t<tenant id>`, or `s` for a job without tenant.
+   */
+  claim(ids: string[], pools: string[], owners: string[]): Promise<string[]>;
 }
 
 /** @internal The ledger in Redis, under the queue's hash tag (one Redis Cluster slot). */
@@ -24,13 +27,19 @@ export class RedisPoolIdLedger implements PoolIdLedger {
     private readonly ttlMs = POOL_ID_TTL_MS,
   ) {}
 
-  async claim(ids: string[], pools: string[]): Promise<string[]> {
+  async claim(ids: string[], pools: string[], owners: string[]): Promise<string[]> {
     const redis = SCRIPTS.on(this.client());
     const out: string[] = [];
     for (let i = 0; i < ids.length; i += CHUNK) {
       const keys = ids.slice(i, i + CHUNK).map((id) => `${this.definition.bullPrefix}:~pool:${id}`);
       out.push(
-        ...(await redis.tqPoolIds(keys.length, ...keys, this.ttlMs, ...pools.slice(i, i + CHUNK))),
+        ...(await redis.tqPoolIds(
+          keys.length,
+          ...keys,
+          this.ttlMs,
+          ...pools.slice(i, i + CHUNK),
+          ...owners.slice(i, i + CHUNK),
+        )),
       );
     }
     return out;

@@ -51,6 +51,7 @@ export class PoolRouter {
       const first = await this.ids.claim(
         own.map((i) => jobs[i].opts.jobId),
         own.map((i) => pools[i]),
+        own.map((i) => (jobs[i].tenantId === undefined ? 's' : `t${jobs[i].tenantId}`)),
       );
       // A pool dropped from the config since then no longer has a queue here: route as today.
       own.forEach((i, k) => {

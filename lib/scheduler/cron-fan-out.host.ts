@@ -10,6 +10,7 @@ import { FanOutJobData, ScheduleTicker } from './schedule-ticker';
 import { TenantCronMetadata } from './tenant-cron.decorator';
 import { isValidTimezone } from './zoned-cron';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
+import { moduleJobOptions } from '../core/queues/job-id.check';
 
 /**
  * @internal Runs a `@TenantCron` fan-out job: pages through the active tenants and enqueues one
@@ -56,7 +57,12 @@ export class CronFanOutHost extends TenantWorkerHost {
           const jobId = tenantCronJobId(data.name, tenant.id, occurrence);
           const payload = { occurrence: new Date(occurrence).toISOString() };
           adds.push(
-            queue.addForTenant(tenant.id, data.name, payload, { ...cron.jobOptions, jobId }),
+            queue.addForTenant(
+              tenant.id,
+              data.name,
+              payload,
+              moduleJobOptions({ ...cron.jobOptions, jobId }),
+            ),
           );
         }
       }

@@ -22,6 +22,7 @@ import {
 import { ZonedCron, isValidTimezone } from './zoned-cron';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { Messages } from '../tenant-queue.messages';
+import { moduleJobOptions } from '../core/queues/job-id.check';
 
 /** Data of a `@TenantCron` fan-out job: settle every occurrence in [from, to]. */
 export interface FanOutJobData {
@@ -362,7 +363,7 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
     const jobId = tenantScheduleJobId(tenantId, schedule.key, occurrence);
     await this.registry
       .getQueue(job.queue)
-      .addForTenant(tenantId, job.name, job.data ?? {}, { ...job.opts, jobId });
+      .addForTenant(tenantId, job.name, job.data ?? {}, moduleJobOptions({ ...job.opts, jobId }));
     return jobId;
   }
 
@@ -377,13 +378,17 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
       to,
     };
     const queue = this.registry.createQueue({ name: this.fanOutQueueName, tenantScoped: false });
-    const job = await queue.add(FANOUT_JOB, data as never, {
-      jobId: fanOutJobId(schedule.name, from),
-      removeOnComplete: { count: 1_000 },
-      removeOnFail: { count: 1_000 },
-      attempts: 5,
-      backoff: { type: 'exponential', delay: 1_000 },
-    });
+    const job = await queue.add(
+      FANOUT_JOB,
+      data as never,
+      moduleJobOptions({
+        jobId: fanOutJobId(schedule.name, from),
+        removeOnComplete: { count: 1_000 },
+        removeOnFail: { count: 1_000 },
+        attempts: 5,
+        backoff: { type: 'exponential', delay: 1_000 },
+      }),
+    );
     return job.id;
   }
 }

@@ -1,7 +1,10 @@
 import { TenantQueueError } from './tenant-queue.error';
 
 /**
- * A job id asked about (`TenantQueueInspector.explain`) is not a non-empty string.
+ * A job id is refused: at enqueue, a caller-chosen `jobId` that is the name of one of BullMQ's
+ * own keys of the queue (`wait`, `meta`, `id`, ...) or lies in the module's own id namespace
+ * (contains `~`, or ends in `.r<n>`), nothing written; when asked about
+ * (`TenantQueueInspector.explain`), an id that is not a non-empty string.
  * @publicApi
  */
 export class InvalidJobIdError extends TenantQueueError {}

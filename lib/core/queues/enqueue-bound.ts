@@ -93,6 +93,11 @@ export class EnqueueCall {
     }
   }
 
+  /** Throws once the call has failed: a step that resumes after the deadline goes no further. */
+  live(): void {
+    if (this.expired) throw this.unavailable('no answer');
+  }
+
   /** Called right before a write: none starts once the call has failed. */
   send(): void {
     if (this.expired) throw this.unavailable('no answer');

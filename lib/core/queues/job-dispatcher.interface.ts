@@ -53,9 +53,10 @@ export const directDispatcher: JobDispatcher = {
   async dispatch(queue, jobs) {
     try {
       if (jobs.length === 1) {
-        await queue.add(jobs[0].name, jobs[0].data, jobs[0].opts);
+        keepBullId(jobs[0], (await queue.add(jobs[0].name, jobs[0].data, jobs[0].opts)).id);
       } else if (jobs.length > 1) {
-        await queue.addBulk(jobs);
+        const added = await queue.addBulk(jobs);
+        for (let i = 0; i < jobs.length; i++) keepBullId(jobs[i], added[i].id);
       }
     } catch (error) {
       if ((error as { code?: unknown }).code !== PARENT_MISSING) throw error;
@@ -63,6 +64,14 @@ export const directDispatcher: JobDispatcher = {
     }
   },
 };
+
+/**
+ * BullMQ answers an add it deduplicated with the id of the job that holds the deduplication id:
+ * that is the id the caller gets back, never one no job has.
+ */
+function keepBullId(job: PreparedJob, id: string | undefined): void {
+  if (id !== undefined && id !== job.opts.jobId) job.opts.jobId = id;
+}
 
 /**
  * Refuses a bulk naming a parent job that does not exist, before any of it is written: BullMQ's

@@ -6,11 +6,17 @@ import { Messages } from '../../tenant-queue.messages';
 const hasOwn = Object.prototype.hasOwnProperty;
 
 /**
- * Refuses a payload that is not a plain object, already carries `_tenant`, has a `toJSON` (it
- * would replace the whole payload, envelope included, when BullMQ serialises it) or invalid run
- * options under `_run` (the worker would dead-letter the job).
+ * The payload's one plain copy, the object that is checked and stored: refuses a payload that is
+ * not a plain object, already carries `_tenant`, has a `toJSON` (it would replace the whole
+ * payload, envelope included, when BullMQ serialises it) or invalid run options under `_run`
+ * (the worker would dead-letter the job). The checks read the copy, never the caller's object, so
+ * a Proxy or a getter cannot show them one payload and the store another.
  */
-export function assertPlainPayload(queue: string, name: string, data: unknown): void {
+export function plainPayloadCopy(
+  queue: string,
+  name: string,
+  data: unknown,
+): Record<string, unknown> {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     throw new InvalidPayloadError(Messages.invalidPayload(queue, name, 'is not an object'));
   }
@@ -18,12 +24,13 @@ export function assertPlainPayload(queue: string, name: string, data: unknown): 
   if (proto !== Object.prototype && proto !== null) {
     throw new InvalidPayloadError(Messages.invalidPayload(queue, name, 'is not a plain object'));
   }
-  if (hasOwn.call(data, ENVELOPE_KEY)) {
+  const copy: Record<string, unknown> = { ...(data as Record<string, unknown>) };
+  if (hasOwn.call(copy, ENVELOPE_KEY)) {
     throw new InvalidPayloadError(
       Messages.invalidPayload(queue, name, `already has a "${ENVELOPE_KEY}" key`),
     );
   }
-  if ((data as { toJSON?: unknown }).toJSON !== undefined) {
+  if (copy.toJSON !== undefined) {
     throw new InvalidPayloadError(
       Messages.invalidPayload(
         queue,
@@ -32,10 +39,11 @@ export function assertPlainPayload(queue: string, name: string, data: unknown): 
       ),
     );
   }
-  if (hasOwn.call(data, RUN_OPTIONS_KEY)) {
-    const problem = runOptionsProblem((data as Record<string, unknown>)[RUN_OPTIONS_KEY]);
+  if (hasOwn.call(copy, RUN_OPTIONS_KEY)) {
+    const problem = runOptionsProblem(copy[RUN_OPTIONS_KEY]);
     if (problem) throw new InvalidPayloadError(Messages.invalidRunOptions(problem));
   }
+  return copy;
 }
 
 /** The payload as BullMQ will store it; refuses what JSON cannot hold (BigInt, cycles). */

@@ -20,9 +20,10 @@ import {
   TenantJobOptions,
   assertParentsExist,
 } from './job-dispatcher.interface';
-import { JobIdOwners } from './job-id-owners.script';
+import { JobIdOwners, newClaimToken } from './job-id-owners.script';
 import { jobOptionsProblem } from './job-options.check';
-import { assertPlainPayload, payloadJson } from './payload.check';
+import { assertCallerJobId, tenantDeduplicationId } from './job-id.check';
+import { payloadJson, plainPayloadCopy } from './payload.check';
 
 /**
  * One job of `TenantQueue.addBulk(jobs)`: its name, data and options.
@@ -131,15 +132,12 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     opts: TenantJobOptions | undefined,
     state: TenantState | undefined,
   ): PreparedJob {
-    assertPlainPayload(this.name, name, data);
+    const payload = plainPayloadCopy(this.name, name, data);
     const tenantId = state?.tenantId;
     const scoped = this.definition.tenantScoped && !this.definition.systemJobs.has(name);
     if (tenantId === undefined && scoped) {
       throw new MissingTenantError(Messages.missingTenant(this.name, name));
     }
-    const payload: Record<string, unknown> = {
-      ...(data as Record<string, unknown>),
-    };
     const fairKey = opts?.fairKey;
     if (fairKey !== undefined) {
       if (tenantId === undefined) {
@@ -151,6 +149,7 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
       payload[ENVELOPE_KEY] = this.codec.create({ ...state, tenantId }, fairKey);
     }
     const json = payloadJson(this.name, name, payload);
+    if (opts?.jobId != null) assertCallerJobId(this.name, name, opts, opts.jobId);
     const jobId = opts?.jobId ?? randomUUID();
     const prepared: PreparedJob = {
       name,
@@ -159,6 +158,10 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
       tenantId,
     };
     if (opts !== undefined) this.assertOptions(name, prepared.opts, json);
+    const dedup = prepared.opts.deduplication;
+    if (dedup !== undefined) {
+      prepared.opts.deduplication = { ...dedup, id: tenantDeduplicationId(tenantId, dedup.id) };
+    }
     this.jobCheck?.(prepared);
     if (opts?.jobId != null) callerIds.add(prepared);
     return prepared;
@@ -180,11 +183,46 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     return this.bound.run(this.name, (call) => this.writeChecked(jobs, call));
   }
 
+  /**
+   * Claims the caller-chosen ids, then writes; a call refused after its claim (a full backlog,
+   * a pool's refusal, Redis gone) releases the ids its claim created, so none is held for a job
+   * that does not exist.
+   */
   private async writeChecked(
     jobs: PreparedJob[],
     call: EnqueueCall | undefined,
   ): Promise<EnqueuedJob[]> {
-    await this.claimIds(jobs);
+    const own = this.owners ? jobs.filter((job) => callerIds.has(job)) : [];
+    if (own.length === 0) return this.writeClaimed(jobs, call);
+    const token = newClaimToken();
+    call?.send();
+    let taken: PreparedJob | undefined;
+    try {
+      taken = await this.owners!.claim(own, token);
+    } catch (error) {
+      this.owners!.release(own, token);
+      throw error;
+    }
+    if (taken) {
+      throw new JobIdTakenError(
+        this.name,
+        taken.opts.jobId,
+        Messages.jobIdTaken(this.name, taken.opts.jobId),
+      );
+    }
+    try {
+      call?.live();
+      return await this.writeClaimed(jobs, call);
+    } catch (error) {
+      this.owners!.release(own, token);
+      throw error;
+    }
+  }
+
+  private async writeClaimed(
+    jobs: PreparedJob[],
+    call: EnqueueCall | undefined,
+  ): Promise<EnqueuedJob[]> {
     if (!this.router) {
       await call?.ready([this.bullQueue]);
       await this.validateHere(jobs);
@@ -213,21 +251,6 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     const failed = results.find((result) => result.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
     return jobs.map((job) => written.get(job)!);
-  }
-
-  /** Claims the caller-chosen ids for their tenants; refuses one another tenant already uses. */
-  private async claimIds(jobs: PreparedJob[]): Promise<void> {
-    if (!this.owners) return;
-    const own = jobs.filter((job) => callerIds.has(job));
-    if (own.length === 0) return;
-    const taken = await this.owners.claim(own);
-    if (taken) {
-      throw new JobIdTakenError(
-        this.name,
-        taken.opts.jobId,
-        Messages.jobIdTaken(this.name, taken.opts.jobId),
-      );
-    }
   }
 
   private async validateHere(jobs: PreparedJob[]): Promise<void> {
