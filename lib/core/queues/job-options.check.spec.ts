@@ -1,4 +1,5 @@
 import { jobOptionsProblem } from './job-options.check';
+import { BULLMQ_MAJOR } from '../bullmq/bullmq-seam';
 
 const check = (opts: object, json = '{}') => jobOptionsProblem(opts, json);
 
@@ -85,6 +86,8 @@ describe('jobOptionsProblem', () => {
     ['a string keepLogs', { keepLogs: 'x' }, 'keepLogs', false],
     ['a float stackTraceLimit', { stackTraceLimit: 1.5 }, 'stackTraceLimit', false],
     ['repeat', { repeat: { every: 1000 } }, 'repeat', false],
+    // bullmq 6 refuses `debounce` itself; bullmq 5 takes it as deduplication, so only we refuse.
+    ['debounce', { debounce: { id: 'd' } }, 'debounce', BULLMQ_MAJOR >= 6],
     ['a parent without queue', { parent: { id: 'p' } }, 'parent', false],
     ['a parent that is a string', { parent: 'p' }, 'parent', false],
   ];

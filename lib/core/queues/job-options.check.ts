@@ -204,6 +204,15 @@ const RULES: Rule[] = [
         ? problem('repeat', 'is not supported on add(); use TenantScheduler or @TenantCron')
         : undefined,
   },
+  {
+    bullmq: false,
+    // `debounce` is bullmq 5's old name for deduplication (bullmq 6 refuses it): its id would
+    // reach BullMQ without the tenant's namespace, so one tenant's id could swallow another's job.
+    check: (o) =>
+      o.debounce !== undefined
+        ? problem('debounce', 'is not supported; use deduplication: { id } (kept per tenant)')
+        : undefined,
+  },
 ];
 
 const BULLMQ_RULES = RULES.filter((rule) => rule.bullmq);
