@@ -107,6 +107,10 @@ end
 -- what its (tenant, name, lane) has in flight. picks: {tenant, lane state, priority};
 -- at[n]: index in vals of pick n's job (nil: none); vals: the jobs' values.
 local function chargeTurns(picks, at, vals)
+  -- Floor picks (fair-floor.lua) come before any page is loaded: their tenants' records too.
+  local pickers = {}
+  for n, p in ipairs(picks) do pickers[n] = p[1] end
+  loadTimes(pickers)
   local names, missing, seen = {}, {}, {}
   for n, p in ipairs(picks) do
     local i = at[n]
