@@ -106,7 +106,8 @@ export class FairGateSender {
   /**
    * `addBulk` refused the batch: BullMQ's own check names the jobs it will never take, which end
    * as failed jobs with the reason (slot freed); the rest go in again. A job refused by Redis
-   * itself (not a lost connection) ends the same way; on a lost connection all stay in transit.
+   * itself (a script's error reply, not an outage) ends the same way; while Redis is away (see
+   * `isOutage`) every job stays in transit and the tick re-sends it.
    */
   private async sendOneByOne(queue: Queue, jobs: AdmittedJob[], error: unknown): Promise<void> {
     const refused: [AdmittedJob, string][] = [];
@@ -116,14 +117,14 @@ export class FairGateSender {
       if (reason) refused.push([job, reason]);
       else rest.push(job);
     }
-    if (!refused.length && rest.length === 1 && isConnectionError(error)) throw error;
+    if (!refused.length && isOutage(error)) throw error;
     const results = await Promise.allSettled(
       rest.map((job) => queue.add(job.name, job.data, job.opts)),
     );
     const added: AdmittedJob[] = [];
     results.forEach((result, i) => {
       if (result.status === 'fulfilled') added.push(rest[i]);
-      else if (!isConnectionError(result.reason)) {
+      else if (!isOutage(result.reason)) {
         refused.push([rest[i], String((result.reason as Error)?.message ?? result.reason)]);
       }
     });
@@ -143,9 +144,23 @@ function bullRefusal(queue: Queue, job: AdmittedJob): string | undefined {
   }
 }
 
-function isConnectionError(error: unknown): boolean {
-  const text = `${(error as Error)?.name} ${(error as Error)?.message}`;
-  return /connection|ECONN|ETIMEDOUT|EPIPE|closed|MaxRetriesPerRequest|LOADING|READONLY/i.test(
+/** Error replies of a Redis that is loading, failing over or busy: it will take the job later. */
+const TRANSIENT_REPLY =
+  /^(LOADING|READONLY|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|NOREPLICAS|MOVED|ASK)\b/;
+
+/**
+ * Whether a failed send says Redis was away rather than that BullMQ refused the job: an outage is
+ * never a refusal. Redis's own refusal is an error reply (ioredis `ReplyError`); an outage is a
+ * transient reply or one of ioredis' connection errors: the socket lost or refused ("Connection
+ * is closed", "Stream isn't writeable and enableOfflineQueue options is false", ECONNRESET, ...),
+ * a command aborted or out of retries.
+ */
+export function isOutage(error: unknown): boolean {
+  const { name, message } = (error ?? {}) as { name?: string; message?: string };
+  const text = String(message ?? error);
+  if (name === 'ReplyError') return TRANSIENT_REPLY.test(text);
+  if (name === 'MaxRetriesPerRequestError' || name === 'AbortError') return true;
+  return /connection|stream isn't writeable|offline ?queue|socket|ECONN|ETIMEDOUT|EPIPE|ENOTCONN|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|closed|max ?retries|aborted|timed? ?out|LOADING|READONLY/i.test(
     text,
   );
 }
