@@ -66,11 +66,11 @@ function processorFor(queue: string) {
 /** Every warning and error the app logs, to find the gate's failed calls. */
 class CollectingLogger extends ConsoleLogger {
   readonly lines: string[] = [];
-  warn(message: unknown, ...rest: unknown[]) {
+  override warn(message: unknown, ...rest: unknown[]) {
     this.lines.push(String(message));
     super.warn(message, ...rest);
   }
-  error(message: unknown, ...rest: unknown[]) {
+  override error(message: unknown, ...rest: unknown[]) {
     this.lines.push(String(message));
     super.error(message, ...rest);
   }

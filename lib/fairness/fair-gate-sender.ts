@@ -22,6 +22,8 @@ export interface FairGateSenderDeps {
   logger: Logger;
   /** BullMQ has these jobs now: the gate acknowledges them in its next call. */
   delivered: (jobs: AdmittedJob[]) => void;
+  /** BullMQ took nothing for this job (it answered with another job's id): its slot is freed. */
+  dropped: (jobId: string) => void;
   /** BullMQ will never take these jobs (with its reason): the gate ends them as failed jobs. */
   refused: (refused: [AdmittedJob, string][]) => Promise<void>;
 }
@@ -81,7 +83,7 @@ export class FairGateSender {
     const sent: Promise<void> = queue
       .addBulk(jobs)
       .then(
-        () => this.deps.delivered(jobs),
+        (added) => this.deps.delivered(this.taken(jobs, added)),
         (error) => this.sendOneByOne(queue, jobs, error),
       )
       .catch((error) => {
@@ -91,6 +93,25 @@ export class FairGateSender {
       .finally(() => this.sends.delete(sent));
     this.sends.add(sent);
     return sent;
+  }
+
+  /**
+   * The jobs BullMQ took. It answers a deduplicated add with the id of the job that holds the
+   * deduplication id: such a job is dropped (its slot freed now, not when its lease ends). A
+   * re-add of a finished job's id is answered with its own id: the gate's next call finds it
+   * finished (see ack in fair-settle.lua).
+   */
+  private taken(jobs: AdmittedJob[], added: readonly Job[]): AdmittedJob[] {
+    let kept: AdmittedJob[] | undefined;
+    for (let i = 0; i < jobs.length; i++) {
+      if (added[i]?.id === jobs[i].opts.jobId) {
+        kept?.push(jobs[i]);
+      } else {
+        kept ??= jobs.slice(0, i);
+        this.deps.dropped(jobs[i].opts.jobId);
+      }
+    }
+    return kept ?? jobs;
   }
 
   /**
@@ -123,7 +144,7 @@ export class FairGateSender {
     );
     const added: AdmittedJob[] = [];
     results.forEach((result, i) => {
-      if (result.status === 'fulfilled') added.push(rest[i]);
+      if (result.status === 'fulfilled') added.push(...this.taken([rest[i]], [result.value]));
       else if (!isOutage(result.reason)) {
         refused.push([rest[i], String((result.reason as Error)?.message ?? result.reason)]);
       }

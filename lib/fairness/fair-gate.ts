@@ -91,10 +91,10 @@ export class FairGate implements JobDispatcher {
     private readonly deps: FairGateDeps,
   ) {
     this.base = `${definition.bullPrefix}:~fair`;
+    this.jobPrefix = `${definition.bullPrefix}:${definition.name}:`;
     this.timeShare = options.share === 'time';
     this.releaseStride = this.timeShare ? 3 : 2;
     this.prioritized = options.lanes.length > 1 || options.priorityByTurn;
-    this.jobPrefix = `${definition.bullPrefix}:${definition.name}:`;
     this.upkeep = new FairGateUpkeep(
       definition.name,
       options.tickMs,
@@ -107,6 +107,7 @@ export class FairGate implements JobDispatcher {
       deps.logger,
     );
     this.config = JSON.stringify({
+      jp: this.jobPrefix,
       resend: options.resendAfterMs,
       tp: options.priorityByTurn && options.lanes.length < 2,
       dw: options.defaultWeight,
@@ -132,6 +133,7 @@ export class FairGate implements JobDispatcher {
       bullQueue: deps.bullQueue,
       logger: deps.logger,
       delivered: (jobs) => this.acknowledge(jobs),
+      dropped: (jobId) => this.release(jobId, 'x', 0),
       refused: (refused) => this.refuse(refused),
     });
     for (const [index, lane] of options.lanes.entries()) {

@@ -11,7 +11,8 @@
            ms, absent = none), lanes (lane names, priority order; absent = one lane ''),
            tp (true: priority by turn, see dispatch),
            shares (reserved share of the window per lane),
-           fk ('job' | 'actor': fair keys inside a tenant, see fair-fairkey.lua; absent = none)
+           fk ('job' | 'actor': fair keys inside a tenant, see fair-fairkey.lua; absent = none),
+           jp (BullMQ's job key prefix {<prefix>:<queue>}:<queue>:, for its finished sets)
   Keys: :ready[:<lane>] zset tenant->pass | :state hash vt,last,streak[,:<lane>], p1:<lane>,
         window, slots (live workers' total concurrency)
         :leases zset id->2*expiry (+1 once BullMQ has the job; even = in transit, re-sent when

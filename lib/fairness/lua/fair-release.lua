@@ -31,7 +31,7 @@ else
 end
 local touched, events = {}, {}
 releaseMany(released, now, slowCfg, touched, events, times)
-ack(acks, now)
+acknowledge(acks, now, slowCfg, touched, events)
 afterRelease(touched, now, slowCfg, events)
 local out = dispatch(tonumber(ARGV[2]), now)
 flushTenants(now)

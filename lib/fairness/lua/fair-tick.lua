@@ -40,11 +40,11 @@ for _, v in ipairs(redis.call('HVALS', kConc)) do total = total + tonumber(v) en
 local win = math.max(cfg.minWin, math.ceil(total * tonumber(ARGV[9])))
 redis.call('HSET', kState, 'window', win, 'slots', total)
 
+local touched, events, released, out = {}, {}, {}, {}
 local acks = {}
 for i = 11, 10 + tonumber(ARGV[10]) do acks[#acks + 1] = ARGV[i] end
-ack(acks, now)
+acknowledge(acks, now, slowCfg, touched, events)
 
-local touched, events, released, out = {}, {}, {}, {}
 local delivered = 2 * (now + cfg.lease) + 1
 local transit = 2 * (now + (cfg.resend or 30000))
 local expired = redis.call('ZRANGEBYSCORE', kLeases, '-inf', 2 * now + 1, 'WITHSCORES', 'LIMIT', 0, 200)
