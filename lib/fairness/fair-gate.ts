@@ -274,6 +274,17 @@ export class FairGate implements JobDispatcher {
   }
 
   /**
+   * `share: 'time'`: a failed attempt is charged its run time (`runMs`) now, so retries cost a
+   * tenant what they run; the job keeps its slot (its final outcome releases it, with 0 ms).
+   * Nothing in `jobs` mode.
+   */
+  charge(jobId: string, runMs: number): void {
+    if (this.upkeep.closed || !this.timeShare) return;
+    this.pending.push(jobId, 'r', runMs);
+    this.pump();
+  }
+
+  /**
    * Whether BullMQ got this job at the top priority, as every job of a tenant with a floor
    * (fair-floor.lua): priority 0 where the gate prioritizes the others, else `lifo`.
    */
