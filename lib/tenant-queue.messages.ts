@@ -252,6 +252,10 @@ export const Messages = {
     `must be a plain identifier, optionally schema-qualified (letters, digits, _; e.g. ` +
     `"tenant_job_runs" or "jobs.runs"). Nothing was written.`,
   // gate
+  gateEntryUnreadable: (queue: string, jobId: string, why: string) =>
+    `the fair gate of queue "${queue}" could not read its entry of job "${jobId}" (${why}); the job ` +
+    `is marked failed with this reason and its slot is free, and the gate goes on. Something other ` +
+    `than the gate wrote that entry: check what else writes the queue's keys, and enqueue the job again.`,
   admissionRefused: (queue: string, jobId: string, reason: string) =>
     `BullMQ refused job "${jobId}" of queue "${queue}" when the fair gate admitted it ` +
     `(${reason}); it is marked failed with this reason and its slot is free. Enqueue it again ` +

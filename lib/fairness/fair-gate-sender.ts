@@ -1,6 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import { Job, type Queue } from 'bullmq';
 import type { PreparedJob } from '../core/queues/job-dispatcher.interface';
+import { Messages } from '../tenant-queue.messages';
 
 /** A job as the gate hands it to `addBulk`. */
 export interface AdmittedJob {
@@ -24,7 +25,8 @@ export interface FairGateSenderDeps {
   delivered: (jobs: AdmittedJob[]) => void;
   /** BullMQ took nothing for this job (it answered with another job's id): its slot is freed. */
   dropped: (jobId: string) => void;
-  /** BullMQ will never take these jobs (with its reason): the gate ends them as failed jobs. */
+  /** BullMQ will never take these jobs, or their entries are unreadable (with the message):
+   * the gate ends them as failed jobs. */
   refused: (refused: [AdmittedJob, string][]) => Promise<void>;
 }
 
@@ -66,9 +68,8 @@ export class FairGateSender {
       if (job) {
         this.localJobs.delete(id);
       } else {
-        const parsed = JSON.parse(flat[i + 1]) as { n: string; d: object; o: AdmittedJob['opts'] };
-        parsed.o.jobId = id;
-        job = { name: parsed.n, data: parsed.d, opts: parsed.o };
+        job = this.parse(id, flat[i + 1]);
+        if (!job) continue;
       }
       // The lane's priority; the turn's, unless the job has its own (or is lifo, which BullMQ
       // refuses with a priority).
@@ -93,6 +94,36 @@ export class FairGateSender {
       .finally(() => this.sends.delete(sent));
     this.sends.add(sent);
     return sent;
+  }
+
+  /**
+   * A job from the gate's copy, `{"n": name, "d": data, "o": options}`. An entry that is not
+   * that (written by something else than the gate) ends as a failed job with the reason, its slot
+   * freed; the other jobs of the batch go on.
+   */
+  private parse(id: string, json: string): AdmittedJob | undefined {
+    let why: string;
+    try {
+      const parsed = JSON.parse(json) as { n?: unknown; d?: unknown; o?: unknown };
+      if (
+        typeof parsed?.n === 'string' &&
+        typeof parsed.d === 'object' &&
+        typeof parsed.o === 'object' &&
+        parsed.o !== null
+      ) {
+        const opts = parsed.o as AdmittedJob['opts'];
+        opts.jobId = id;
+        return { name: parsed.n, data: parsed.d ?? {}, opts };
+      }
+      why = 'it is not {"n": name, "d": data, "o": options}';
+    } catch (error) {
+      why = String(error);
+    }
+    const unreadable: AdmittedJob = { name: '', data: {}, opts: { jobId: id } };
+    void this.deps
+      .refused([[unreadable, Messages.gateEntryUnreadable(this.deps.queueName, id, why)]])
+      .catch((error) => this.deps.logger.warn(`fair refuse ${this.deps.queueName}: ${error}`));
+    return undefined;
   }
 
   /**
@@ -150,7 +181,14 @@ export class FairGateSender {
       }
     });
     this.deps.delivered(added);
-    if (refused.length) await this.deps.refused(refused);
+    if (refused.length) {
+      await this.deps.refused(
+        refused.map(([job, reason]) => [
+          job,
+          Messages.admissionRefused(this.deps.queueName, job.opts.jobId, reason),
+        ]),
+      );
+    }
   }
 }
 

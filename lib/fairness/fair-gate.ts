@@ -440,20 +440,22 @@ export class FairGate implements JobDispatcher {
     if (this.acks.length >= RELEASE_BATCH) this.pump();
   }
 
-  /** BullMQ will never take these jobs: each becomes a failed BullMQ job with the reason. */
+  /**
+   * BullMQ will never take these jobs (or this process cannot read their gate entries): each
+   * becomes a failed BullMQ job with the reason (fair-refuse.lua), its slot freed.
+   */
   private async refuse(refused: [AdmittedJob, string][]): Promise<void> {
     const args: string[] = [];
     for (const [job, reason] of refused) {
-      const id = job.opts.jobId;
-      this.deps.logger.warn(Messages.admissionRefused(this.definition.name, id, reason));
-      args.push(id, failedIdFor(id), reason, job.name, JSON.stringify(job.data), '{"attempts":1}');
+      this.deps.logger.warn(reason);
+      args.push(job.opts.jobId, reason, job.name, JSON.stringify(job.data), '{"attempts":1}');
     }
     const [events, jobs, wake, woken] = await this.redis.tqFairRefuse(
       this.base,
       this.config,
       this.options.dispatchBatch,
       this.slowConfig,
-      this.jobPrefix,
+      '',
       ...args,
     );
     this.emit(events);
@@ -478,13 +480,6 @@ export class FairGate implements JobDispatcher {
       this.deps.onSlowLane(event);
     }
   }
-}
-
-/** The id of the failed record of a refused job: its own id when BullMQ accepts that id. */
-function failedIdFor(id: string): string {
-  return /^\d+$/.test(id) || id.includes(':') || id === ''
-    ? `refused-${id.replace(/:/g, '%3A')}`
-    : id;
 }
 
 /** Lane shares as the gate uses them: the first lane also gets what no lane reserved. */

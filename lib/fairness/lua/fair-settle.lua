@@ -69,6 +69,8 @@ local function releaseMany(pairsList, now, slowCfg, touched, events, times)
   local gone, p1s = {}, {}
   for i, id in ipairs(ids) do
     local t = owners[i]
+    -- An entry without its tenant line: its record and lease go (no tenant to count it against).
+    if vals[i] and not t then gone[#gone + 1] = id end
     if t then
       gone[#gone + 1] = id
       local r = tenants[t]

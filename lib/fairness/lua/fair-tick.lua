@@ -68,8 +68,13 @@ for i = 1, #expired, 2 do
   elseif not acked then
     -- Admitted but never handed to BullMQ (its sender died): send it again, same job id.
     local v = redis.call('HGET', kJobs, id)
-    if v then
-      local json = jobJson(v)
+    local json = v and jobJson(v)
+    if v and not json then
+      -- An entry the gate cannot read: failed with the reason, record and lease dropped.
+      failInBull(id, UNREADABLE, '', '{}', '{"attempts":1}', now)
+      redis.call('HDEL', kJobs, id)
+      redis.call('ZREM', kLeases, id)
+    elseif v then
       redis.call('ZADD', kLeases, transit, id)
       out[#out + 1] = id
       out[#out + 1] = json
