@@ -214,6 +214,49 @@ describe('fair gate: a guaranteed floor with burst (real Redis)', () => {
     expect(Number((await redis.hget(`${base}:state`, 'below')) ?? 0)).toBe(0);
   });
 
+  // Issue 22, item 6: 2,000 tenants with the queue's default floor of 1 had BullMQ hold 3,457
+  // admitted jobs against a window of 64, and no warning fired.
+  it("holds BullMQ's admitted jobs to the window plus the workers' slots when a default floor meets 300 tenants, and warns", async () => {
+    const warnings: string[] = [];
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => {
+      warnings.push(String(message));
+    });
+    const running = new Running();
+    const window = 8;
+    moduleRef = await boot({
+      fairness: { defaultMinConcurrency: 1, window, minWindow: 4, tickMs: 100 },
+      concurrency: 4,
+      running,
+    });
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue('floor');
+    const leasesKey = `${queue.definition.bullPrefix}:~fair:leases`;
+    const redis = moduleRef.get(TenantQueueRedis).client;
+    let admitted = 0;
+    let leases = 0;
+    const sample = async () => {
+      const c = await queue.bullQueue.getJobCounts('wait', 'prioritized', 'active');
+      admitted = Math.max(admitted, c.wait + c.prioritized + c.active);
+      leases = Math.max(leases, await redis.zcard(leasesKey));
+    };
+    const tenants = Array.from({ length: 300 }, (_, i) => `t${i}`);
+    for (const [i, tenant] of tenants.entries()) {
+      await enqueue(moduleRef, tenant, 2, [5, 10]);
+      if (i % 10 === 0) await sample();
+    }
+    const all = () => tenants.reduce((sum, t) => sum + running.startsOf(t), 0);
+    while (all() < 600) {
+      await sample();
+      await sleep(10);
+    }
+    // The gate: the window, plus the floors beyond it up to the workers' 4 slots. BullMQ: that,
+    // plus the jobs still active after their slot was freed (released before moveToFinished).
+    expect(leases).toBeLessThanOrEqual(window + 4);
+    expect(admitted).toBeLessThanOrEqual(window + 4 + 4);
+    expect(warnings.find((w) => w.includes('below their floor'))).toMatch(
+      /queue "floor" .* defaultMinConcurrency of 1 applies to every tenant/,
+    );
+  }, 90_000);
+
   it('warns when the known floors exceed the workers, and refuses a floor above the cap', async () => {
     const warnings: string[] = [];
     jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => {

@@ -464,8 +464,29 @@ export class FairGate implements JobDispatcher {
     void this.sender.send(jobs);
   }
 
+  private floorsWarnedAt = -Infinity;
+
+  /**
+   * The floors of the tenants with work wanted more slots than BullMQ may hold beyond the window
+   * (the workers' slots): the gate admitted up to that bound and `below` floor tenants wait.
+   * Warned at most once a minute.
+   */
+  private warnFloorsBounded(below: number): void {
+    const now = Date.now();
+    if (now - this.floorsWarnedAt < FLOORS_WARN_MS) return;
+    this.floorsWarnedAt = now;
+    const { name } = this.definition;
+    this.deps.logger.warn(
+      Messages.floorsBounded(name, below, this.options.defaultMinConcurrency),
+    );
+  }
+
   private emit(events: (string | number)[]): void {
     for (let i = 0; i + 2 < events.length; i += 3) {
+      if (events[i] === 'floors') {
+        this.warnFloorsBounded(Number(events[i + 2]));
+        continue;
+      }
       const event: SlowLaneEvent = {
         queue: this.definition.name,
         tenantId: String(events[i + 1]),
@@ -481,6 +502,9 @@ export class FairGate implements JobDispatcher {
     }
   }
 }
+
+/** How often the gate warns that the floors were held to their bound (see fair-dispatch.lua). */
+const FLOORS_WARN_MS = 60_000;
 
 /** Lane shares as the gate uses them: the first lane also gets what no lane reserved. */
 function laneShares(lanes: ResolvedFairnessOptions['lanes']): number[] {

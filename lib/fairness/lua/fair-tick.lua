@@ -14,7 +14,8 @@
   ARGV[9]  window per consumer slot (factor)
   ARGV[10] n, the number of acknowledged ids that follow
   ARGV[11..10+n] acknowledged ids
-  Returns {{event, tenant, failures, ...}, {id, json, priority, ...}, ms until a rate-limited tenant wakes (-1 none),
+  Returns {{event, tenant, failures, ...} (event 'floors': floors were held to the bound beyond
+           the window, failures = the floor tenants below their floor), {id, json, priority, ...}, ms until a rate-limited tenant wakes (-1 none),
            with a budget: the queues it woke}.
 ]]
 local now = nowMs()
@@ -97,4 +98,5 @@ for t in pairs(touched) do activate(t) end
 if BG then budgetRecheck(loadTenants, activate) end
 for _, v in ipairs(dispatch(tonumber(ARGV[2]), now)) do out[#out + 1] = v end
 flushTenants(now)
+floorsReport(events)
 return {events, out, nextWake(now), budgetWoken()}
