@@ -116,10 +116,12 @@ local function dispatch(maxN, now)
   local picks = {}      -- {tenant, lane state, priority} in admission order
   local guard = 0
   if floors then
-    -- Floors go beyond a full window by at most the workers' slots (cfg.minWin before a worker
-    -- joined): however many floor tenants show up, BullMQ's admitted jobs stay bounded. Those
-    -- left below their floor stay in :below (fair-floor.lua) and are counted for a warning.
-    local bound = math.max(0, math.min(budget, room + math.max(tonumber(st0[2]) or 0, cfg.minWin)))
+    -- Floors go beyond a full window by at most twice the workers' slots (one running, one
+    -- staged per slot; cfg.minWin before a worker joined), ahead of priority by turn's extra:
+    -- however many floor tenants show up, BullMQ's admitted jobs stay bounded. Those left below
+    -- their floor stay in :below (fair-floor.lua) and are counted for a warning.
+    local beyond = 2 * math.max(tonumber(st0[2]) or 0, cfg.minWin)
+    local bound = math.max(0, math.min(budget, room + beyond))
     local n = floorPicks(lanes, picks, off, bound, now)
     if n >= bound then
       for _, t in ipairs(floorLoaded) do
