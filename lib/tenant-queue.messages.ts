@@ -274,6 +274,18 @@ export const Messages = {
     `must be a plain identifier, optionally schema-qualified (letters, digits, _; e.g. ` +
     `"tenant_job_runs" or "jobs.runs"). Nothing was written.`,
   // gate
+  floorsBounded: (queue: string, below: number, defaultFloor: number) =>
+    `the guaranteed floors (minConcurrency) of queue "${queue}" want more jobs admitted than its ` +
+    `live workers have slots (${below} tenants with work are below their floor` +
+    (defaultFloor > 0
+      ? `; the queue's defaultMinConcurrency of ${defaultFloor} applies to every tenant that shows up`
+      : '') +
+    `): the gate admits floor jobs beyond its window only up to the workers' slots, so not every ` +
+    `floor holds. Lower the floors (or the default floor), or add workers or concurrency to the queue.`,
+  gateEntryUnreadable: (queue: string, jobId: string, why: string) =>
+    `the fair gate of queue "${queue}" could not read its entry of job "${jobId}" (${why}); the job ` +
+    `is marked failed with this reason and its slot is free, and the gate goes on. Something other ` +
+    `than the gate wrote that entry: check what else writes the queue's keys, and enqueue the job again.`,
   admissionRefused: (queue: string, jobId: string, reason: string) =>
     `BullMQ refused job "${jobId}" of queue "${queue}" when the fair gate admitted it ` +
     `(${reason}); it is marked failed with this reason and its slot is free. Enqueue it again ` +

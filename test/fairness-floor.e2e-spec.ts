@@ -133,6 +133,10 @@ async function floodSamples(
   }
 }
 
+/** The share of `samples` that meet `test`. */
+const shareOf = (samples: number[], test: (n: number) => boolean) =>
+  samples.filter(test).length / samples.length;
+
 const flooders = [
   { id: 'A', status: 'active' as const, weight: 10 },
   { id: 'B', status: 'active' as const, weight: 10 },
@@ -160,7 +164,16 @@ describe('fair gate: a guaranteed floor with burst (real Redis)', () => {
       ]);
       const { samples, maxF, flood } = await floodSamples(directory, 50, fairness);
       expect(samples.length).toBeGreaterThan(10);
-      expect(Math.min(...samples)).toBeGreaterThanOrEqual(2);
+      // What the README promises: F runs >= 2 jobs at most samples (73-98% measured under load;
+      // below 100% by BullMQ's own turnaround between two jobs of a slot), against 2.5-3%
+      // without the floor (the next test). A loaded machine widens that turnaround, never the
+      // gap between the two.
+      const atFloor = shareOf(samples, (n) => n >= 2);
+      console.log(
+        `floor tenant at >= 2 running: ${(100 * atFloor).toFixed(1)}% of ${samples.length} samples`,
+      );
+      expect(atFloor).toBeGreaterThanOrEqual(0.6);
+      expect(shareOf(samples, (n) => n >= 1)).toBeGreaterThanOrEqual(0.9);
       // Its cap still holds, and the flood kept running meanwhile (work-conserving).
       expect(maxF).toBeLessThanOrEqual(6);
       expect(flood).toBeGreaterThan(100);
@@ -174,7 +187,11 @@ describe('fair gate: a guaranteed floor with burst (real Redis)', () => {
     ]);
     const { samples } = await floodSamples(directory, 20);
     expect(samples.length).toBeGreaterThan(10);
-    expect(samples.filter((n) => n < 2).length).toBeGreaterThan(samples.length / 4);
+    const atFloor = shareOf(samples, (n) => n >= 2);
+    console.log(
+      `no floor, at >= 2 running: ${(100 * atFloor).toFixed(1)}% of ${samples.length} samples`,
+    );
+    expect(atFloor).toBeLessThan(0.3);
   });
 
   it('bursts to its cap when the other tenants are idle (a run-time floor)', async () => {
@@ -213,6 +230,50 @@ describe('fair gate: a guaranteed floor with burst (real Redis)', () => {
     expect(await redis.scard(`${base}:below`)).toBe(0);
     expect(Number((await redis.hget(`${base}:state`, 'below')) ?? 0)).toBe(0);
   });
+
+  // Issue 22, item 6: 2,000 tenants with the queue's default floor of 1 had BullMQ hold 3,457
+  // admitted jobs against a window of 64, and no warning fired.
+  it("holds BullMQ's admitted jobs to the window plus the workers' slots when a default floor meets 300 tenants, and warns", async () => {
+    const warnings: string[] = [];
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => {
+      warnings.push(String(message));
+    });
+    const running = new Running();
+    const window = 8;
+    moduleRef = await boot({
+      fairness: { defaultMinConcurrency: 1, window, minWindow: 4, tickMs: 100 },
+      concurrency: 4,
+      running,
+    });
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue('floor');
+    const leasesKey = `${queue.definition.bullPrefix}:~fair:leases`;
+    const redis = moduleRef.get(TenantQueueRedis).client;
+    let admitted = 0;
+    let leases = 0;
+    const sample = async () => {
+      const c = await queue.bullQueue.getJobCounts('wait', 'prioritized', 'active');
+      admitted = Math.max(admitted, c.wait + c.prioritized + c.active);
+      leases = Math.max(leases, await redis.zcard(leasesKey));
+    };
+    const tenants = Array.from({ length: 300 }, (_, i) => `t${i}`);
+    for (const [i, tenant] of tenants.entries()) {
+      await enqueue(moduleRef, tenant, 2, [5, 10]);
+      if (i % 10 === 0) await sample();
+    }
+    const all = () => tenants.reduce((sum, t) => sum + running.startsOf(t), 0);
+    while (all() < 600) {
+      await sample();
+      await sleep(10);
+    }
+    // The gate: the window, plus the floors beyond it up to twice the workers' 4 slots. BullMQ:
+    // that, plus the jobs still active after their slot was freed (released before
+    // moveToFinished).
+    expect(leases).toBeLessThanOrEqual(window + 2 * 4);
+    expect(admitted).toBeLessThanOrEqual(window + 2 * 4 + 4);
+    expect(warnings.find((w) => w.includes('below their floor'))).toMatch(
+      /queue "floor" .* defaultMinConcurrency of 1 applies to every tenant/,
+    );
+  }, 90_000);
 
   it('warns when the known floors exceed the workers, and refuses a floor above the cap', async () => {
     const warnings: string[] = [];

@@ -231,16 +231,27 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
       await sleep(25);
     }
     await waitFor(() => started.filter((s) => s.name === 'click').length === 20, 'the clicks');
-    const waits = started.filter((s) => s.name === 'click').map((s) => s.at - s.enqueuedAt);
+    const clicks = started.filter((s) => s.name === 'click');
     const bulk = started.filter((s) => s.name === 'export');
-    // Behind a FIFO, a click would wait for the whole flood (1,200 jobs of 10 ms at 4 at once,
-    // ~3 s); in its lane it waits for a worker slot (10 ms jobs) plus the gate's round trips.
-    // The fairness goal is a p99 under 50 ms (measured here: 5-23 ms on a quiet machine, up to
-    // 67 ms at load average 9). The test holds it to twice that, so a loaded CI machine's
-    // scheduling does not fail it; the point is the flood's seconds.
-    waits.sort((x, y) => x - y);
-    expect(waits[18]).toBeLessThan(100);
-    expect(waits[19]).toBeLessThan(250);
+    // Behind a FIFO, a click would wait for the whole flood still waiting when it was enqueued
+    // (1,200 jobs of 10 ms at 4 at once, ~3 s); in its lane it waits for a worker slot plus the
+    // gate's round trips (a p99 of 5-23 ms on a quiet machine, 67 ms at load 9, 124 ms beside a
+    // CPU hog at load ~17), in which a few bulk jobs start. Measured against the flood, not the
+    // clock: the bulk jobs that started while a click waited, against those it would have waited
+    // for behind a FIFO. A machine's load stretches both alike.
+    const passed = clicks
+      .map((click) => {
+        const ahead = 1200 - bulk.filter((b) => b.at <= click.enqueuedAt).length;
+        const during = bulk.filter((b) => b.at > click.enqueuedAt && b.at < click.at).length;
+        return { ahead, share: during / ahead };
+      })
+      .sort((x, y) => x.share - y.share);
+    console.log(
+      `bulk jobs started while a click waited, of those ahead: p95 ${passed[18].share.toFixed(3)}, max ${passed[19].share.toFixed(3)}`,
+    );
+    expect(Math.min(...passed.map((p) => p.ahead))).toBeGreaterThan(100);
+    expect(passed[18].share).toBeLessThan(0.1);
+    expect(passed[19].share).toBeLessThan(0.25);
     expect(bulk.length).toBeLessThan(1000);
     const slice = bulk.slice(20, 220);
     const a = slice.filter((s) => s.tenantId === 'bulkA').length;

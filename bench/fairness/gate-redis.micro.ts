@@ -29,6 +29,8 @@ async function main() {
     >;
     const base = '{bench:q}:~fair';
     const config = JSON.stringify({
+      // BullMQ's job prefix: each release call's acks are checked against its finished sets.
+      jp: '{bench:q}:q:',
       resend: 30000,
       dw: 1,
       dcap: Number(process.env.DCAP ?? 0),

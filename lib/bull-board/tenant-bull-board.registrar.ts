@@ -62,8 +62,12 @@ export class TenantBullBoardRegistrar implements OnModuleInit {
     adapter.getJobCounts = async () => {
       if (Date.now() - readAt >= every) {
         readAt = Date.now();
-        const tenants = await this.inspector!.listTenants({ queue: queue.name, limit: 1000 });
-        waiting = tenants.reduce((sum, tenant) => sum + tenant.backlog, 0);
+        // Every tenant, a page at a time (listTenants stops at 1,000).
+        let sum = 0;
+        await this.inspector!.forEachTenantPage(queue.name, (page) => {
+          for (const tenant of page) sum += tenant.backlog;
+        });
+        waiting = sum;
       }
       return counts();
     };

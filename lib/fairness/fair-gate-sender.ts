@@ -1,6 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import { Job, type Queue } from 'bullmq';
 import type { PreparedJob } from '../core/queues/job-dispatcher.interface';
+import { Messages } from '../tenant-queue.messages';
 
 /** A job as the gate hands it to `addBulk`. */
 export interface AdmittedJob {
@@ -22,7 +23,10 @@ export interface FairGateSenderDeps {
   logger: Logger;
   /** BullMQ has these jobs now: the gate acknowledges them in its next call. */
   delivered: (jobs: AdmittedJob[]) => void;
-  /** BullMQ will never take these jobs (with its reason): the gate ends them as failed jobs. */
+  /** BullMQ took nothing for this job (it answered with another job's id): its slot is freed. */
+  dropped: (jobId: string) => void;
+  /** BullMQ will never take these jobs, or their entries are unreadable (with the message):
+   * the gate ends them as failed jobs. */
   refused: (refused: [AdmittedJob, string][]) => Promise<void>;
 }
 
@@ -64,9 +68,8 @@ export class FairGateSender {
       if (job) {
         this.localJobs.delete(id);
       } else {
-        const parsed = JSON.parse(flat[i + 1]) as { n: string; d: object; o: AdmittedJob['opts'] };
-        parsed.o.jobId = id;
-        job = { name: parsed.n, data: parsed.d, opts: parsed.o };
+        job = this.parse(id, flat[i + 1]);
+        if (!job) continue;
       }
       // The lane's priority; the turn's, unless the job has its own (or is lifo, which BullMQ
       // refuses with a priority).
@@ -81,7 +84,7 @@ export class FairGateSender {
     const sent: Promise<void> = queue
       .addBulk(jobs)
       .then(
-        () => this.deps.delivered(jobs),
+        (added) => this.deps.delivered(this.taken(jobs, added)),
         (error) => this.sendOneByOne(queue, jobs, error),
       )
       .catch((error) => {
@@ -91,6 +94,55 @@ export class FairGateSender {
       .finally(() => this.sends.delete(sent));
     this.sends.add(sent);
     return sent;
+  }
+
+  /**
+   * A job from the gate's copy, `{"n": name, "d": data, "o": options}`. An entry that is not
+   * that (written by something else than the gate) ends as a failed job with the reason, its slot
+   * freed; the other jobs of the batch go on.
+   */
+  private parse(id: string, json: string): AdmittedJob | undefined {
+    let why: string;
+    try {
+      const parsed = JSON.parse(json) as { n?: unknown; d?: unknown; o?: unknown };
+      if (
+        typeof parsed?.n === 'string' &&
+        typeof parsed.d === 'object' &&
+        typeof parsed.o === 'object' &&
+        parsed.o !== null
+      ) {
+        const opts = parsed.o as AdmittedJob['opts'];
+        opts.jobId = id;
+        return { name: parsed.n, data: parsed.d ?? {}, opts };
+      }
+      why = 'it is not {"n": name, "d": data, "o": options}';
+    } catch (error) {
+      why = String(error);
+    }
+    const unreadable: AdmittedJob = { name: '', data: {}, opts: { jobId: id } };
+    void this.deps
+      .refused([[unreadable, Messages.gateEntryUnreadable(this.deps.queueName, id, why)]])
+      .catch((error) => this.deps.logger.warn(`fair refuse ${this.deps.queueName}: ${error}`));
+    return undefined;
+  }
+
+  /**
+   * The jobs BullMQ took. It answers a deduplicated add with the id of the job that holds the
+   * deduplication id: such a job is dropped (its slot freed now, not when its lease ends). A
+   * re-add of a finished job's id is answered with its own id: the gate's next call finds it
+   * finished (see ack in fair-settle.lua).
+   */
+  private taken(jobs: AdmittedJob[], added: readonly Job[]): AdmittedJob[] {
+    let kept: AdmittedJob[] | undefined;
+    for (let i = 0; i < jobs.length; i++) {
+      if (added[i]?.id === jobs[i].opts.jobId) {
+        kept?.push(jobs[i]);
+      } else {
+        kept ??= jobs.slice(0, i);
+        this.deps.dropped(jobs[i].opts.jobId);
+      }
+    }
+    return kept ?? jobs;
   }
 
   /**
@@ -106,7 +158,8 @@ export class FairGateSender {
   /**
    * `addBulk` refused the batch: BullMQ's own check names the jobs it will never take, which end
    * as failed jobs with the reason (slot freed); the rest go in again. A job refused by Redis
-   * itself (not a lost connection) ends the same way; on a lost connection all stay in transit.
+   * itself (a script's error reply, not an outage) ends the same way; while Redis is away (see
+   * `isOutage`) every job stays in transit and the tick re-sends it.
    */
   private async sendOneByOne(queue: Queue, jobs: AdmittedJob[], error: unknown): Promise<void> {
     const refused: [AdmittedJob, string][] = [];
@@ -116,19 +169,26 @@ export class FairGateSender {
       if (reason) refused.push([job, reason]);
       else rest.push(job);
     }
-    if (!refused.length && rest.length === 1 && isConnectionError(error)) throw error;
+    if (!refused.length && isOutage(error)) throw error;
     const results = await Promise.allSettled(
       rest.map((job) => queue.add(job.name, job.data, job.opts)),
     );
     const added: AdmittedJob[] = [];
     results.forEach((result, i) => {
-      if (result.status === 'fulfilled') added.push(rest[i]);
-      else if (!isConnectionError(result.reason)) {
+      if (result.status === 'fulfilled') added.push(...this.taken([rest[i]], [result.value]));
+      else if (!isOutage(result.reason)) {
         refused.push([rest[i], String((result.reason as Error)?.message ?? result.reason)]);
       }
     });
     this.deps.delivered(added);
-    if (refused.length) await this.deps.refused(refused);
+    if (refused.length) {
+      await this.deps.refused(
+        refused.map(([job, reason]) => [
+          job,
+          Messages.admissionRefused(this.deps.queueName, job.opts.jobId, reason),
+        ]),
+      );
+    }
   }
 }
 
@@ -143,9 +203,23 @@ function bullRefusal(queue: Queue, job: AdmittedJob): string | undefined {
   }
 }
 
-function isConnectionError(error: unknown): boolean {
-  const text = `${(error as Error)?.name} ${(error as Error)?.message}`;
-  return /connection|ECONN|ETIMEDOUT|EPIPE|closed|MaxRetriesPerRequest|LOADING|READONLY/i.test(
+/** Error replies of a Redis that is loading, failing over or busy: it will take the job later. */
+const TRANSIENT_REPLY =
+  /^(LOADING|READONLY|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN|NOREPLICAS|MOVED|ASK)\b/;
+
+/**
+ * Whether a failed send says Redis was away rather than that BullMQ refused the job: an outage is
+ * never a refusal. Redis's own refusal is an error reply (ioredis `ReplyError`); an outage is a
+ * transient reply or one of ioredis' connection errors: the socket lost or refused ("Connection
+ * is closed", "Stream isn't writeable and enableOfflineQueue options is false", ECONNRESET, ...),
+ * a command aborted or out of retries.
+ */
+export function isOutage(error: unknown): boolean {
+  const { name, message } = (error ?? {}) as { name?: string; message?: string };
+  const text = String(message ?? error);
+  if (name === 'ReplyError') return TRANSIENT_REPLY.test(text);
+  if (name === 'MaxRetriesPerRequestError' || name === 'AbortError') return true;
+  return /connection|stream isn't writeable|offline ?queue|socket|ECONN|ETIMEDOUT|EPIPE|ENOTCONN|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|closed|max ?retries|aborted|timed? ?out|LOADING|READONLY/i.test(
     text,
   );
 }

@@ -179,11 +179,10 @@ export class FairGateRegistry
     gate.addConsumer(options.concurrency ?? 1);
     // Successes are released by FairReleaseStage, before BullMQ records them.
     worker.on('failed', (job) => {
-      // Only the final outcome frees the slot: a retried attempt keeps it.
+      // Only the final outcome frees the slot: a retried attempt keeps it. With `share: 'time'`
+      // FairReleaseStage charged every failed attempt its run time already: 0 ms here.
       if (!job?.id || !job.finishedOn) return;
-      // The final attempt's run time (used with `share: 'time'` only).
-      const runMs = job.finishedOn - (job.processedOn ?? job.finishedOn);
-      gate.release(job.id, parseCancelReason(job.failedReason) ? 'x' : 'f', runMs);
+      gate.release(job.id, parseCancelReason(job.failedReason) ? 'x' : 'f', 0);
     });
   }
 

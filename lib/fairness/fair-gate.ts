@@ -92,10 +92,10 @@ export class FairGate implements JobDispatcher {
     private readonly deps: FairGateDeps,
   ) {
     this.base = `${definition.bullPrefix}:~fair`;
+    this.jobPrefix = `${definition.bullPrefix}:${definition.name}:`;
     this.timeShare = options.share === 'time';
     this.releaseStride = this.timeShare ? 3 : 2;
     this.prioritized = options.lanes.length > 1 || options.priorityByTurn;
-    this.jobPrefix = `${definition.bullPrefix}:${definition.name}:`;
     this.upkeep = new FairGateUpkeep(
       definition.name,
       options.tickMs,
@@ -108,6 +108,7 @@ export class FairGate implements JobDispatcher {
       deps.logger,
     );
     this.config = JSON.stringify({
+      jp: this.jobPrefix,
       resend: options.resendAfterMs,
       tp: options.priorityByTurn && options.lanes.length < 2,
       dw: options.defaultWeight,
@@ -133,6 +134,7 @@ export class FairGate implements JobDispatcher {
       bullQueue: deps.bullQueue,
       logger: deps.logger,
       delivered: (jobs) => this.acknowledge(jobs),
+      dropped: (jobId) => this.release(jobId, 'x', 0),
       refused: (refused) => this.refuse(refused),
     });
     for (const [index, lane] of options.lanes.entries()) {
@@ -269,6 +271,17 @@ export class FairGate implements JobDispatcher {
     if (this.upkeep.closed) return;
     if (this.timeShare) this.pending.push(jobId, outcome, runMs ?? '');
     else this.pending.push(jobId, outcome);
+    this.pump();
+  }
+
+  /**
+   * `share: 'time'`: a failed attempt is charged its run time (`runMs`) now, so retries cost a
+   * tenant what they run; the job keeps its slot (its final outcome releases it, with 0 ms).
+   * Nothing in `jobs` mode.
+   */
+  charge(jobId: string, runMs: number): void {
+    if (this.upkeep.closed || !this.timeShare) return;
+    this.pending.push(jobId, 'r', runMs);
     this.pump();
   }
 
@@ -428,20 +441,22 @@ export class FairGate implements JobDispatcher {
     if (this.acks.length >= RELEASE_BATCH) this.pump();
   }
 
-  /** BullMQ will never take these jobs: each becomes a failed BullMQ job with the reason. */
+  /**
+   * BullMQ will never take these jobs (or this process cannot read their gate entries): each
+   * becomes a failed BullMQ job with the reason (fair-refuse.lua), its slot freed.
+   */
   private async refuse(refused: [AdmittedJob, string][]): Promise<void> {
     const args: string[] = [];
     for (const [job, reason] of refused) {
-      const id = job.opts.jobId;
-      this.deps.logger.warn(Messages.admissionRefused(this.definition.name, id, reason));
-      args.push(id, failedIdFor(id), reason, job.name, JSON.stringify(job.data), '{"attempts":1}');
+      this.deps.logger.warn(reason);
+      args.push(job.opts.jobId, reason, job.name, JSON.stringify(job.data), '{"attempts":1}');
     }
     const [events, jobs, wake, woken] = await this.redis.tqFairRefuse(
       this.base,
       this.config,
       this.options.dispatchBatch,
       this.slowConfig,
-      this.jobPrefix,
+      '',
       ...args,
     );
     this.emit(events);
@@ -450,8 +465,29 @@ export class FairGate implements JobDispatcher {
     void this.sender.send(jobs);
   }
 
+  private floorsWarnedAt = -Infinity;
+
+  /**
+   * The floors of the tenants with work wanted more slots than BullMQ may hold beyond the window
+   * (the workers' slots): the gate admitted up to that bound and `below` floor tenants wait.
+   * Warned at most once a minute.
+   */
+  private warnFloorsBounded(below: number): void {
+    const now = Date.now();
+    if (now - this.floorsWarnedAt < FLOORS_WARN_MS) return;
+    this.floorsWarnedAt = now;
+    const { name } = this.definition;
+    this.deps.logger.warn(
+      Messages.floorsBounded(name, below, this.options.defaultMinConcurrency),
+    );
+  }
+
   private emit(events: (string | number)[]): void {
     for (let i = 0; i + 2 < events.length; i += 3) {
+      if (events[i] === 'floors') {
+        this.warnFloorsBounded(Number(events[i + 2]));
+        continue;
+      }
       const event: SlowLaneEvent = {
         queue: this.definition.name,
         tenantId: String(events[i + 1]),
@@ -468,12 +504,8 @@ export class FairGate implements JobDispatcher {
   }
 }
 
-/** The id of the failed record of a refused job: its own id when BullMQ accepts that id. */
-function failedIdFor(id: string): string {
-  return /^\d+$/.test(id) || id.includes(':') || id === ''
-    ? `refused-${id.replace(/:/g, '%3A')}`
-    : id;
-}
+/** How often the gate warns that the floors were held to their bound (see fair-dispatch.lua). */
+const FLOORS_WARN_MS = 60_000;
 
 /** Lane shares as the gate uses them: the first lane also gets what no lane reserved. */
 function laneShares(lanes: ResolvedFairnessOptions['lanes']): number[] {

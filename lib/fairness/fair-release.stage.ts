@@ -6,7 +6,8 @@ import type { FairGate } from './fair-gate';
 /**
  * Frees a fair job's slot as soon as its handler succeeds, before BullMQ's `moveToFinished`, so
  * the gate admits the next job while BullMQ is still recording this one. Final failures are
- * released on the worker's `failed` event (a failed attempt that will retry keeps its slot).
+ * released on the worker's `failed` event (a failed attempt that will retry keeps its slot);
+ * with `share: 'time'` every failed attempt is charged its run time here.
  * Outermost stage: it sees the job's own outcome after every other stage.
  */
 @TenantJobStage('observe')
@@ -29,13 +30,21 @@ export class FairReleaseStage implements JobStage {
     const id = context.job.id!;
     // The job's time in its slot, for `share: 'time'` (the outermost stage sees all of it).
     const start = gate.timeShare ? performance.now() : 0;
-    return next().then((result) => {
-      const runMs = gate.timeShare ? performance.now() - start : undefined;
-      // A floor tenant's job: its slot waits for the tenant's next job (see releaseNow).
-      if (gate.isTop(context.job)) return gate.releaseNow(id, 'c', runMs).then(() => result);
-      gate.release(id, 'c', runMs);
-      return result;
-    });
+    return next().then(
+      (result) => {
+        const runMs = gate.timeShare ? performance.now() - start : undefined;
+        // A floor tenant's job: its slot waits for the tenant's next job (see releaseNow).
+        if (gate.isTop(context.job)) return gate.releaseNow(id, 'c', runMs).then(() => result);
+        gate.release(id, 'c', runMs);
+        return result;
+      },
+      (error: unknown) => {
+        // `share: 'time'`: every failed attempt is charged the time it ran (retried or not; the
+        // final failure is released on the worker's `failed` event).
+        if (gate.timeShare) gate.charge(id, performance.now() - start);
+        throw error;
+      },
+    );
   }
 
   private gateOf(definition: TenantQueueDefinition): FairGate | null {

@@ -79,7 +79,9 @@ export interface TenantFairnessOptions {
    * (beyond a full window if need be) and run next, ahead of jobs admitted before them. A
    * tenant's own `minConcurrency` (tier, directory) or `TenantFairness.setMinConcurrency` wins
    * over it. Keep the floors of the tenants busy at once within the workers' total concurrency
-   * (a warning says when the known floors exceed it). `0` means no floor.
+   * (a warning says when the known floors exceed it, and when the floors of the tenants with work
+   * want more than the gate admits beyond its window: twice the workers' slots). `0` means no
+   * floor.
    * @default 0
    */
   defaultMinConcurrency?: number;
@@ -138,8 +140,9 @@ export interface TenantFairnessOptions {
    * What a turn costs. `'jobs'`: one job, so equal weights give equal job counts. `'time'`: the
    * job's expected run time (a moving average per tenant and job name, measured by the workers
    * and corrected when each job ends), so equal weights give equal shares of the workers' time:
-   * a tenant of 2 s jobs and one of 2 ms jobs, both backlogged, get about half each. Caps, rate
-   * limits and `maxConsecutive` still count jobs. Set it the same in every process.
+   * a tenant of 2 s jobs and one of 2 ms jobs, both backlogged, get about half each. Every
+   * attempt is charged the time it ran, failed attempts that retry too. Caps, rate limits and
+   * `maxConsecutive` still count jobs. Set it the same in every process.
    * @default 'jobs'
    */
   share?: 'jobs' | 'time';

@@ -54,7 +54,8 @@ export class TenantMetricsRecorder
   implements JobStage, WorkerPlugin, OnApplicationBootstrap, BeforeApplicationShutdown
 {
   private readonly logger = new Logger('TenantQueue');
-  private readonly labeler: TenantLabeler;
+  /** The tenant labels of this app's metrics: counters and gauges (TenantMetricsGauges) alike. */
+  readonly labeler: TenantLabeler;
   /** Per queue definition (by identity: no string key per job). */
   private readonly queues = new Map<TenantQueueDefinition, QueueVisibility>();
   private timer: NodeJS.Timeout | undefined;

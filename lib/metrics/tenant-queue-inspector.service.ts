@@ -55,19 +55,56 @@ export class TenantQueueInspector {
     const names = query.queue === undefined ? this.registry.getQueueNames() : [query.queue];
     const now = await this.redisTime();
     const all: TenantQueueStats[] = [];
-    for (const name of names) {
-      const keys = new VisibilityKeys(this.registry.getQueue(name).definition);
-      const [tenants, bull] = await Promise.all([
-        this.redis.client.zrevrange(keys.tenants, 0, limit - 1),
-        countBullJobs(this.redis.client, keys),
-      ]);
-      const stats = await Promise.all(
-        tenants.filter((t) => t !== NO_TENANT).map((t) => this.read(keys, t, now, bull)),
-      );
-      all.push(...stats);
-    }
+    for (const name of names) all.push(...(await this.readPage(name, 0, limit, now)));
     return all.sort(
       (a, b) => b.currentLagMs - a.currentLagMs || a.tenantId.localeCompare(b.tenantId),
+    );
+  }
+
+  /**
+   * @internal Every tenant of one queue, read `pageSize` at a time from one snapshot of the
+   * queue's tenant list (so a tenant active meanwhile is counted once): `visit` gets each page.
+   * For figures that must count every tenant (the gauges, bull-board's "waiting to start");
+   * `listTenants` stops at 1,000 per queue.
+   */
+  async forEachTenantPage(
+    queue: string,
+    visit: (page: TenantQueueStats[]) => void,
+    pageSize = 1000,
+  ): Promise<void> {
+    const keys = new VisibilityKeys(this.registry.getQueue(queue).definition);
+    const [all, now] = await Promise.all([
+      this.redis.client.zrange(keys.tenants, 0, -1),
+      this.redisTime(),
+    ]);
+    for (let at = 0; at < all.length; at += pageSize) {
+      visit(await this.readTenants(keys, all.slice(at, at + pageSize), now));
+    }
+  }
+
+  /** Stats of one queue's tenants ranked `offset` to `offset + count - 1` by last activity. */
+  private async readPage(
+    name: string,
+    offset: number,
+    count: number,
+    now: number,
+  ): Promise<TenantQueueStats[]> {
+    const keys = new VisibilityKeys(this.registry.getQueue(name).definition);
+    return this.readTenants(
+      keys,
+      await this.redis.client.zrevrange(keys.tenants, offset, offset + count - 1),
+      now,
+    );
+  }
+
+  private async readTenants(
+    keys: VisibilityKeys,
+    tenants: string[],
+    now: number,
+  ): Promise<TenantQueueStats[]> {
+    const bull = await countBullJobs(this.redis.client, keys);
+    return Promise.all(
+      tenants.filter((t) => t !== NO_TENANT).map((t) => this.read(keys, t, now, bull)),
     );
   }
 

@@ -116,7 +116,21 @@ local function dispatch(maxN, now)
   local picks = {}      -- {tenant, lane state, priority} in admission order
   local guard = 0
   if floors then
-    local n = floorPicks(lanes, picks, off, budget, now)
+    -- Floors go beyond a full window by at most twice the workers' slots (one running, one
+    -- staged per slot; cfg.minWin before a worker joined), ahead of priority by turn's extra:
+    -- however many floor tenants show up, BullMQ's admitted jobs stay bounded. Those left below
+    -- their floor stay in :below (fair-floor.lua) and are counted for a warning.
+    local beyond = 2 * math.max(tonumber(st0[2]) or 0, cfg.minWin)
+    local bound = math.max(0, math.min(budget, room + beyond))
+    local n = floorPicks(lanes, picks, off, bound, now)
+    if n >= bound then
+      for _, t in ipairs(floorLoaded) do
+        if tenants[t] and belowFloor(tenants[t], now) then
+          floorsBounded(now)
+          break
+        end
+      end
+    end
     room = room - n
     budget = budget - n
   end
@@ -246,11 +260,18 @@ local function dispatch(maxN, now)
   local leases = {}
   -- Formatted once: a number argument costs a printf per element.
   local transit = fmt(2 * (now + (cfg.resend or 30000)))
+  local unreadable = {}
   for n, p in ipairs(picks) do
     local i = at[n]
     local v = i and vals[i]
+    local json = v and jobJson(v)
+    if v and not json then
+      -- An entry the gate cannot read: the job ends failed with the reason, its slot is free.
+      failInBull(ids[i], UNREADABLE, '', '{}', '{"attempts":1}', now)
+      unreadable[#unreadable + 1] = ids[i]
+      v = nil
+    end
     if v then
-      local json = jobJson(v)
       out[#out + 1] = ids[i]
       out[#out + 1] = json
       out[#out + 1] = p[3]
@@ -267,6 +288,7 @@ local function dispatch(maxN, now)
       if p[3] == 1 then p[2].p1 = p[2].p1 - 1 end
     end
   end
+  if #unreadable > 0 then variadic('HDEL', kJobs, unreadable) end
   if #leases > 0 then variadic('ZADD', kLeases, leases) end
   if #lanesOf > 0 then variadic('HSET', kLaneOf, lanesOf) end
   for _, s in ipairs(lanes) do

@@ -7,8 +7,8 @@
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  per-tenant backlog limit (0 = none)
   ARGV[4]  directory/tier hints, flat JSON list [tenant, [weight, cap, rate, lanes], ...] ([] when none)
-  ARGV[5]  n, the number of ids acknowledged (sent to BullMQ) that follow
-  ARGV[6..5+n] acknowledged ids
+  ARGV[5]  n, ids that follow before the jobs (always 0: acknowledgements go with release/tick)
+  ARGV[6..5+n] ignored
   ARGV[6+n..] quadruples: job id, tenant, lane ('' without lanes; "<lane>\n<fair key>" for a
            job with a fair key, cfg.fk), job json
   Returns {'full', tenant, backlog} with nothing written, or {'ok', {id, json, priority, ...}, wake ms,
@@ -42,9 +42,7 @@ if maxBacklog > 0 then
     if length + c > maxBacklog then return {'full', t, length} end
   end
 end
-local acks = {}
-for i = 6, 5 + nAck do acks[#acks + 1] = ARGV[i] end
-ack(acks, now)
+-- (Acknowledgements go with release and tick calls, which free what BullMQ did not take.)
 local changed = applyHints(cjson.decode(ARGV[4]))
 local records, groups, order = {}, {}, {}
 for _, i in ipairs(new) do

@@ -15,6 +15,8 @@ local id = ARGV[2]
 local v = redis.call('HGET', kJobs, id)
 if not v then return {'none'} end
 local t = jobTenant(v)
+-- An entry without its tenant line is not placed anywhere (the gate fails it when it meets it).
+if not t then return {'none'} end
 local lease = redis.call('ZSCORE', kLeases, id)
 if lease then return {'admitted', t, tonumber(lease) % 2} end
 local h = redis.call('HMGET', tKey(t), 'w', 'dw', 'cap', 'dcap', 'paused', 'slow')

@@ -89,6 +89,24 @@ local function floorPicks(lanes, picks, off, budget, now)
   return n
 end
 
+-- The floors wanted more than the bound beyond the window allows (see dispatch): recorded in
+-- kState (field fcut, ms), which the tick reports once (floorsReport) for a warning.
+local floorsCut = false
+local function floorsBounded(now)
+  if floorsCut then return end
+  floorsCut = true
+  redis.call('HSET', kState, 'fcut', now)
+end
+
+-- For the tick: {'floors', '', floor tenants below their floor} once after floors were bounded.
+local function floorsReport(events)
+  if not redis.call('HGET', kState, 'fcut') then return end
+  redis.call('HDEL', kState, 'fcut')
+  events[#events + 1] = 'floors'
+  events[#events + 1] = ''
+  events[#events + 1] = redis.call('SCARD', kBelow)
+end
+
 -- With flushTenants: keeps :below listing the floor tenants left below their target.
 floorFlush = function(now)
   if #floorLoaded == 0 and belowCount == 0 then return end

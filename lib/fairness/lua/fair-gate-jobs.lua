@@ -17,8 +17,8 @@ for _, l in ipairs(LANES) do
   if #ids > 0 then
     local vals = hmgetMany(kJobs, ids)
     for i, id in ipairs(ids) do
-      if vals[i] then
-        local json = jobJson(vals[i])
+      local json = vals[i] and jobJson(vals[i])
+      if json then
         out[#out + 1] = l
         out[#out + 1] = id
         out[#out + 1] = json

@@ -11,7 +11,8 @@
            ms, absent = none), lanes (lane names, priority order; absent = one lane ''),
            tp (true: priority by turn, see dispatch),
            shares (reserved share of the window per lane),
-           fk ('job' | 'actor': fair keys inside a tenant, see fair-fairkey.lua; absent = none)
+           fk ('job' | 'actor': fair keys inside a tenant, see fair-fairkey.lua; absent = none),
+           jp (BullMQ's job key prefix {<prefix>:<queue>}:<queue>:, for its finished sets)
   Keys: :ready[:<lane>] zset tenant->pass | :state hash vt,last,streak[,:<lane>], p1:<lane>,
         window, slots (live workers' total concurrency)
         :leases zset id->2*expiry (+1 once BullMQ has the job; even = in transit, re-sent when
@@ -106,9 +107,44 @@ end
 local function hmgetMany(key, fields) return readMany('HMGET', key, fields) end
 
 -- A job's value "<json>\n<tenant>": its tenant, its JSON (JSON has no raw newline; a tenant id
--- might, so the first newline is the end of the JSON).
-local function jobTenant(v) return string.sub(v, string.find(v, '\n', 1, true) + 1) end
-local function jobJson(v) return string.sub(v, 1, string.find(v, '\n', 1, true) - 1) end
+-- might, so the first newline is the end of the JSON). nil for a value without its tenant line:
+-- an entry the gate cannot read (see failInBull).
+local function jobTenant(v)
+  local at = string.find(v, '\n', 1, true)
+  return at and string.sub(v, at + 1) or nil
+end
+local function jobJson(v)
+  local at = string.find(v, '\n', 1, true)
+  return at and string.sub(v, 1, at - 1) or nil
+end
+
+-- Why a job the gate cannot read ends failed (see failInBull).
+local UNREADABLE = 'the fair gate could not read this job\'s entry (no tenant line): it was never ' ..
+  'run; enqueue it again'
+
+-- The id of the failed BullMQ record of gate job `id`: its own, where BullMQ accepts it as a
+-- custom id (not an integer, no ':'), else "refused-" and the id with ':' escaped.
+local function failedIdFor(id)
+  if id == '' or string.find(id, '^%-?%d+$') or string.find(id, ':', 1, true) then
+    return 'refused-' .. (string.gsub(id, ':', '%%3A'))
+  end
+  return id
+end
+
+-- Ends a job the gate will not hand to BullMQ (refused by BullMQ, or an entry the gate cannot
+-- read) as a failed BullMQ job with `reason`, so the failed list, the dead letters and
+-- QueueEvents see it; nothing when BullMQ has a job of that id already.
+local function failInBull(id, reason, name, data, opts, now)
+  local failedId = failedIdFor(id)
+  local jk = cfg.jp .. failedId
+  if redis.call('EXISTS', jk) == 1 then return end
+  redis.call('HSET', jk, 'name', name, 'data', data, 'opts', opts, 'timestamp', now, 'delay', 0,
+             'priority', 0, 'processedOn', now, 'finishedOn', now, 'failedReason', reason,
+             'stacktrace', '[]', 'attemptsMade', 1, 'attemptsStarted', 0)
+  redis.call('ZADD', cfg.jp .. 'failed', now, failedId)
+  redis.call('XADD', cfg.jp .. 'events', 'MAXLEN', '~', 10000, '*', 'event', 'failed',
+             'jobId', failedId, 'failedReason', reason, 'prev', 'waiting')
+end
 
 -- "T:tol:max:per:burst" (emission interval and burst tolerance in ms, then the limit as given)
 -- -> {T, tol}; "none" or nothing -> nil.

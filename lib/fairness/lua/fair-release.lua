@@ -8,7 +8,8 @@
   ARGV[4]  n, the number of acknowledged ids that follow
   ARGV[5..4+n] acknowledged ids
   ARGV[5+n..] pairs: job id, outcome (c completed | f failed for good | x cancelled); with
-           share 'time' (cfg.ts) triples: job id, outcome, measured run time (ms, '' unknown)
+           share 'time' (cfg.ts) triples: job id, outcome, measured run time (ms, '' unknown),
+           where outcome r is a failed attempt that retries (charged, its slot kept)
   Returns {{event, tenant, failures, ...}, {id, json, priority, ...}, ms until a rate-limited tenant wakes (-1 none),
            with a budget: the queues it woke}.
 ]]
@@ -18,20 +19,28 @@ local nAck = tonumber(ARGV[4])
 local acks, released = {}, {}
 for i = 5, 4 + nAck do acks[#acks + 1] = ARGV[i] end
 local times = nil
+local retried, retryTimes = {}, {}
 if TS then
-  -- Triples: the run time of each job comes with it.
+  -- Triples: the run time of each job comes with it; outcome r, a failed attempt that retries,
+  -- is charged its run time and keeps its slot.
   times = {}
   for i = 5 + nAck, #ARGV, 3 do
-    released[#released + 1] = ARGV[i]
-    released[#released + 1] = ARGV[i + 1]
-    times[ARGV[i]] = ARGV[i + 2]
+    if ARGV[i + 1] == 'r' then
+      retried[#retried + 1] = ARGV[i]
+      retryTimes[ARGV[i]] = (tonumber(retryTimes[ARGV[i]]) or 0) + (tonumber(ARGV[i + 2]) or 0)
+    else
+      released[#released + 1] = ARGV[i]
+      released[#released + 1] = ARGV[i + 1]
+      times[ARGV[i]] = ARGV[i + 2]
+    end
   end
+  chargeAttempts(retried, retryTimes)
 else
   for i = 5 + nAck, #ARGV do released[#released + 1] = ARGV[i] end
 end
 local touched, events = {}, {}
 releaseMany(released, now, slowCfg, touched, events, times)
-ack(acks, now)
+acknowledge(acks, now, slowCfg, touched, events)
 afterRelease(touched, now, slowCfg, events)
 local out = dispatch(tonumber(ARGV[2]), now)
 flushTenants(now)

@@ -3,9 +3,11 @@
   the slow lane, directory/tier hints.
 ]]
 -- BullMQ has these jobs now: their leases stop counting as in transit (a released job's lease is
--- gone already, and XX does not bring it back).
+-- gone already, and XX does not bring it back). Returns, as release pairs {id, 'x', ...}, those
+-- BullMQ holds as finished already: it took nothing (a re-add of a finished job's id), so their
+-- slots are freed at once (see acknowledge). Two variadic reads per call, whatever the count.
 local function ack(ids, now)
-  if #ids == 0 then return end
+  if #ids == 0 then return {} end
   local score = fmt(2 * (now + cfg.lease) + 1)
   local args = {}
   for _, id in ipairs(ids) do
@@ -13,6 +15,18 @@ local function ack(ids, now)
     args[#args + 1] = id
   end
   variadic('ZADD', kLeases, args, 'XX')
+  local noops = {}
+  if cfg.jp then
+    local done = readMany('ZMSCORE', cfg.jp .. 'completed', ids)
+    local failed = readMany('ZMSCORE', cfg.jp .. 'failed', ids)
+    for i, id in ipairs(ids) do
+      if done[i] or failed[i] then
+        noops[#noops + 1] = id
+        noops[#noops + 1] = 'x'
+      end
+    end
+  end
+  return noops
 end
 
 -- Counts one final failure towards the tenant's slow lane.
@@ -55,6 +69,8 @@ local function releaseMany(pairsList, now, slowCfg, touched, events, times)
   local gone, p1s = {}, {}
   for i, id in ipairs(ids) do
     local t = owners[i]
+    -- An entry without its tenant line: its record and lease go (no tenant to count it against).
+    if vals[i] and not t then gone[#gone + 1] = id end
     if t then
       gone[#gone + 1] = id
       local r = tenants[t]
@@ -85,6 +101,16 @@ local function releaseMany(pairsList, now, slowCfg, touched, events, times)
       end
     end
   end
+end
+
+-- Acknowledges `ids` (see ack) and frees the slots of those BullMQ did not take, as cancelled
+-- jobs that ran for 0 ms (share 'time': their charge is given back).
+local function acknowledge(ids, now, slowCfg, touched, events)
+  local noops = ack(ids, now)
+  if #noops == 0 then return end
+  local times = {}
+  for i = 1, #noops, 2 do times[noops[i]] = 0 end
+  releaseMany(noops, now, slowCfg, touched, events, times)
 end
 
 -- Leaves the slow lane once failures in the window fall to the recovery level.

@@ -14,7 +14,8 @@
   ARGV[9]  window per consumer slot (factor)
   ARGV[10] n, the number of acknowledged ids that follow
   ARGV[11..10+n] acknowledged ids
-  Returns {{event, tenant, failures, ...}, {id, json, priority, ...}, ms until a rate-limited tenant wakes (-1 none),
+  Returns {{event, tenant, failures, ...} (event 'floors': floors were held to the bound beyond
+           the window, failures = the floor tenants below their floor), {id, json, priority, ...}, ms until a rate-limited tenant wakes (-1 none),
            with a budget: the queues it woke}.
 ]]
 local now = nowMs()
@@ -40,11 +41,11 @@ for _, v in ipairs(redis.call('HVALS', kConc)) do total = total + tonumber(v) en
 local win = math.max(cfg.minWin, math.ceil(total * tonumber(ARGV[9])))
 redis.call('HSET', kState, 'window', win, 'slots', total)
 
+local touched, events, released, out = {}, {}, {}, {}
 local acks = {}
 for i = 11, 10 + tonumber(ARGV[10]) do acks[#acks + 1] = ARGV[i] end
-ack(acks, now)
+acknowledge(acks, now, slowCfg, touched, events)
 
-local touched, events, released, out = {}, {}, {}, {}
 local delivered = 2 * (now + cfg.lease) + 1
 local transit = 2 * (now + (cfg.resend or 30000))
 local expired = redis.call('ZRANGEBYSCORE', kLeases, '-inf', 2 * now + 1, 'WITHSCORES', 'LIMIT', 0, 200)
@@ -68,8 +69,13 @@ for i = 1, #expired, 2 do
   elseif not acked then
     -- Admitted but never handed to BullMQ (its sender died): send it again, same job id.
     local v = redis.call('HGET', kJobs, id)
-    if v then
-      local json = jobJson(v)
+    local json = v and jobJson(v)
+    if v and not json then
+      -- An entry the gate cannot read: failed with the reason, record and lease dropped.
+      failInBull(id, UNREADABLE, '', '{}', '{"attempts":1}', now)
+      redis.call('HDEL', kJobs, id)
+      redis.call('ZREM', kLeases, id)
+    elseif v then
       redis.call('ZADD', kLeases, transit, id)
       out[#out + 1] = id
       out[#out + 1] = json
@@ -92,4 +98,5 @@ for t in pairs(touched) do activate(t) end
 if BG then budgetRecheck(loadTenants, activate) end
 for _, v in ipairs(dispatch(tonumber(ARGV[2]), now)) do out[#out + 1] = v end
 flushTenants(now)
+floorsReport(events)
 return {events, out, nextWake(now), budgetWoken()}

@@ -107,6 +107,10 @@ end
 -- what its (tenant, name, lane) has in flight. picks: {tenant, lane state, priority};
 -- at[n]: index in vals of pick n's job (nil: none); vals: the jobs' values.
 local function chargeTurns(picks, at, vals)
+  -- Floor picks (fair-floor.lua) come before any page is loaded: their tenants' records too.
+  local pickers = {}
+  for n, p in ipairs(picks) do pickers[n] = p[1] end
+  loadTimes(pickers)
   local names, missing, seen = {}, {}, {}
   for n, p in ipairs(picks) do
     local i = at[n]
@@ -158,6 +162,35 @@ end
 local function ewma(avg, ms)
   if not avg or avg < 0 then return ms end
   return avg + RT_ALPHA * (ms - avg)
+end
+
+-- Moves each tenant's pass by ms / weight in lane l, and its ready-set score where it is in turn.
+-- delta: lane -> tenant -> ms (changed in place to the pass correction).
+local function applyTimes(delta)
+  for l, d in pairs(delta) do
+    local list2 = {}
+    for t, ms in pairs(d) do
+      local r = tenants[t]
+      local corr = ms / weightIn(r, l)
+      if r.pass[l] and corr ~= 0 then
+        r.pass[l] = r.pass[l] + corr
+        r.dirty = true
+        list2[#list2 + 1] = t
+        d[t] = corr
+      end
+    end
+    if #list2 > 0 then
+      local scores = readMany('ZMSCORE', rKey(l), list2)
+      local fix = {}
+      for k, t in ipairs(list2) do
+        if scores[k] then
+          fix[#fix + 1] = fmt(tonumber(scores[k]) + d[t])
+          fix[#fix + 1] = t
+        end
+      end
+      if #fix > 0 then variadic('ZADD', rKey(l), fix, 'XX') end
+    end
+  end
 end
 
 -- Releases in time mode: each job's charge leaves its (tenant, name, lane); with its measured
@@ -221,30 +254,7 @@ local function releaseTimes(ids, vals, owners, times)
       end
     end
   end
-  for l, d in pairs(delta) do
-    local list2 = {}
-    for t, ms in pairs(d) do
-      local r = tenants[t]
-      local corr = ms / weightIn(r, l)
-      if r.pass[l] and corr ~= 0 then
-        r.pass[l] = r.pass[l] + corr
-        r.dirty = true
-        list2[#list2 + 1] = t
-        d[t] = corr
-      end
-    end
-    if #list2 > 0 then
-      local scores = readMany('ZMSCORE', rKey(l), list2)
-      local fix = {}
-      for k, t in ipairs(list2) do
-        if scores[k] then
-          fix[#fix + 1] = fmt(tonumber(scores[k]) + d[t])
-          fix[#fix + 1] = t
-        end
-      end
-      if #fix > 0 then variadic('ZADD', rKey(l), fix, 'XX') end
-    end
-  end
+  applyTimes(delta)
   if #order > 0 then
     local avgs = hmgetMany(kRtn, order)
     local set, fresh = {}, 0
@@ -262,6 +272,40 @@ local function releaseTimes(ids, vals, owners, times)
     end
     if #set > 0 then variadic('HSET', kRtn, set) end
   end
+end
+
+-- Failed attempts that will retry (their jobs keep their slots): each is charged its measured run
+-- time in full, in the lane of its charge in flight, so retries cost what they run. ids: job
+-- ids; times: id -> ms.
+local function chargeAttempts(ids, times)
+  if #ids == 0 then return end
+  local vals = hmgetMany(kJobs, ids)
+  local owners, list = {}, {}
+  for i = 1, #ids do
+    owners[i] = vals[i] and jobTenant(vals[i])
+    if owners[i] then list[#list + 1] = owners[i] end
+  end
+  loadTenants(list)
+  loadTimes(list)
+  local delta = {}
+  for i, id in ipairs(ids) do
+    local t, ms = owners[i], tonumber(times[id])
+    if t and ms and ms > 0 then
+      local e = tenants[t].rt.n[jobName(vals[i])]
+      local lane = LANES[1]
+      if e then
+        for j = 1, #LANES do
+          if (e[2 * j + 1] or 0) > 0 then
+            lane = LANES[j]
+            break
+          end
+        end
+      end
+      delta[lane] = delta[lane] or {}
+      delta[lane][t] = (delta[lane][t] or 0) + ms
+    end
+  end
+  applyTimes(delta)
 end
 
 -- Writes back the run-time records this call changed; a drained tenant's is dropped.

@@ -1,0 +1,23 @@
+import { ConsoleLogger } from '@nestjs/common';
+
+/** A Nest logger that keeps every warning and error it prints, for tests that assert on them. */
+export class CollectingLogger extends ConsoleLogger {
+  readonly lines: string[] = [];
+
+  override warn(message: unknown, ...rest: unknown[]) {
+    this.lines.push(String(message));
+    super.warn(message, ...rest);
+  }
+
+  override error(message: unknown, ...rest: unknown[]) {
+    this.lines.push(String(message));
+    super.error(message, ...rest);
+  }
+
+  /** The lines logged since `from` that say a fair-gate call failed (how FairGate logs it). */
+  gateErrors(from = 0): string[] {
+    return this.lines
+      .slice(from)
+      .filter((line) => /^fair (tick|release|send|refuse) [^:]+: |user_script/.test(line));
+  }
+}
