@@ -119,6 +119,7 @@ export {
   NonRetryableError,
   NonErrorThrownError,
   DeadLetterNotFoundError,
+  DeadLetterResolvedError,
   TenantNotActiveError,
   PortNotConfiguredError,
   TenantPortUnavailableError,

@@ -69,6 +69,14 @@ export const Messages = {
     `{ timeoutMs, runId }): timeoutMs a positive integer, runId 1-200 characters without ":".`,
   deadLetterNotFound: (tenantId: string, jobId: string) =>
     `Tenant "${tenantId}" has no dead letter "${jobId}". List them with DeadLetters.list(tenantId).`,
+  deadLetterResolved: (tenantId: string, jobId: string, at: number) =>
+    `Dead letter "${jobId}" of tenant "${tenantId}" is resolved: its job was retried outside ` +
+    `DeadLetters.replay (BullMQ's job.retry(), bull-board's Retry) and completed at ` +
+    `${new Date(at).toISOString()}. A replay would run the work again; purge the letter instead.`,
+  deadLetterRetrying: (tenantId: string, jobId: string) =>
+    `Dead letter "${jobId}" of tenant "${tenantId}" cannot be replayed: its job was retried ` +
+    `outside DeadLetters.replay (BullMQ's job.retry(), bull-board's Retry) and is queued or ` +
+    `running again. Wait for it: it resolves the letter when it completes, or dead-letters again.`,
   replayTenantNotActive: (tenantId: string, status: string) =>
     `Cannot replay a dead letter of tenant "${tenantId}": the tenant is ${status}. Reactivate the ` +
     `tenant in your TenantDirectory first, or purge the dead letter.`,

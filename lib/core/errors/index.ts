@@ -11,6 +11,7 @@ export * from './job-timeout.error';
 export * from './non-retryable.error';
 export * from './non-error-thrown.error';
 export * from './dead-letter-not-found.error';
+export * from './dead-letter-resolved.error';
 export * from './tenant-not-active.error';
 export * from './port-not-configured.error';
 export * from './tenant-port-unavailable.error';
