@@ -20,6 +20,9 @@ export const Messages = {
     `under any tenant. Enqueue it through TenantQueue, or declare the job name in registerQueue({ systemJobs }).`,
   invalidOptions: (field: string, why: string) =>
     `Invalid TenantQueueModule option "${field}": ${why}.`,
+  unknownOption: (suggestion: string | undefined, known: readonly string[]) =>
+    `is not a known option${suggestion === undefined ? '' : `; did you mean "${suggestion}"?`} ` +
+    `(known here: ${known.join(', ')})`,
   unknownQueue: (name: string) =>
     `Queue "${name}" is not registered. Add TenantQueueModule.registerQueue({ name: '${name}' }) ` +
     `to the imports of the module that uses it.`,

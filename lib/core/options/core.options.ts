@@ -40,6 +40,7 @@ import {
   TenantResolverName,
 } from '../types/core-options.interface';
 import { RESOLUTION_STRATEGIES } from '../resolution/strategies';
+import { validationWhy } from './option-names';
 
 /** Every strategy name `resolution.order` accepts. */
 export const RESOLVER_NAMES = Object.keys(RESOLUTION_STRATEGIES) as TenantResolverName[];
@@ -113,6 +114,10 @@ class OptionsSchema {
   @IsOptional() @IsInt() @Min(100) @Max(600_000) enqueueTimeoutMs?: number;
   @IsOptional() telemetry?: unknown;
   @IsOptional() cls?: unknown;
+  // Ports: Nest takes them out before this check; listed so a misspelling names them.
+  @IsOptional() directory?: unknown;
+  @IsOptional() entitlementChecker?: unknown;
+  @IsOptional() actorPermissionChecker?: unknown;
 }
 
 function check(schema: object, input: object, path: string): void {
@@ -125,8 +130,7 @@ function check(schema: object, input: object, path: string): void {
 
 function toOptionsError(error: ValidationError, path: string): InvalidTenantQueueOptionsError {
   const field = `${path}${error.property}`;
-  const why = Object.values(error.constraints ?? {}).join('; ') || 'is not valid';
-  return new InvalidTenantQueueOptionsError(Messages.invalidOptions(field, why));
+  return new InvalidTenantQueueOptionsError(Messages.invalidOptions(field, validationWhy(error)));
 }
 
 const LOCALE = /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8}){0,4}$/;
