@@ -12,7 +12,10 @@ import { resolveTenantSchedulerOptions } from './scheduler/tenant-scheduler.opti
 import { checkQueueOptionNames } from './tenant-queue.module';
 
 /** The message `check` throws, which must be a typed error. */
-function refusal(check: () => unknown, type: Function = InvalidTenantQueueOptionsError): string {
+function refusal(
+  check: () => unknown,
+  type: abstract new (...args: never[]) => Error = InvalidTenantQueueOptionsError,
+): string {
   try {
     check();
   } catch (error) {
