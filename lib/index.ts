@@ -133,6 +133,8 @@ export {
   InvalidJobOptionsError,
   JobIdTakenError,
   EnqueueUnavailableError,
+  RedisUnavailableAtBootError,
+  TenantQueueExceptionFilter,
   TenantSourceConflictError,
   InvalidRunMarkerTableError,
   InvalidJobIdError,

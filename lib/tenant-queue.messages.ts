@@ -214,9 +214,18 @@ export const Messages = {
       : `The write was sent before the connection dropped, so Redis may have run it: retry with ` +
         `the same jobId so a repeat is harmless.`),
   redisDown: (client: string, why: string) =>
-    `Redis connection "${client}" lost (${why}); retrying in the background. Enqueues fail ` +
-    `with EnqueueUnavailableError until it is back (logged once per outage).`,
+    `Redis connection "${client}" lost (${why}); retrying in the background (logged once per ` +
+    `outage). Until it is back, enqueues fail with EnqueueUnavailableError and workers and ` +
+    `schedules wait.`,
   redisBack: (client: string, ms: number) => `Redis connection "${client}" is back after ${ms} ms.`,
+  redisUnavailableAtBoot: (why: string, ms: number) =>
+    `Redis did not answer within ${ms} ms while the app bootstrapped (${why}), and redisAtBoot is ` +
+    `'required'. Start Redis (or fix the connection option), or set redisAtBoot: 'optional' to ` +
+    `boot anyway and let workers and crons start once Redis answers.`,
+  shutdownTimedOut: (what: string, ms: number) =>
+    `${what} did not finish within shutdownTimeoutMs (${ms} ms), Redis being away or a job ` +
+    `running long; closed by force. Jobs still active go back to BullMQ as stalled and run ` +
+    `again; raise shutdownTimeoutMs to let them finish.`,
   // security
   tenantSourceConflict: (claim: string, claimed: string, source: string, named: string) =>
     `Refused: the authenticated ${claim} names tenant "${claimed}" but the ${source} names ` +

@@ -1,5 +1,6 @@
 import { isTenantDirectoryConfigured } from '../core/tenants/default-ports';
 import {
+  BeforeApplicationShutdown,
   Inject,
   Injectable,
   Logger,
@@ -42,8 +43,11 @@ export interface TenantCronView {
  * fan-out and cron workers, then starts the scheduler's tick.
  */
 @Injectable()
-export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap {
+export class TenantCronExplorer
+  implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown
+{
   private readonly logger = new Logger('TenantScheduler');
+  private stopping = false;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -70,10 +74,21 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
     }
   }
 
-  async onApplicationBootstrap(): Promise<void> {
+  /**
+   * Starts the cron workers and the tick, and stores the drivers without waiting for Redis: the
+   * app finishes bootstrapping while Redis is down, and the drivers are written once it answers
+   * (the scripts' connection holds the commands until then).
+   */
+  onApplicationBootstrap(): void {
     const { crons, handlers } = this.discovered ?? this.discover();
     if (crons.size > 0) {
-      await this.registerDrivers(crons);
+      this.registerDrivers(crons).catch((error: Error) => {
+        if (!this.stopping) {
+          this.logger.error(
+            `${tenantLogFields()} @TenantCron drivers not stored: ${error.message}`,
+          );
+        }
+      });
       const fanOut = new CronFanOutHost(crons, this.directory!, this.registry, this.ticker);
       this.startWorker(this.ticker.fanOutQueueName, fanOut, false, 2);
       for (const [queue, byName] of handlers) {
@@ -86,6 +101,10 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
       }
     }
     this.ticker.start();
+  }
+
+  beforeApplicationShutdown(): void {
+    this.stopping = true;
   }
 
   /**

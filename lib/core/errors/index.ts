@@ -29,3 +29,5 @@ export * from './tenant-source-conflict.error';
 export * from './invalid-run-marker-table.error';
 export * from './invalid-job-id.error';
 export * from './unknown-tier.error';
+export * from './redis-unavailable-at-boot.error';
+export * from './tenant-queue-exception.filter';

@@ -61,11 +61,14 @@ export interface ResolvedTenantQueueOptions {
   tiers: Readonly<Record<string, TenantTierOptions>>;
   tierCacheMs: number;
   enqueueTimeoutMs: number;
+  redisAtBoot: 'optional' | 'required';
+  shutdownTimeoutMs: number;
   /** BullMQ's telemetry as given (the telemetry feature validates it and tags spans). */
   telemetry: Telemetry | undefined;
 }
 
 const DEFAULT_ENQUEUE_TIMEOUT_MS = 5000;
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
 const IsCallable = () =>
   ValidateBy({
@@ -112,6 +115,8 @@ class OptionsSchema {
   @IsOptional() tiers?: unknown;
   @IsOptional() tierCacheMs?: unknown;
   @IsOptional() @IsInt() @Min(100) @Max(600_000) enqueueTimeoutMs?: number;
+  @IsOptional() @IsIn(['optional', 'required']) redisAtBoot?: string;
+  @IsOptional() @IsInt() @Min(100) @Max(600_000) shutdownTimeoutMs?: number;
   @IsOptional() telemetry?: unknown;
   @IsOptional() cls?: unknown;
   // Ports: Nest takes them out before this check; listed so a misspelling names them.
@@ -189,6 +194,8 @@ export function resolveTenantQueueOptions(options: CoreModuleOptions): ResolvedT
     tiers: resolveTiers(options.tiers),
     tierCacheMs: resolveTierCacheMs(options.tierCacheMs),
     enqueueTimeoutMs: options.enqueueTimeoutMs ?? DEFAULT_ENQUEUE_TIMEOUT_MS,
+    redisAtBoot: options.redisAtBoot ?? 'optional',
+    shutdownTimeoutMs: options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
     telemetry: options.telemetry,
   };
 }
