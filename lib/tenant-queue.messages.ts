@@ -218,6 +218,9 @@ export const Messages = {
     `outage). Until it is back, enqueues fail with EnqueueUnavailableError and workers and ` +
     `schedules wait.`,
   redisBack: (client: string, ms: number) => `Redis connection "${client}" is back after ${ms} ms.`,
+  cronDriversLater: () =>
+    `Redis does not answer at boot: the @TenantCron schedules are stored, and run, once it does ` +
+    `(set redisAtBoot: 'required' to fail the boot instead).`,
   redisUnavailableAtBoot: (why: string, ms: number) =>
     `Redis did not answer within ${ms} ms while the app bootstrapped (${why}), and redisAtBoot is ` +
     `'required'. Start Redis (or fix the connection option), or set redisAtBoot: 'optional' to ` +

@@ -1,4 +1,5 @@
 import { isTenantDirectoryConfigured } from '../core/tenants/default-ports';
+import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import {
   BeforeApplicationShutdown,
   Inject,
@@ -57,6 +58,7 @@ export class TenantCronExplorer
     private readonly launcher: TenantWorkerLauncher,
     private readonly store: ScheduleStore,
     private readonly ticker: ScheduleTicker,
+    private readonly redis: TenantQueueRedis,
     @Optional() @Inject(TenantDirectory) private readonly directory?: TenantDirectory,
   ) {}
 
@@ -75,20 +77,24 @@ export class TenantCronExplorer
   }
 
   /**
-   * Starts the cron workers and the tick, and stores the drivers without waiting for Redis: the
-   * app finishes bootstrapping while Redis is down, and the drivers are written once it answers
-   * (the scripts' connection holds the commands until then).
+   * Stores the drivers, then starts the cron workers and the tick. With Redis away the app
+   * finishes bootstrapping all the same: the drivers are written once it answers (the scripts'
+   * connection holds the commands until then).
    */
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     const { crons, handlers } = this.discovered ?? this.discover();
     if (crons.size > 0) {
-      this.registerDrivers(crons).catch((error: Error) => {
+      const registering = this.registerDrivers(crons).catch((error: Error) => {
         if (!this.stopping) {
           this.logger.error(
             `${tenantLogFields()} @TenantCron drivers not stored: ${error.message}`,
           );
         }
       });
+      // Stored before the app is up when Redis answers; in the background when it is away.
+      if (!(await this.redis.settlesAtBoot(registering))) {
+        this.logger.warn(`${tenantLogFields()} ${Messages.cronDriversLater()}`);
+      }
       const fanOut = new CronFanOutHost(crons, this.directory!, this.registry, this.ticker);
       this.startWorker(this.ticker.fanOutQueueName, fanOut, false, 2);
       for (const [queue, byName] of handlers) {

@@ -143,6 +143,24 @@ export class TenantQueueRedis implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
+   * @internal Waits for boot work on the scripts' client: true once it settles, false as soon as
+   * the client reports an error (Redis away) or `enqueueTimeoutMs` passes; the work goes on.
+   */
+  async settlesAtBoot(work: Promise<unknown>): Promise<boolean> {
+    const client = this.client;
+    let failed: (() => void) | undefined;
+    const down = new Promise<boolean>((resolve) => {
+      failed = () => resolve(false);
+      client.once('error', failed);
+    });
+    try {
+      return await Promise.race([settlesWithin(work, this.options.enqueueTimeoutMs), down]);
+    } finally {
+      client.off('error', failed!);
+    }
+  }
+
+  /**
    * @internal Milliseconds left of the shutdown bound (`shutdownTimeoutMs`), which starts at the
    * first call: each shutdown step waits at most this long, so together they end within it.
    */
