@@ -63,3 +63,10 @@ export const SYSTEM_BUCKET = '~system'.padEnd(MAX_TENANT_ID_LENGTH + 1, '~');
 
 /** Longest `fairKey` job option (printable ASCII, as the envelope's `actorId`). */
 export const MAX_FAIR_KEY_LENGTH = 128;
+
+/**
+ * @internal The root's `TenantContext` under a token of its own, so `registerQueue`'s module can
+ * provide `TenantContext` to the modules importing it: the same instance when a root is
+ * imported, `TenantQueueRootMissingError` when none is (instead of Nest's DI error).
+ */
+export const TENANT_CONTEXT_OF_ROOT = Symbol('TENANT_CONTEXT_OF_ROOT');

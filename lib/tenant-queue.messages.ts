@@ -20,6 +20,9 @@ export const Messages = {
     `under any tenant. Enqueue it through TenantQueue, or declare the job name in registerQueue({ systemJobs }).`,
   invalidOptions: (field: string, why: string) =>
     `Invalid TenantQueueModule option "${field}": ${why}.`,
+  unknownOption: (suggestion: string | undefined, known: readonly string[]) =>
+    `is not a known option${suggestion === undefined ? '' : `; did you mean "${suggestion}"?`} ` +
+    `(known here: ${known.join(', ')})`,
   unknownQueue: (name: string) =>
     `Queue "${name}" is not registered. Add TenantQueueModule.registerQueue({ name: '${name}' }) ` +
     `to the imports of the module that uses it.`,
@@ -69,6 +72,14 @@ export const Messages = {
     `{ timeoutMs, runId }): timeoutMs a positive integer, runId 1-200 characters without ":".`,
   deadLetterNotFound: (tenantId: string, jobId: string) =>
     `Tenant "${tenantId}" has no dead letter "${jobId}". List them with DeadLetters.list(tenantId).`,
+  deadLetterResolved: (tenantId: string, jobId: string, at: number) =>
+    `Dead letter "${jobId}" of tenant "${tenantId}" is resolved: its job was retried outside ` +
+    `DeadLetters.replay (BullMQ's job.retry(), bull-board's Retry) and completed at ` +
+    `${new Date(at).toISOString()}. A replay would run the work again; purge the letter instead.`,
+  deadLetterRetrying: (tenantId: string, jobId: string) =>
+    `Dead letter "${jobId}" of tenant "${tenantId}" cannot be replayed: its job was retried ` +
+    `outside DeadLetters.replay (BullMQ's job.retry(), bull-board's Retry) and is queued or ` +
+    `running again. Wait for it: it resolves the letter when it completes, or dead-letters again.`,
   replayTenantNotActive: (tenantId: string, status: string) =>
     `Cannot replay a dead letter of tenant "${tenantId}": the tenant is ${status}. Reactivate the ` +
     `tenant in your TenantDirectory first, or purge the dead letter.`,
@@ -212,9 +223,21 @@ export const Messages = {
       : `The write was sent before the connection dropped, so Redis may have run it: retry with ` +
         `the same jobId so a repeat is harmless.`),
   redisDown: (client: string, why: string) =>
-    `Redis connection "${client}" lost (${why}); retrying in the background. Enqueues fail ` +
-    `with EnqueueUnavailableError until it is back (logged once per outage).`,
+    `Redis connection "${client}" lost (${why}); retrying in the background (logged once per ` +
+    `outage). Until it is back, enqueues fail with EnqueueUnavailableError and workers and ` +
+    `schedules wait.`,
   redisBack: (client: string, ms: number) => `Redis connection "${client}" is back after ${ms} ms.`,
+  cronDriversLater: () =>
+    `Redis does not answer at boot: the @TenantCron schedules are stored, and run, once it does ` +
+    `(set redisAtBoot: 'required' to fail the boot instead).`,
+  redisUnavailableAtBoot: (why: string, ms: number) =>
+    `Redis did not answer within ${ms} ms while the app bootstrapped (${why}), and redisAtBoot is ` +
+    `'required'. Start Redis (or fix the connection option), or set redisAtBoot: 'optional' to ` +
+    `boot anyway and let workers and crons start once Redis answers.`,
+  shutdownTimedOut: (what: string, ms: number) =>
+    `${what} did not finish within shutdownTimeoutMs (${ms} ms), Redis being away or a job ` +
+    `running long; closed by force. Jobs still active go back to BullMQ as stalled and run ` +
+    `again; raise shutdownTimeoutMs to let them finish.`,
   // security
   tenantSourceConflict: (claim: string, claimed: string, source: string, named: string) =>
     `Refused: the authenticated ${claim} names tenant "${claimed}" but the ${source} names ` +

@@ -27,7 +27,10 @@ import { TenantPoolsModule } from './pools/tenant-pools.module';
 import { TenantSchedulerModule } from './scheduler/tenant-scheduler.module';
 import { TelemetryQueueFeature } from './telemetry/telemetry-queue.feature';
 import { TenantTelemetryModule } from './telemetry/tenant-telemetry.module';
-import { getTenantQueueToken } from './tenant-queue.constants';
+import { TENANT_CONTEXT_OF_ROOT, getTenantQueueToken } from './tenant-queue.constants';
+import { TenantContext } from './core/context/tenant-context';
+import { InvalidTenantQueueOptionsError } from './core/errors';
+import { firstUnknownOption, unknownOptionWhy } from './core/options/option-names';
 import { Messages } from './tenant-queue.messages';
 import { ConfigurableTenantQueueModule } from './tenant-queue.module-definition';
 
@@ -73,6 +76,33 @@ export function mountTenantResolution(
 @Module({})
 class TenantQueueFeatureModule {}
 
+/** Every `registerQueue` option name, the kernel's and each feature's (checked by the compiler). */
+const QUEUE_OPTION_NAMES = Object.keys({
+  name: true,
+  tenantScoped: true,
+  systemJobs: true,
+  defaultJobOptions: true,
+  attempts: true,
+  backoff: true,
+  deadLetterCap: true,
+  fairness: true,
+  budget: true,
+  pools: true,
+  routing: true,
+} satisfies Record<keyof RegisterTenantQueueOptions, true>);
+
+/** @internal Refuses an unknown `registerQueue` option name, suggesting the one meant. */
+export function checkQueueOptionNames(queue: RegisterTenantQueueOptions): void {
+  const extra = queue && typeof queue === 'object' && firstUnknownOption(queue, QUEUE_OPTION_NAMES);
+  if (!extra) return;
+  throw new InvalidTenantQueueOptionsError(
+    Messages.invalidOptions(
+      `registerQueue(${queue.name}).${extra}`,
+      unknownOptionWhy(extra, QUEUE_OPTION_NAMES),
+    ),
+  );
+}
+
 /**
  * Root module: `forRoot(options)` / `forRootAsync(...)` once, next to the app's own
  * `ClsModule.forRoot(...)`; `registerQueue(...)` for each queue a module produces or consumes.
@@ -97,6 +127,8 @@ export class TenantQueueModule extends ConfigurableTenantQueueModule implements 
   static registerQueue(...queues: RegisterTenantQueueOptions[]): DynamicModule {
     // Both optional: without forRoot, a typed error naming the fix instead of Nest's DI error;
     // without Redis features (the testing module), no consumer check.
+    const rootMissing = () =>
+      new TenantQueueRootMissingError(Messages.rootModuleMissing(queues.map((q) => q?.name)));
     const providers: Provider[] = queues.map((queue) => ({
       provide: getTenantQueueToken(queue.name),
       useFactory: (
@@ -104,11 +136,8 @@ export class TenantQueueModule extends ConfigurableTenantQueueModule implements 
         consumers?: QueueConsumerCheck,
         _features?: boolean,
       ) => {
-        if (!registry) {
-          throw new TenantQueueRootMissingError(
-            Messages.rootModuleMissing(queues.map((q) => q?.name)),
-          );
-        }
+        if (!registry) throw rootMissing();
+        checkQueueOptionNames(queue);
         const created = registry.createQueue(queue);
         consumers?.expect(created.name);
         return created;
@@ -119,10 +148,20 @@ export class TenantQueueModule extends ConfigurableTenantQueueModule implements 
         { token: TENANT_QUEUE_FEATURES_READY, optional: true },
       ],
     }));
+    // What the importing module's providers inject from the root, resolved here first: without
+    // a root, the typed error instead of Nest's "can't resolve dependencies ... TenantContext".
+    providers.push({
+      provide: TenantContext,
+      useFactory: (context?: TenantContext) => {
+        if (!context) throw rootMissing();
+        return context;
+      },
+      inject: [{ token: TENANT_CONTEXT_OF_ROOT, optional: true }],
+    });
     return {
       module: TenantQueueFeatureModule,
       providers,
-      exports: providers.map((provider) => (provider as { provide: string }).provide),
+      exports: providers.map((provider) => (provider as { provide: unknown }).provide) as never,
     };
   }
 

@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import {
+  copyFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -9,7 +11,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 const root = resolve(__dirname, '..');
 /** Each entry point's value exports, as the public API snapshot lists them. */
@@ -47,14 +49,25 @@ function run(command: string, args: string[], cwd: string): string {
  */
 describe('the packed package (exports map, types, LICENSE)', () => {
   let app: string;
+  let clone: string;
   let files: string[];
 
   beforeAll(() => {
     app = mkdtempSync(join(tmpdir(), 'tq-pack-'));
-    run('npm', ['run', 'build'], root);
-    const [packed] = JSON.parse(
-      run('npm', ['pack', '--json', '--pack-destination', app], root),
-    ) as {
+    // A clone: the repository's files without dist/ (never built), its install linked in.
+    // `npm pack` there must build the code itself (prepack).
+    clone = mkdtempSync(join(tmpdir(), 'tq-clone-'));
+    const sources = run('git', ['ls-files', '-co', '--exclude-standard', '-z'], root)
+      .split('\0')
+      .filter((path) => path && existsSync(join(root, path)));
+    for (const path of sources) {
+      mkdirSync(dirname(join(clone, path)), { recursive: true });
+      copyFileSync(join(root, path), join(clone, path));
+    }
+    symlinkSync(join(root, 'node_modules'), join(clone, 'node_modules'));
+    expect(existsSync(join(clone, 'dist'))).toBe(false);
+    const output = run('npm', ['pack', '--json', '--pack-destination', app], clone);
+    const [packed] = JSON.parse(output.slice(output.indexOf('[\n'))) as {
       filename: string;
       files: { path: string }[];
     }[];
@@ -71,10 +84,21 @@ describe('the packed package (exports map, types, LICENSE)', () => {
 
   afterAll(() => {
     if (app) rmSync(app, { recursive: true, force: true });
+    if (clone) rmSync(clone, { recursive: true, force: true });
   });
 
   it('ships dist, the Lua scripts and the MIT LICENSE, and nothing from the repository', () => {
-    expect(files).toEqual(expect.arrayContaining(['LICENSE', 'package.json', 'dist/index.js']));
+    // Built by prepack in a clone that had no dist/: every entry point's code is in the tarball.
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'LICENSE',
+        'package.json',
+        'dist/index.js',
+        'dist/index.d.ts',
+        'dist/tenant-queue.module.js',
+        'dist/dead-letters/dead-letter-record.lua',
+      ]),
+    );
     expect(files.some((file) => file.endsWith('.lua'))).toBe(true);
     expect(
       files.filter((file) => !/^(dist\/|LICENSE$|README\.md$|package\.json$)/.test(file)),

@@ -1,7 +1,11 @@
-import { INestApplication, LoggerService, Module } from '@nestjs/common';
+import { Controller, INestApplication, LoggerService, Module, UseGuards } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ClsModule } from 'nestjs-cls';
 import {
+  InjectTenantQueue,
+  TenantContext,
+  TenantQueue,
+  TenantRequiredGuard,
   TenantJob,
   TenantProcessor,
   TenantQueueModule,
@@ -63,6 +67,57 @@ describe('wiring mistakes get a message naming the fix', () => {
     await expect(compiled).rejects.toThrow(
       "TenantQueueModule.registerQueue({ name: 'media' }) needs TenantQueueModule.forRoot({ connection })",
     );
+  });
+
+  it("the Quick start's shape without forRoot: the typed error, whatever injects TenantContext", async () => {
+    @TenantProcessor('media')
+    class ContextProcessor extends TenantWorkerHost {
+      constructor(private readonly tenant: TenantContext) {
+        super();
+      }
+      async process() {
+        return this.tenant.tenantId;
+      }
+    }
+    @Controller('uploads')
+    @UseGuards(TenantRequiredGuard)
+    class UploadsController {
+      constructor(
+        @InjectTenantQueue('media') readonly media: TenantQueue,
+        readonly tenant: TenantContext,
+      ) {}
+    }
+    @Module({
+      imports: [TenantQueueModule.registerQueue({ name: 'media' })],
+      controllers: [UploadsController],
+      providers: [ContextProcessor],
+    })
+    class MediaModule {}
+    @Module({ imports: [ClsModule.forRoot({ global: true }), MediaModule] })
+    class AppModule {}
+    for (let i = 0; i < 3; i++) {
+      const compiled = Test.createTestingModule({ imports: [AppModule] }).compile();
+      await expect(compiled).rejects.toBeInstanceOf(TenantQueueRootMissingError);
+      await expect(compiled).rejects.toThrow(
+        /needs TenantQueueModule\.forRoot\(\{ connection \}\)/,
+      );
+    }
+    // With the root, the processor and the controller get the root's one TenantContext.
+    @Module({
+      imports: [
+        ClsModule.forRoot({ global: true }),
+        TenantQueueModule.forRoot({ connection: testConnection(), prefix: uniquePrefix() }),
+        MediaModule,
+      ],
+    })
+    class FixedModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [FixedModule] }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    apps.push(app);
+    await app.init();
+    const root = app.get(TenantContext, { strict: false });
+    expect(app.select(MediaModule).get(UploadsController).tenant).toBe(root);
+    expect(app.select(MediaModule).get(ContextProcessor)['tenant']).toBe(root);
   });
 
   it('a processor missing from providers: one warning naming the queue and the fix', async () => {

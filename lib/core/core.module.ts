@@ -1,3 +1,4 @@
+import { TENANT_CONTEXT_OF_ROOT } from '../tenant-queue.constants';
 import { DynamicModule, Module, Provider, Type } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ClsModule } from 'nestjs-cls';
@@ -57,6 +58,7 @@ const KERNEL: Provider[] = [
   TenantResolver,
   TenantResolutionMiddleware,
   TenantContext,
+  { provide: TENANT_CONTEXT_OF_ROOT, useExisting: TenantContext },
   TenantEnvelopeCodec,
   TenantQueueRedis,
   TenantQueuePlugins,

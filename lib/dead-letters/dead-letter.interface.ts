@@ -37,6 +37,12 @@ export interface DeadLetter {
   timeoutMs?: number;
   /** How many times this run was replayed before this failure. */
   replays: number;
+  /**
+   * ISO-8601 instant the module saw the job complete after a retry outside `DeadLetters.replay`
+   * (BullMQ's `job.retry()`, bull-board's Retry); such a letter is kept for the record and its
+   * replay is refused with `DeadLetterResolvedError`. Absent while the letter is open.
+   */
+  resolvedAt?: string;
 }
 
 /**

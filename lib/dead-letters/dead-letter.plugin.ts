@@ -24,7 +24,9 @@ const UNREADABLE_MEMORY = 10_000;
  * sweeps recent failures at start and every 30 s, so a process that died between "failed" and
  * "dead-lettered" loses nothing. Recording is idempotent, keyed by job id and failure time. A
  * failed job whose hash cannot be read back (corrupt data or options) is skipped, logged once and
- * counted (`unreadable`); the sweep goes on with the rest.
+ * counted (`unreadable`); the sweep goes on with the rest. A dead letter whose job completes by
+ * another path (BullMQ's `job.retry()`, bull-board's Retry, then this or any worker) is resolved
+ * on this worker's `completed` event or by the next sweep, while BullMQ still keeps the job.
  */
 @Injectable()
 export class DeadLetterWorkerPlugin implements WorkerPlugin {
@@ -51,9 +53,27 @@ export class DeadLetterWorkerPlugin implements WorkerPlugin {
           ),
         );
     });
+    // A job that failed an attempt before (a dead letter's job retried by job.retry() or
+    // bull-board has its stack kept, or more attempts made than allowed) and now completed may
+    // resolve a letter; other completions cost this check only.
+    worker.on('completed', (job) => {
+      if (
+        !job?.id ||
+        !((job.stacktrace?.length ?? 0) > 0 || job.attemptsMade > (job.opts.attempts ?? 1))
+      )
+        return;
+      this.deadLetters
+        .resolveJob(definition, job.id, true)
+        .catch((e: Error) =>
+          this.logger.error(
+            `${tenantLogFields(jobLogRef(job))} resolving the dead letter of job ${job.id}: ${e.message}`,
+          ),
+        );
+    });
     let sweeping: Promise<void> | undefined;
     const sweep = () => {
       sweeping ??= this.sweep(definition)
+        .then(() => this.deadLetters.resolveOpen(definition))
         .then(() => undefined)
         .catch((e: Error) =>
           this.logger.error(

@@ -4,17 +4,28 @@ import { RedisClient } from '../core/redis/tenant-queue.redis';
 import { LuaScripts } from '../core/redis/lua-scripts';
 
 const SCRIPTS = new LuaScripts<Record<string, (...args: unknown[]) => Promise<any>>>(__dirname, {
-  tqDlqRecord: { numberOfKeys: 4, file: 'dead-letter-record.lua' },
-  tqDlqRemove: { numberOfKeys: 2, file: 'dead-letter-remove.lua' },
+  tqDlqRecord: { numberOfKeys: 6, file: 'dead-letter-record.lua' },
+  tqDlqRemove: { numberOfKeys: 4, file: 'dead-letter-remove.lua' },
+  tqDlqResolve: { numberOfKeys: 5, file: 'dead-letter-resolve.lua' },
 });
 
 /** @internal Keys and scripts of the dead-letter store (all under the queue's hash tag). */
 export class DeadLettersScript {
   constructor(private readonly client: () => RedisClient) {}
 
-  static tenantKeys(definition: TenantQueueDefinition, tenantId: string): [string, string] {
+  /** The tenant's index, entries and resolutions. */
+  static tenantKeys(definition: TenantQueueDefinition, tenantId: string): [string, string, string] {
     const index = `${definition.bullPrefix}:~dlq:${tenantKeyPart(tenantId)}`;
-    return [index, `${index}:entries`];
+    return [index, `${index}:entries`, `${index}:resolved`];
+  }
+
+  /** Hash job id -> tenant id of the letters whose job may still complete by another path. */
+  static openKey(definition: TenantQueueDefinition): string {
+    return `${definition.bullPrefix}:~dlq-open`;
+  }
+
+  static completedKey(definition: TenantQueueDefinition): string {
+    return `${definition.bullPrefix}:${definition.name}:completed`;
   }
 
   static failedKey(definition: TenantQueueDefinition): string {
@@ -38,22 +49,50 @@ export class DeadLettersScript {
     json: string,
     final: boolean,
   ): Promise<number> {
-    const [index, entries] = DeadLettersScript.tenantKeys(definition, tenantId);
     return this.redis().tqDlqRecord(
       DeadLettersScript.jobKey(definition, jobId),
       DeadLettersScript.failedKey(definition),
-      index,
-      entries,
+      ...DeadLettersScript.tenantKeys(definition, tenantId),
+      DeadLettersScript.openKey(definition),
       jobId,
       finishedOn,
       json,
       definition.deadLetterCap ?? 1000,
       final ? '1' : '0',
+      tenantId,
     );
   }
 
   async remove(definition: TenantQueueDefinition, tenantId: string, jobId = ''): Promise<number> {
-    return this.redis().tqDlqRemove(...DeadLettersScript.tenantKeys(definition, tenantId), jobId);
+    return this.redis().tqDlqRemove(
+      ...DeadLettersScript.tenantKeys(definition, tenantId),
+      DeadLettersScript.openKey(definition),
+      jobId,
+    );
+  }
+
+  /**
+   * 1 resolved now (the job completed), 0 still open, -1 not watched (resolved, replayed, purged,
+   * or its job removed with no sign of completion). `completed`: the caller saw it complete.
+   */
+  async resolve(
+    definition: TenantQueueDefinition,
+    tenantId: string,
+    jobId: string,
+    completed: boolean,
+  ): Promise<number> {
+    const [, entries, resolved] = DeadLettersScript.tenantKeys(definition, tenantId);
+    return this.redis().tqDlqResolve(
+      DeadLettersScript.jobKey(definition, jobId),
+      DeadLettersScript.completedKey(definition),
+      entries,
+      resolved,
+      DeadLettersScript.openKey(definition),
+      jobId,
+      tenantId,
+      Date.now(),
+      completed ? '1' : '0',
+    );
   }
 
   get raw(): any {

@@ -2,7 +2,11 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { TenantContext } from '../core/context/tenant-context';
 import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
-import { DeadLetterNotFoundError, TenantNotActiveError } from '../core/errors';
+import {
+  DeadLetterNotFoundError,
+  DeadLetterResolvedError,
+  TenantNotActiveError,
+} from '../core/errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { TenantDirectory } from '../core/types/tenant-directory.interface';
 import { EnqueuedJob } from '../core/types/tenant-job.interface';
@@ -81,7 +85,8 @@ export class DeadLetters {
    * Enqueues the job again for the same tenant (same actor and correlation id, same run id, a
    * fresh attempt count) and removes the dead letter. Refused with `TenantNotActiveError` when
    * the `TenantDirectory` says the tenant is not active; `DeadLetterNotFoundError` when the tenant
-   * has no such dead letter.
+   * has no such dead letter; `DeadLetterResolvedError` when its job ran again by another path
+   * (BullMQ's `job.retry()`, bull-board's Retry) and completed or is still on its way.
    */
   async replay(tenantId: string, jobId: string, queue?: string): Promise<EnqueuedJob> {
     this.codec.assertTenantId(tenantId);
@@ -89,6 +94,7 @@ export class DeadLetters {
     if (!found) throw new DeadLetterNotFoundError(Messages.deadLetterNotFound(tenantId, jobId));
     await this.assertActive(tenantId);
     const { letter, definition } = found;
+    await this.assertOpen(definition, letter);
     const replay = letter.replays + 1;
     const data = {
       ...letter.data,
@@ -168,6 +174,74 @@ export class DeadLetters {
     return letter;
   }
 
+  /**
+   * @internal Resolves the open dead letter of job `jobId`, if any, when the job completed (by
+   * any path). `completed`: the caller saw it complete (its hash may already be removed).
+   */
+  async resolveJob(
+    definition: TenantQueueDefinition,
+    jobId: string,
+    completed: boolean,
+  ): Promise<boolean> {
+    const tenantId: string | null = await this.script.raw.hget(
+      DeadLettersScript.openKey(definition),
+      jobId,
+    );
+    if (tenantId === null) return false;
+    const resolved = (await this.script.resolve(definition, tenantId, jobId, completed)) === 1;
+    if (resolved) {
+      this.logger.log(
+        `${tenantLogFields({ tenantId, jobId })} dead letter ${jobId} of tenant ${tenantId} on ` +
+          `${definition.name} resolved: its job completed after a retry outside DeadLetters.replay`,
+      );
+    }
+    return resolved;
+  }
+
+  /** @internal Resolves every open dead letter of the queue whose job has completed since. */
+  async resolveOpen(definition: TenantQueueDefinition): Promise<number> {
+    const redis = this.script.raw;
+    let resolved = 0;
+    let cursor = '0';
+    do {
+      const [next, flat]: [string, string[]] = await redis.hscan(
+        DeadLettersScript.openKey(definition),
+        cursor,
+        'COUNT',
+        200,
+      );
+      cursor = next;
+      for (let i = 0; i < flat.length; i += 2) {
+        if ((await this.script.resolve(definition, flat[i + 1], flat[i], false)) === 1) resolved++;
+      }
+    } while (cursor !== '0');
+    return resolved;
+  }
+
+  /** Refuses a replay of a letter whose job completed or runs again by another path. */
+  private async assertOpen(definition: TenantQueueDefinition, letter: DeadLetter): Promise<void> {
+    await this.resolveJob(definition, letter.jobId, false);
+    const [, , resolvedKey] = DeadLettersScript.tenantKeys(definition, letter.tenantId);
+    const [[, resolvedAt], [, exists], [, failed]] = (await this.script.raw
+      .pipeline()
+      .hget(resolvedKey, letter.jobId)
+      .exists(DeadLettersScript.jobKey(definition, letter.jobId))
+      .zscore(DeadLettersScript.failedKey(definition), letter.jobId)
+      .exec()) as [Error | null, unknown][];
+    if (resolvedAt !== null) {
+      throw new DeadLetterResolvedError(
+        'completed',
+        Messages.deadLetterResolved(letter.tenantId, letter.jobId, Number(resolvedAt)),
+      );
+    }
+    if (exists === 1 && failed === null) {
+      throw new DeadLetterResolvedError(
+        'retrying',
+        Messages.deadLetterRetrying(letter.tenantId, letter.jobId),
+      );
+    }
+  }
+
   private emit(letter: DeadLetter): void {
     for (const listener of this.listeners) {
       this.context.run(letter.envelope, () =>
@@ -205,10 +279,15 @@ export class DeadLetters {
     tenantId: string,
     jobId: string,
   ): Promise<DeadLetter | undefined> {
-    const [, entries] = DeadLettersScript.tenantKeys(definition, tenantId);
-    const json: string | null = await this.script.raw.hget(entries, jobId);
+    const [, entries, resolved] = DeadLettersScript.tenantKeys(definition, tenantId);
+    const [[, json], [, resolvedAt]] = (await this.script.raw
+      .pipeline()
+      .hget(entries, jobId)
+      .hget(resolved, jobId)
+      .exec()) as [Error | null, string | null][];
     if (!json) return undefined;
     const letter = JSON.parse(json) as DeadLetter;
+    if (resolvedAt !== null) letter.resolvedAt = new Date(Number(resolvedAt)).toISOString();
     // Belt and braces: an entry is only ever served to the tenant it was written for.
     return letter.tenantId === tenantId ? letter : undefined;
   }

@@ -3,6 +3,7 @@ import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
 import { TenantRateLimit } from '../core/types/tenant-tier-options.interface';
 import { checkRateLimit } from '../core/options/tiers.options';
+import { unknownOptionWhy } from '../core/options/option-names';
 import { TenantFairnessOptions, TenantLaneOptions } from './tenant-fairness-options.interface';
 
 /** Fairness options of one queue with every default filled in. */
@@ -79,16 +80,15 @@ const SLOW_RULES: Rule[] = [
   ['recoverAt', 0, true],
 ];
 
+const OTHER_KEYS = ['enabled', 'slowLane', 'rateLimit', 'lanes', 'defaultLane', 'priorityByTurn'];
+
 function checkNumbers(queue: string, path: string, input: object, rules: Rule[]): void {
   const known = new Set(rules.map((rule) => rule[0]));
   for (const key of Object.keys(input)) {
     if (path === '' && key === 'fairKey') continue;
-    if (
-      !known.has(key) &&
-      key !== 'share' &&
-      !['enabled', 'slowLane', 'rateLimit', 'lanes', 'defaultLane', 'priorityByTurn'].includes(key)
-    ) {
-      throw invalid(queue, `${path}${key}`, 'is not a known option');
+    if (!known.has(key) && key !== 'share' && !OTHER_KEYS.includes(key)) {
+      const names = [...known, ...(path === '' ? ['share', 'fairKey', ...OTHER_KEYS] : [])];
+      throw invalid(queue, `${path}${key}`, unknownOptionWhy(key, names));
     }
   }
   for (const [key, min, integer, max] of rules) {
@@ -220,7 +220,7 @@ function resolveLanes(
       throw invalid(queue, `lanes.${name}`, 'must be { share, jobs? }');
     for (const key of Object.keys(lane)) {
       if (key !== 'share' && key !== 'jobs')
-        throw invalid(queue, `lanes.${name}.${key}`, 'is not a known option');
+        throw invalid(queue, `lanes.${name}.${key}`, unknownOptionWhy(key, ['share', 'jobs']));
     }
     if (typeof lane.share !== 'number' || !(lane.share >= 0 && lane.share <= 1)) {
       throw invalid(queue, `lanes.${name}.share`, 'must be a number from 0 to 1');

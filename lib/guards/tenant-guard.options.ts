@@ -2,6 +2,7 @@ import { IsInt, IsOptional, Max, Min, validateSync } from 'class-validator';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { TenantGuardOptions } from './tenant-guard-options.interface';
 import { Messages } from '../tenant-queue.messages';
+import { validationWhy } from '../core/options/option-names';
 
 /** `guards` option after validation, defaults filled in. */
 export interface ResolvedGuardOptions {
@@ -28,9 +29,8 @@ export function resolveGuardOptions(input: TenantGuardOptions | undefined): Reso
     forbidNonWhitelisted: true,
   });
   if (errors.length > 0) {
-    const why = Object.values(errors[0].constraints ?? {}).join('; ');
     throw new InvalidTenantQueueOptionsError(
-      Messages.invalidOptions(`guards.${errors[0].property}`, why),
+      Messages.invalidOptions(`guards.${errors[0].property}`, validationWhy(errors[0])),
     );
   }
   return {

@@ -1,5 +1,6 @@
 import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
+import { unknownOptionWhy } from '../core/options/option-names';
 import { TenantQueueMetricsOptions } from './metrics-options.interface';
 import { MetricsSink } from './metrics-sink.interface';
 
@@ -52,7 +53,7 @@ export function resolveMetricsOptions(options: {
     'gaugeIntervalMs',
   ];
   const extra = Object.keys(input).find((key) => !known.includes(key));
-  if (extra) fail(extra, `is not a known option (allowed: ${known.join(', ')})`);
+  if (extra) fail(extra, unknownOptionWhy(extra, known));
   const sink = input.sink;
   if (
     sink !== undefined &&

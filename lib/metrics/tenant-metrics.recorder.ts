@@ -21,7 +21,7 @@ import {
 } from '../core/processor/tenant-job-pipeline';
 import { PreparedJob } from '../core/queues/job-dispatcher.interface';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/options/core.options';
-import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
+import { TenantQueueRedis, settlesWithin } from '../core/redis/tenant-queue.redis';
 import { HISTORY_MINUTES } from './lag-history';
 import { seriesOf } from './metric-series';
 import { MetricsSink } from './metrics-sink.interface';
@@ -86,7 +86,8 @@ export class TenantMetricsRecorder
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.launcher.close();
-    await this.flush();
+    // Within the shutdown bound: with Redis away, the last batches are dropped, not waited for.
+    await settlesWithin(this.flush(), this.redis.shutdownMsLeft());
   }
 
   /**

@@ -1,4 +1,5 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { TenantQueueRedis, settlesWithin } from '../core/redis/tenant-queue.redis';
 import { TenantDirectory } from '../core/types/tenant-directory.interface';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { AnyZoneCron } from './any-zone-cron';
@@ -67,6 +68,7 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
     @Inject(SchedulerClock) readonly clock: SchedulerClock,
     private readonly store: ScheduleStore,
     private readonly registry: TenantQueueRegistry,
+    private readonly redis: TenantQueueRedis,
     @Optional() @Inject(TenantDirectory) private readonly directory?: TenantDirectory,
   ) {}
 
@@ -88,7 +90,8 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
   async beforeApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    await this.running?.catch(() => undefined);
+    // Within the shutdown bound: a tick waiting for a Redis that is away is left behind.
+    if (this.running) await settlesWithin(this.running, this.redis.shutdownMsLeft());
   }
 
   /** Runs one tick now; a tick already running in this process is joined, not doubled. */

@@ -1,5 +1,7 @@
 import { isTenantDirectoryConfigured } from '../core/tenants/default-ports';
+import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import {
+  BeforeApplicationShutdown,
   Inject,
   Injectable,
   Logger,
@@ -44,8 +46,11 @@ export interface TenantCronView {
  * fan-out and cron workers, then starts the scheduler's tick.
  */
 @Injectable()
-export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap {
+export class TenantCronExplorer
+  implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown
+{
   private readonly logger = new Logger('TenantScheduler');
+  private stopping = false;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -55,6 +60,7 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
     private readonly launcher: TenantWorkerLauncher,
     private readonly store: ScheduleStore,
     private readonly ticker: ScheduleTicker,
+    private readonly redis: TenantQueueRedis,
     @Optional() @Inject(TenantDirectory) private readonly directory?: TenantDirectory,
   ) {}
 
@@ -72,10 +78,25 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
     }
   }
 
+  /**
+   * Stores the drivers, then starts the cron workers and the tick. With Redis away the app
+   * finishes bootstrapping all the same: the drivers are written once it answers (the scripts'
+   * connection holds the commands until then).
+   */
   async onApplicationBootstrap(): Promise<void> {
     const { crons, handlers } = this.discovered ?? this.discover();
     if (crons.size > 0) {
-      await this.registerDrivers(crons);
+      const registering = this.registerDrivers(crons).catch((error: Error) => {
+        if (!this.stopping) {
+          this.logger.error(
+            `${tenantLogFields()} @TenantCron drivers not stored: ${error.message}`,
+          );
+        }
+      });
+      // Stored before the app is up when Redis answers; in the background when it is away.
+      if (!(await this.redis.settlesAtBoot(registering))) {
+        this.logger.warn(`${tenantLogFields()} ${Messages.cronDriversLater()}`);
+      }
       const fanOut = new CronFanOutHost(crons, this.directory!, this.registry, this.ticker);
       this.startWorker(this.ticker.fanOutQueueName, fanOut, false, 2);
       for (const [queue, byName] of handlers) {
@@ -88,6 +109,10 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
       }
     }
     this.ticker.start();
+  }
+
+  beforeApplicationShutdown(): void {
+    this.stopping = true;
   }
 
   /**

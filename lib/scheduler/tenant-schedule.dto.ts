@@ -16,6 +16,7 @@ import {
 } from 'class-validator';
 import { InvalidScheduleError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
+import { validationWhy } from '../core/options/option-names';
 import { TenantScheduleInput } from './tenant-schedule.interface';
 
 /** Schedule keys and cron names: safe inside Redis keys and job ids (no `~`, `|` or `:`). */
@@ -66,5 +67,5 @@ export function validateScheduleInput(input: TenantScheduleInput): void {
 export function describe(error: ValidationError, path = ''): [string, string] {
   const field = `${path}${error.property}`;
   if (error.children && error.children.length > 0) return describe(error.children[0], `${field}.`);
-  return [field, Object.values(error.constraints ?? {}).join('; ') || 'is not valid'];
+  return [field, validationWhy(error)];
 }

@@ -3,6 +3,7 @@ import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { TenantQueueModuleOptions } from '../interfaces/tenant-queue-options.interface';
 import { TenantSchedulerOptions } from '../interfaces/tenant-scheduler-options.interface';
 import { Messages } from '../tenant-queue.messages';
+import { validationWhy } from '../core/options/option-names';
 
 export type ResolvedTenantSchedulerOptions = Required<TenantSchedulerOptions>;
 
@@ -30,9 +31,8 @@ export function resolveTenantSchedulerOptions(
     forbidNonWhitelisted: true,
   });
   if (errors.length > 0) {
-    const why = Object.values(errors[0].constraints ?? {}).join('; ') || 'is not valid';
     throw new InvalidTenantQueueOptionsError(
-      Messages.invalidOptions(`scheduler.${errors[0].property}`, why),
+      Messages.invalidOptions(`scheduler.${errors[0].property}`, validationWhy(errors[0])),
     );
   }
   return {

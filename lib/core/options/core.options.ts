@@ -40,6 +40,7 @@ import {
   TenantResolverName,
 } from '../types/core-options.interface';
 import { RESOLUTION_STRATEGIES } from '../resolution/strategies';
+import { validationWhy } from './option-names';
 
 /** Every strategy name `resolution.order` accepts. */
 export const RESOLVER_NAMES = Object.keys(RESOLUTION_STRATEGIES) as TenantResolverName[];
@@ -60,11 +61,14 @@ export interface ResolvedTenantQueueOptions {
   tiers: Readonly<Record<string, TenantTierOptions>>;
   tierCacheMs: number;
   enqueueTimeoutMs: number;
+  redisAtBoot: 'optional' | 'required';
+  shutdownTimeoutMs: number;
   /** BullMQ's telemetry as given (the telemetry feature validates it and tags spans). */
   telemetry: Telemetry | undefined;
 }
 
 const DEFAULT_ENQUEUE_TIMEOUT_MS = 5000;
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
 const IsCallable = () =>
   ValidateBy({
@@ -111,8 +115,14 @@ class OptionsSchema {
   @IsOptional() tiers?: unknown;
   @IsOptional() tierCacheMs?: unknown;
   @IsOptional() @IsInt() @Min(100) @Max(600_000) enqueueTimeoutMs?: number;
+  @IsOptional() @IsIn(['optional', 'required']) redisAtBoot?: string;
+  @IsOptional() @IsInt() @Min(100) @Max(600_000) shutdownTimeoutMs?: number;
   @IsOptional() telemetry?: unknown;
   @IsOptional() cls?: unknown;
+  // Ports: Nest takes them out before this check; listed so a misspelling names them.
+  @IsOptional() directory?: unknown;
+  @IsOptional() entitlementChecker?: unknown;
+  @IsOptional() actorPermissionChecker?: unknown;
 }
 
 function check(schema: object, input: object, path: string): void {
@@ -125,8 +135,7 @@ function check(schema: object, input: object, path: string): void {
 
 function toOptionsError(error: ValidationError, path: string): InvalidTenantQueueOptionsError {
   const field = `${path}${error.property}`;
-  const why = Object.values(error.constraints ?? {}).join('; ') || 'is not valid';
-  return new InvalidTenantQueueOptionsError(Messages.invalidOptions(field, why));
+  return new InvalidTenantQueueOptionsError(Messages.invalidOptions(field, validationWhy(error)));
 }
 
 const LOCALE = /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8}){0,4}$/;
@@ -185,6 +194,8 @@ export function resolveTenantQueueOptions(options: CoreModuleOptions): ResolvedT
     tiers: resolveTiers(options.tiers),
     tierCacheMs: resolveTierCacheMs(options.tierCacheMs),
     enqueueTimeoutMs: options.enqueueTimeoutMs ?? DEFAULT_ENQUEUE_TIMEOUT_MS,
+    redisAtBoot: options.redisAtBoot ?? 'optional',
+    shutdownTimeoutMs: options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
     telemetry: options.telemetry,
   };
 }

@@ -2,6 +2,7 @@ import { IsOptional, ValidateBy, validateSync } from 'class-validator';
 import { InvalidTenantQueueOptionsError } from '../errors';
 import { TenantEnvelopeOptions } from '../types/core-options.interface';
 import { Messages } from '../../tenant-queue.messages';
+import { validationWhy } from './option-names';
 
 /** `envelope` option after validation: no secrets means signing is off. */
 export interface ResolvedEnvelopeOptions {
@@ -43,9 +44,8 @@ export function resolveEnvelopeOptions(
     );
   }
   if (errors.length > 0) {
-    const why = Object.values(errors[0].constraints ?? {}).join('; ');
     throw new InvalidTenantQueueOptionsError(
-      Messages.invalidOptions(`envelope.${errors[0].property}`, why),
+      Messages.invalidOptions(`envelope.${errors[0].property}`, validationWhy(errors[0])),
     );
   }
   const secret = input.secret;

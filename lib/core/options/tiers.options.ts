@@ -1,5 +1,6 @@
 import { InvalidTenantQueueOptionsError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
+import { unknownOptionWhy } from './option-names';
 import {
   TenantLimits,
   TenantRateLimit,
@@ -9,6 +10,7 @@ import {
 const TIER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const LIMIT_KEYS = new Set(['weight', 'maxConcurrency', 'minConcurrency', 'rateLimit', 'lanes']);
 const TIER_KEYS = new Set([...LIMIT_KEYS, 'queues', 'pools']);
+const RATE_KEYS = ['max', 'per', 'burst'];
 
 function invalid(field: string, why: string): InvalidTenantQueueOptionsError {
   return new InvalidTenantQueueOptionsError(Messages.invalidOptions(field, why));
@@ -21,7 +23,8 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 export function checkRateLimit(field: string, value: unknown): asserts value is TenantRateLimit {
   if (!isObject(value)) throw invalid(field, 'must be { max, per, burst? } or false');
   for (const key of Object.keys(value)) {
-    if (!['max', 'per', 'burst'].includes(key)) throw invalid(`${field}.${key}`, 'is not known');
+    if (!RATE_KEYS.includes(key))
+      throw invalid(`${field}.${key}`, unknownOptionWhy(key, RATE_KEYS));
   }
   const { max, per, burst } = value;
   if (typeof max !== 'number' || !Number.isFinite(max) || max <= 0) {
@@ -39,7 +42,7 @@ export function checkRateLimit(field: string, value: unknown): asserts value is 
 export function checkLimits(field: string, input: unknown, keys = LIMIT_KEYS): void {
   if (!isObject(input)) throw invalid(field, 'must be an object');
   for (const key of Object.keys(input)) {
-    if (!keys.has(key)) throw invalid(`${field}.${key}`, 'is not a known option');
+    if (!keys.has(key)) throw invalid(`${field}.${key}`, unknownOptionWhy(key, [...keys]));
   }
   const limits = input as TenantLimits;
   if (

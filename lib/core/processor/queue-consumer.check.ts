@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { TenantQueueRedis, settlesWithin } from '../redis/tenant-queue.redis';
 import type { Queue } from 'bullmq';
 import { tenantLogFields } from '../context/tenant-log-fields';
 import { Messages } from '../../tenant-queue.messages';
@@ -19,7 +20,10 @@ export class QueueConsumerCheck implements OnApplicationBootstrap, OnApplication
   private timer?: NodeJS.Timeout;
   private running?: Promise<string[]>;
 
-  constructor(private readonly registry: TenantQueueRegistry) {}
+  constructor(
+    private readonly registry: TenantQueueRegistry,
+    private readonly redis: TenantQueueRedis,
+  ) {}
 
   /** @internal Called by `registerQueue` for each queue it declares. */
   expect(queue: string): void {
@@ -36,7 +40,7 @@ export class QueueConsumerCheck implements OnApplicationBootstrap, OnApplication
 
   async onApplicationShutdown(): Promise<void> {
     clearTimeout(this.timer);
-    await this.running;
+    if (this.running) await settlesWithin(this.running, this.redis.shutdownMsLeft());
   }
 
   /** The queues and pools without a worker anywhere, each warned about once. */

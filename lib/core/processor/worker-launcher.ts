@@ -1,4 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+import { TenantQueueRedis, settlesWithin } from '../redis/tenant-queue.redis';
+import { Messages } from '../../tenant-queue.messages';
 import type { Worker } from 'bullmq';
 import { tenantLogFields } from '../context/tenant-log-fields';
 import { TenantQueueRegistry } from '../queues/tenant-queue.registry';
@@ -25,6 +27,7 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
     private readonly pipeline: TenantJobPipeline,
     @Inject(TENANT_WORKER_BACKEND) private readonly backend: TenantWorkerBackend,
     registry: TenantQueueRegistry,
+    private readonly redis: TenantQueueRedis,
   ) {
     registry.useWorkerLookup((name) => this.workers.get(name));
   }
@@ -42,9 +45,16 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
     );
     const worker = started.worker;
     if (worker) {
-      worker.on('error', (error) =>
-        this.logger.error(`${tenantLogFields()} worker ${definition.name}: ${error.message}`),
-      );
+      // Connection errors once per outage (a worker retries every second or so while Redis is
+      // away, at boot too), the others each time.
+      const outage = this.redis.outageLog(`worker ${definition.name}`);
+      worker.on('error', (error) => {
+        if (isConnectionError(error)) outage.error(error);
+        else this.logger.error(`${tenantLogFields()} worker ${definition.name}: ${error.message}`);
+      });
+      // Back: its first connection, or a fetch that found the queue empty.
+      worker.on('ready', () => outage.ready());
+      worker.on('drained', () => outage.ready());
       this.keep(worker, definition, options);
       host.attachWorker(worker);
     }
@@ -66,8 +76,15 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
    * last completions (fair gates, metrics) await this before their own teardown.
    */
   close(): Promise<void> {
-    this.closing ??= Promise.all(
-      [...this.workers.entries()].map(([name, worker]) =>
+    this.closing ??= this.closeWithin();
+    return this.closing;
+  }
+
+  /** Closes the workers within the shutdown bound; past it, drops their connections. */
+  private async closeWithin(): Promise<void> {
+    const workers = [...this.workers.entries()];
+    const closed = Promise.all(
+      workers.map(([name, worker]) =>
         worker
           .close()
           .catch((error: Error) =>
@@ -76,8 +93,12 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
             ),
           ),
       ),
-    ).then(() => undefined);
-    return this.closing;
+    );
+    const budget = this.redis.shutdownMsLeft();
+    if (await settlesWithin(closed, budget)) return;
+    this.logger.warn(Messages.shutdownTimedOut(`Closing the workers`, budget));
+    // A worker that never connected waits for its connection even to disconnect: not awaited.
+    await settlesWithin(Promise.all(workers.map(([, worker]) => worker.disconnect())), 1000);
   }
 
   beforeApplicationShutdown(): Promise<void> {
@@ -88,4 +109,21 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
     for (const plugin of this.pipeline.workerPlugins) plugin.attach(worker, definition, options);
     if (!this.workers.has(definition.name)) this.workers.set(definition.name, worker);
   }
+}
+
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EPIPE',
+]);
+
+/** An error of the connection to Redis (down, unreachable), not of a job or a command. */
+function isConnectionError(error: Error): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return (
+    (code !== undefined && CONNECTION_CODES.has(code)) || /Connection is closed/.test(error.message)
+  );
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { settlesWithin } from '../redis/tenant-queue.redis';
 import { Worker } from 'bullmq';
 import { TenantContext } from '../context/tenant-context';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
@@ -138,7 +139,11 @@ export class TenantQueueRegistry implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     const queues = [...this.queues.values()];
     this.queues.clear();
-    await Promise.all(queues.map((queue) => queue.bullQueue.close()));
+    // Within the shutdown bound (the Redis clients' own shutdown drops what is left).
+    await settlesWithin(
+      Promise.all(queues.map((queue) => queue.bullQueue.close())),
+      this.options.shutdownTimeoutMs,
+    );
   }
 
   private define(input: CoreQueueOptions): TenantQueueDefinition {

@@ -1,4 +1,5 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { RedisUnavailableAtBootError } from '../errors/redis-unavailable-at-boot.error';
 import IORedis, { Cluster, Redis, RedisOptions } from 'ioredis';
 import { Messages } from '../../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
@@ -22,6 +23,21 @@ function offlineQueueOffOnceReady(client: RedisClient): RedisClient {
     client.options.enableOfflineQueue = false;
   });
   return client;
+}
+
+/**
+ * Resolves true once `work` settles, false when `ms` pass first (the work goes on unawaited).
+ * For shutdown steps that must end within `shutdownTimeoutMs` whatever Redis does.
+ */
+export function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    work.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /** Reconnects within 2 s of Redis coming back (ioredis' default waits up to 20 s under BullMQ). */
@@ -64,16 +80,50 @@ export class OutageLog {
  * never closed by the module.
  */
 @Injectable()
-export class TenantQueueRedis implements OnApplicationShutdown {
+export class TenantQueueRedis implements OnModuleInit, OnApplicationShutdown {
   private current: RedisClient | undefined;
   private producerClient: RedisClient | undefined;
   private closed = false;
+  private shutdownDeadline: number | undefined;
   private readonly logger = new Logger('TenantQueue');
 
   constructor(
     @Inject(TENANT_QUEUE_OPTIONS)
     private readonly options: ResolvedTenantQueueOptions,
   ) {}
+
+  /**
+   * With `redisAtBoot: 'required'`, fails the boot with `RedisUnavailableAtBootError` when Redis
+   * does not answer within `enqueueTimeoutMs`, through a probe connection closed either way (Nest
+   * runs no shutdown hook after a failed init, so nothing may be left reconnecting).
+   */
+  async onModuleInit(): Promise<void> {
+    if (this.options.redisAtBoot !== 'required') return;
+    const probe = this.open({
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    probe.on('error', () => undefined);
+    const ms = this.options.enqueueTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        probe.connect().then(() => probe.ping()),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error('no answer')), ms);
+        }),
+      ]);
+    } catch (error) {
+      throw new RedisUnavailableAtBootError(
+        Messages.redisUnavailableAtBoot((error as Error)?.message ?? String(error), ms),
+      );
+    } finally {
+      clearTimeout(timer);
+      probe.disconnect();
+    }
+  }
 
   /** The client; throws after shutdown, so late callers never open a connection nobody closes. */
   get client(): RedisClient {
@@ -90,6 +140,33 @@ export class TenantQueueRedis implements OnApplicationShutdown {
       offlineQueueOffOnceReady(this.open(NO_LATE_WRITES, reconnectSoon)),
     );
     return this.producerClient;
+  }
+
+  /**
+   * @internal Waits for boot work on the scripts' client: true once it settles, false as soon as
+   * the client reports an error (Redis away) or `enqueueTimeoutMs` passes; the work goes on.
+   */
+  async settlesAtBoot(work: Promise<unknown>): Promise<boolean> {
+    const client = this.client;
+    let failed: (() => void) | undefined;
+    const down = new Promise<boolean>((resolve) => {
+      failed = () => resolve(false);
+      client.once('error', failed);
+    });
+    try {
+      return await Promise.race([settlesWithin(work, this.options.enqueueTimeoutMs), down]);
+    } finally {
+      client.off('error', failed!);
+    }
+  }
+
+  /**
+   * @internal Milliseconds left of the shutdown bound (`shutdownTimeoutMs`), which starts at the
+   * first call: each shutdown step waits at most this long, so together they end within it.
+   */
+  shutdownMsLeft(): number {
+    this.shutdownDeadline ??= Date.now() + this.options.shutdownTimeoutMs;
+    return Math.max(0, this.shutdownDeadline - Date.now());
   }
 
   /** @internal Logs the errors of a client the module made for itself, once per outage. */
@@ -133,10 +210,14 @@ export class TenantQueueRedis implements OnApplicationShutdown {
     this.closed = true;
     const clients = [this.current, this.producerClient];
     this.current = this.producerClient = undefined;
+    // A client that is not connected drops at once (a QUIT would wait in its offline queue for a
+    // Redis that may never come back); a connected one quits within the shutdown bound.
     await Promise.all(
       clients.map(async (client) => {
-        if (client && client.status !== 'end') {
-          await client.quit().catch(() => client.disconnect());
+        if (!client || client.status === 'end') return;
+        if (client.status !== 'ready') return client.disconnect();
+        if (!(await settlesWithin(client.quit(), Math.max(100, this.shutdownMsLeft())))) {
+          client.disconnect();
         }
       }),
     );

@@ -125,6 +125,23 @@ export interface CoreModuleOptions {
    */
   enqueueTimeoutMs?: number;
   /**
+   * What the app does when Redis does not answer at boot. `'optional'`: it finishes
+   * bootstrapping (the HTTP port opens); workers, `@TenantCron` drivers and the scheduler connect
+   * in the background and start once Redis answers, logging one line per outage; enqueues fail
+   * with `EnqueueUnavailableError` meanwhile. `'required'`: bootstrapping fails within
+   * `enqueueTimeoutMs` with `RedisUnavailableAtBootError` and nothing is left connecting.
+   * @default 'optional'
+   */
+  redisAtBoot?: 'optional' | 'required';
+  /**
+   * Longest wait of the module's shutdown (`app.close()`, SIGTERM with `enableShutdownHooks()`),
+   * in ms (100-600000): workers finish their active jobs, then the connections close. Past it the
+   * workers are closed by force (their active jobs go back to BullMQ as stalled and run again)
+   * and the connections are dropped, whatever Redis does.
+   * @default 10000
+   */
+  shutdownTimeoutMs?: number;
+  /**
    * BullMQ's telemetry (e.g. `new BullMQOtel({ tracerName: 'my-app' })` from `bullmq-otel`),
    * given to every queue and worker the module creates. Each job carries the trace context it was enqueued in (also
    * through the fair gate), so BullMQ's `process` span continues the request's trace; that span

@@ -1,0 +1,53 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpStatus } from '@nestjs/common';
+import { EnqueueUnavailableError } from './enqueue-unavailable.error';
+import { InvalidTenantIdError } from './invalid-tenant-id.error';
+import { JobIdTakenError } from './job-id-taken.error';
+import { MissingTenantError } from './missing-tenant.error';
+import { TenantBacklogFullError } from './tenant-backlog-full.error';
+import { TenantNotActiveError } from './tenant-not-active.error';
+import { TenantPortUnavailableError } from './tenant-port-unavailable.error';
+import { TenantSourceConflictError } from './tenant-source-conflict.error';
+
+type Mapped = abstract new (...args: never[]) => Error;
+
+/** Each error the filter answers, its HTTP status, and whether the client may retry later. */
+const STATUSES: [error: Mapped, status: HttpStatus, retryLater: boolean][] = [
+  [EnqueueUnavailableError, HttpStatus.SERVICE_UNAVAILABLE, true],
+  [TenantPortUnavailableError, HttpStatus.SERVICE_UNAVAILABLE, true],
+  [TenantBacklogFullError, HttpStatus.TOO_MANY_REQUESTS, true],
+  [MissingTenantError, HttpStatus.BAD_REQUEST, false],
+  [InvalidTenantIdError, HttpStatus.BAD_REQUEST, false],
+  [TenantSourceConflictError, HttpStatus.FORBIDDEN, false],
+  [TenantNotActiveError, HttpStatus.FORBIDDEN, false],
+  [JobIdTakenError, HttpStatus.CONFLICT, false],
+];
+
+/**
+ * Answers the module's errors that reach an HTTP route with a status that says what the client
+ * can do: 503 with `Retry-After` when Redis (or a tenant port) is away, 429 with `Retry-After`
+ * for a full tenant backlog, 400 for a missing or invalid tenant, 403 for a tenant that is not
+ * active or a conflicting tenant source, 409 for a job id taken. Every other error goes on to
+ * Nest's own handling (a 500 for an unexpected one). Apply it with
+ * `app.useGlobalFilters(new TenantQueueExceptionFilter())`, `@UseFilters(...)`, or the
+ * `APP_FILTER` provider. The body is Nest's shape: `{ statusCode, error, message }`.
+ * @publicApi
+ */
+@Catch(...STATUSES.map(([error]) => error))
+export class TenantQueueExceptionFilter implements ExceptionFilter {
+  /** Seconds a client is told to wait (`Retry-After`) before it tries again. */
+  protected readonly retryAfterSeconds: number = 5;
+
+  catch(error: Error, host: ArgumentsHost): void {
+    const [, status, retryLater] = STATUSES.find(([type]) => error instanceof type)!;
+    // Express (`setHeader`, `status().json()`) or Fastify (`header`, `code().send()`).
+    const response = host.switchToHttp().getResponse<Record<string, (...args: any[]) => any>>();
+    const body = { statusCode: status, error: error.name, message: error.message };
+    if (typeof response.setHeader === 'function') {
+      if (retryLater) response.setHeader('Retry-After', String(this.retryAfterSeconds));
+      response.status(status).json(body);
+    } else {
+      if (retryLater) response.header('Retry-After', String(this.retryAfterSeconds));
+      response.code(status).send(body);
+    }
+  }
+}
