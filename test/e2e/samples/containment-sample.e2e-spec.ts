@@ -1,0 +1,93 @@
+import { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { ClsModule } from 'nestjs-cls';
+import request from 'supertest';
+import { TenantQueueModule } from '../../../lib';
+import { ContainmentDemoModule } from '../../../sample-app/containment';
+import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { waitFor } from '../../support/wait';
+
+jest.setTimeout(30_000);
+
+describe('sample: containment demo over HTTP', () => {
+  let app: INestApplication;
+
+  beforeAll(async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ClsModule.forRoot({ global: true, middleware: { mount: true } }),
+        TenantQueueModule.forRoot({ connection: redisConnection(), prefix: uniquePrefix('demo') }),
+        ContainmentDemoModule,
+      ],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: ['error'] });
+    await app.init();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  const as = (tenant: string) => ({
+    get: (path: string) => request(app.getHttpServer()).get(path).set('x-tenant-id', tenant),
+    post: (path: string, body: object = {}) =>
+      request(app.getHttpServer()).post(path).set('x-tenant-id', tenant).send(body),
+  });
+
+  it('dead-letters a flaky job per tenant and replays it for that tenant only', async () => {
+    const { body: job } = await as('acme').post('/containment/jobs', { failures: 5 }).expect(201);
+    let page: any;
+    await waitFor(async () => {
+      page = (await as('acme').get('/containment/dead-letters').expect(200)).body;
+      return page.total === 1;
+    }, 'the dead letter');
+    expect(page.items[0]).toMatchObject({
+      jobId: job.jobId,
+      tenantId: 'acme',
+      reason: 'ATTEMPTS_EXHAUSTED',
+      attempts: 3,
+    });
+
+    const other = (await as('globex').get('/containment/dead-letters').expect(200)).body;
+    expect(other).toMatchObject({ total: 0, items: [] });
+    await as('globex').post(`/containment/dead-letters/${job.jobId}/replay`).expect(404);
+
+    const replayed = await as('acme').post(`/containment/dead-letters/${job.jobId}/replay`);
+    expect(replayed.status).toBe(201);
+    expect(replayed.body).toMatchObject({ id: `${job.jobId}.r1`, tenantId: 'acme' });
+  });
+
+  it('a replay after the fix completes, for the fixed tenant only', async () => {
+    const deadLettered = async (tenant: string) => {
+      const { body: job } = await as(tenant).post('/containment/jobs', { failures: 5 }).expect(201);
+      await waitFor(async () => {
+        const page = (await as(tenant).get('/containment/dead-letters')).body;
+        return page.items.some((item: { jobId: string }) => item.jobId === job.jobId);
+      }, `${tenant}'s dead letter`);
+      return job.jobId as string;
+    };
+    const fixedJob = await deadLettered('initech');
+    const unfixedJob = await deadLettered('umbrella');
+    await request(app.getHttpServer())
+      .put('/containment/fixed')
+      .set('x-tenant-id', 'initech')
+      .expect(200, { tenantId: 'initech', fixed: true });
+
+    await as('initech').post(`/containment/dead-letters/${fixedJob}/replay`).expect(201);
+    await as('umbrella').post(`/containment/dead-letters/${unfixedJob}/replay`).expect(201);
+    const finished = async (tenant: string, id: string) => {
+      let body: any;
+      await waitFor(async () => {
+        body = (await as(tenant).get(`/containment/jobs/${id}.r1`)).body;
+        return body.state === 'completed' || body.state === 'failed';
+      }, `${tenant}'s replay`);
+      return body;
+    };
+    expect(await finished('initech', fixedJob)).toMatchObject({
+      state: 'completed',
+      result: { done: `initech/${fixedJob}` },
+    });
+    expect(await finished('umbrella', unfixedJob)).toMatchObject({ state: 'failed' });
+    await as('globex').get(`/containment/jobs/${fixedJob}.r1`).expect(404);
+  });
+});
