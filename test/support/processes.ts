@@ -25,11 +25,24 @@ export function forkFixture(
   });
 }
 
-/** SIGKILLs every child still running. */
-export function killAll(children: ChildProcess[]): void {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  }
+/** Sends a message and resolves with the child's next reply. */
+export function ask<T = unknown>(child: ChildProcess, message: unknown): Promise<T> {
+  return new Promise((resolve) => {
+    child.once('message', (reply) => resolve(reply as T));
+    child.send(message as object);
+  });
+}
+
+/** SIGKILLs every child still alive and resolves once each has exited. */
+export async function killAll(children: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    children.map((child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return undefined;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      return exited;
+    }),
+  );
 }
 
 /**

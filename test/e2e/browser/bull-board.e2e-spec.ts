@@ -3,12 +3,17 @@ import { ExpressAdapter } from '@bull-board/express';
 import { BullBoardModule } from '@bull-board/nestjs';
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import { Browser, chromium } from 'playwright-core';
-import { TenantContext, TenantQueue, TenantQueueDashboardModule, TenantQueueModule } from '../../../lib';
+import {
+  TenantContext,
+  TenantQueue,
+  TenantQueueDashboardModule,
+  TenantQueueModule,
+} from '../../../lib';
 import { TenantBullBoardModule } from '../../../lib/bull-board';
 import { CHROMIUM, CHROMIUM_ARGS, describeWithChromium } from '../../support/chromium';
-import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 
 const describeBrowser = describeWithChromium('bull-board e2e');
 
@@ -20,12 +25,11 @@ describeBrowser('bull-board on the module queues, in headless Chromium', () => {
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
-        ClsModule.forRoot({ global: true, middleware: { mount: true } }),
-        TenantQueueModule.forRoot({
-          connection: redisConnection(),
-          prefix: uniquePrefix('board'),
-          metrics: { sink: false, flushIntervalMs: 100 },
-        }),
+        ...testRootImports(
+          uniquePrefix('board'),
+          { metrics: { sink: false, flushIntervalMs: 100 } },
+          { middleware: { mount: true } },
+        ),
         TenantQueueModule.registerQueue(
           { name: 'media' },
           // A small window: most of acme's jobs stay in the gate (no worker runs here).

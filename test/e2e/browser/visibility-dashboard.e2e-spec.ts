@@ -1,6 +1,5 @@
 import { CanActivate, ExecutionContext, INestApplication, Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import { Browser, BrowserContext, Page, chromium } from 'playwright-core';
 import {
   DeadLetters,
@@ -21,7 +20,8 @@ import {
 } from '../../../lib';
 import { TenantMetricsRecorder } from '../../../lib/metrics/tenant-metrics.recorder';
 import { CHROMIUM, CHROMIUM_ARGS, describeWithChromium } from '../../support/chromium';
-import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 jest.setTimeout(90_000);
@@ -66,19 +66,20 @@ describeBrowser('dashboard in headless Chromium', () => {
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
-        ClsModule.forRoot({ global: true, middleware: { mount: true } }),
-        TenantQueueModule.forRoot({
-          connection: redisConnection(),
+        ...testRootImports(
           prefix,
-          metrics: { sink: false, flushIntervalMs: 100 },
-          tiers: { free: { weight: 1 }, pro: { weight: 4 } },
-          directory: {
-            useValue: new InMemoryTenantDirectory([
-              { id: 'acme', timezone: 'Asia/Tokyo', tier: 'free' },
-              { id: 'globex' },
-            ]),
+          {
+            metrics: { sink: false, flushIntervalMs: 100 },
+            tiers: { free: { weight: 1 }, pro: { weight: 4 } },
+            directory: {
+              useValue: new InMemoryTenantDirectory([
+                { id: 'acme', timezone: 'Asia/Tokyo', tier: 'free' },
+                { id: 'globex' },
+              ]),
+            },
           },
-        }),
+          { middleware: { mount: true } },
+        ),
         TenantQueueModule.registerQueue(
           { name: 'reports', attempts: 1 },
           // No worker: its jobs wait (16 in BullMQ, the rest in the gate), "no consumer".

@@ -1,6 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import {
   Idempotent,
   InjectTenantQueue,
@@ -12,7 +11,8 @@ import {
   TenantWorkerHost,
   withRunOptions,
 } from '../../../lib';
-import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 jest.setTimeout(30_000);
@@ -62,8 +62,7 @@ describe('@Idempotent runs', () => {
   beforeAll(async () => {
     @Module({
       imports: [
-        ClsModule.forRoot({ global: true }),
-        TenantQueueModule.forRoot({ connection: redisConnection(), prefix: uniquePrefix('idem') }),
+        ...testRootImports(uniquePrefix('idem')),
         TenantQueueModule.registerQueue(
           { name: 'idem', backoff: { type: 'fixed', delay: 50 } },
           { name: 'short' },

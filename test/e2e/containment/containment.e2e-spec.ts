@@ -1,7 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { Worker } from 'bullmq';
-import { ClsModule } from 'nestjs-cls';
 import {
   DeadLetter,
   DeadLetterNotFoundError,
@@ -23,6 +22,7 @@ import {
 } from '../../../lib';
 import { DeadLetterWorkerPlugin } from '../../../lib/dead-letters/dead-letter.plugin';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 jest.setTimeout(30_000);
@@ -125,12 +125,7 @@ describe('failure containment', () => {
     prefix = uniquePrefix('dlq');
     @Module({
       imports: [
-        ClsModule.forRoot({ global: true }),
-        TenantQueueModule.forRoot({
-          connection: redisConnection(),
-          prefix,
-          directory: { useValue: directory },
-        }),
+        ...testRootImports(prefix, { directory: { useValue: directory } }),
         TenantQueueModule.registerQueue(
           { name: 'faults', attempts: 3, backoff: { type: 'fixed', delay: 50 } },
           { name: 'mixed', attempts: 2, backoff: { type: 'fixed', delay: 5_000 } },

@@ -1,18 +1,9 @@
 import { TestingModule } from '@nestjs/testing';
-import { TenantContext, TenantQueueRegistry } from '../../../lib';
 import { TenantQueueRedis } from '../../../lib/core/redis/tenant-queue.redis';
 import { FairJobData, Started, bootFairApp } from '../../fixtures/fairness-app';
+import { enqueue, many } from '../../support/jobs';
 import { uniquePrefix } from '../../support/redis-url';
 import { waitForProgress } from '../../support/wait';
-
-async function enqueue(moduleRef: TestingModule, tenantId: string, jobs: FairJobData[]) {
-  const queue = moduleRef.get(TenantQueueRegistry).getQueue<FairJobData>('fair');
-  const context = moduleRef.get(TenantContext);
-  await context.run(tenantId, () => queue.addBulk(jobs.map((data) => ({ name: 'work', data }))));
-}
-
-const many = (count: number, data: FairJobData = {}) =>
-  Array.from({ length: count }, () => ({ ...data }));
 
 describe('fair gate at scale (real Redis)', () => {
   let moduleRef: TestingModule | undefined;
@@ -27,7 +18,9 @@ describe('fair gate at scale (real Redis)', () => {
     try {
       const tenants = Array.from({ length: 10_000 }, (_, i) => `t${i}`);
       for (let i = 0; i < tenants.length; i += 500) {
-        await Promise.all(tenants.slice(i, i + 500).map((t) => enqueue(producer, t, many(2))));
+        await Promise.all(
+          tenants.slice(i, i + 500).map((t) => enqueue(producer, 'fair', t, many<FairJobData>(2))),
+        );
       }
       const redis = producer.get(TenantQueueRedis).client;
       expect(await redis.zcard(`{${prefix}:fair}:~fair:ready`)).toBeGreaterThan(9_900);

@@ -12,17 +12,9 @@ import {
 import { TenantQueueRedis } from '../../../lib/core/redis/tenant-queue.redis';
 import { TenantEnvelopeCodec } from '../../../lib/core/envelope/tenant-envelope.codec';
 import { FairJobData, Started, bootFairApp } from '../../fixtures/fairness-app';
+import { enqueue, many } from '../../support/jobs';
 import { uniquePrefix } from '../../support/redis-url';
 import { sleep, waitFor } from '../../support/wait';
-
-async function enqueue(moduleRef: TestingModule, tenantId: string, jobs: FairJobData[]) {
-  const queue = moduleRef.get(TenantQueueRegistry).getQueue<FairJobData>('fair');
-  const context = moduleRef.get(TenantContext);
-  await context.run(tenantId, () => queue.addBulk(jobs.map((data) => ({ name: 'work', data }))));
-}
-
-const many = (count: number, data: FairJobData = {}) =>
-  Array.from({ length: count }, () => ({ ...data }));
 
 describe('fair gate (one process, real Redis)', () => {
   let moduleRef: TestingModule | undefined;
@@ -39,8 +31,8 @@ describe('fair gate (one process, real Redis)', () => {
       concurrency: 4,
       started,
     });
-    await enqueue(moduleRef, 'A', many(2000, { ms: 2 }));
-    await enqueue(moduleRef, 'B', many(5, { ms: 2 }));
+    await enqueue(moduleRef, 'fair', 'A', many(2000, { ms: 2 }));
+    await enqueue(moduleRef, 'fair', 'B', many(5, { ms: 2 }));
     await waitFor(() => started.filter((s) => s.tenantId === 'B').length === 5, 'B done');
     const fairness = moduleRef.get(TenantFairness);
     const a = await fairness.getTenant('fair', 'A');
@@ -58,8 +50,8 @@ describe('fair gate (one process, real Redis)', () => {
     });
     const fairness = moduleRef.get(TenantFairness);
     await fairness.setWeight('fair', 'A', 3);
-    await enqueue(moduleRef, 'A', many(600));
-    await enqueue(moduleRef, 'B', many(600));
+    await enqueue(moduleRef, 'fair', 'A', many<FairJobData>(600));
+    await enqueue(moduleRef, 'fair', 'B', many<FairJobData>(600));
     await waitFor(() => started.length >= 500, '500 jobs');
     const window = started.slice(100, 500);
     const a = window.filter((s) => s.tenantId === 'A').length;
@@ -82,9 +74,9 @@ describe('fair gate (one process, real Redis)', () => {
         { id: 'C', maxConcurrency: 2 },
       ]),
     });
-    await enqueue(moduleRef, 'A', many(400));
-    await enqueue(moduleRef, 'B', many(400));
-    await enqueue(moduleRef, 'C', many(1));
+    await enqueue(moduleRef, 'fair', 'A', many<FairJobData>(400));
+    await enqueue(moduleRef, 'fair', 'B', many<FairJobData>(400));
+    await enqueue(moduleRef, 'fair', 'C', many<FairJobData>(1));
     const fairness = moduleRef.get(TenantFairness);
     const a = await fairness.getTenant('fair', 'A');
     expect(a).toMatchObject({ weight: 3, concurrency: 0, weightOverride: null });
@@ -106,8 +98,8 @@ describe('fair gate (one process, real Redis)', () => {
       started,
     });
     await moduleRef.get(TenantFairness).setWeight('fair', 'A', 10);
-    await enqueue(moduleRef, 'A', many(200));
-    await enqueue(moduleRef, 'B', many(20));
+    await enqueue(moduleRef, 'fair', 'A', many<FairJobData>(200));
+    await enqueue(moduleRef, 'fair', 'B', many<FairJobData>(20));
     await waitFor(() => started.length === 220, 'all jobs');
     const firstB = started.findIndex((s) => s.tenantId === 'B');
     const lastB = started.map((s) => s.tenantId).lastIndexOf('B');
@@ -130,10 +122,10 @@ describe('fair gate (one process, real Redis)', () => {
         concurrency: 1,
         started,
       });
-      await enqueue(moduleRef, 'A', many(300, { ms: 2 }));
+      await enqueue(moduleRef, 'fair', 'A', many(300, { ms: 2 }));
       await waitFor(() => started.length >= 20, 'the flood running');
       const from = started.length;
-      await enqueue(moduleRef, 'B', many(3, { ms: 2 }));
+      await enqueue(moduleRef, 'fair', 'B', many(3, { ms: 2 }));
       await waitFor(() => started.filter((s) => s.tenantId === 'B').length === 3, 'B done');
       const lastB = started.map((s) => s.tenantId).lastIndexOf('B');
       await moduleRef.close();
@@ -157,12 +149,12 @@ describe('fair gate (one process, real Redis)', () => {
     const fairness = moduleRef.get(TenantFairness);
     const events: SlowLaneEvent[] = [];
     fairness.onSlowLane((event) => events.push(event));
-    await enqueue(moduleRef, 'C', many(6, { cancel: true }));
+    await enqueue(moduleRef, 'fair', 'C', many(6, { cancel: true }));
     await waitFor(() => started.length === 6, 'cancelled jobs');
     await waitFor(async () => (await fairness.getTenant('fair', 'C')).inFlight === 0, 'C slots');
     expect((await fairness.getTenant('fair', 'C')).slowLane).toBe(false);
 
-    await enqueue(moduleRef, 'F', many(5, { fail: true }));
+    await enqueue(moduleRef, 'fair', 'F', many(5, { fail: true }));
     await waitFor(() => events.length === 1, 'slow lane entered');
     expect(events[0]).toMatchObject({ queue: 'fair', tenantId: 'F', state: 'entered' });
     expect((await fairness.getTenant('fair', 'F')).slowLane).toBe(true);
@@ -170,8 +162,8 @@ describe('fair gate (one process, real Redis)', () => {
     started.length = 0;
     await fairness.pause('fair', 'F');
     await fairness.pause('fair', 'G');
-    await enqueue(moduleRef, 'F', many(100));
-    await enqueue(moduleRef, 'G', many(100));
+    await enqueue(moduleRef, 'fair', 'F', many<FairJobData>(100));
+    await enqueue(moduleRef, 'fair', 'G', many<FairJobData>(100));
     await fairness.resume('fair', 'G');
     await fairness.resume('fair', 'F');
     await waitFor(() => started.length >= 110, '110 jobs');
@@ -191,11 +183,15 @@ describe('fair gate (one process, real Redis)', () => {
     });
     const fairness = moduleRef.get(TenantFairness);
     await fairness.pause('fair', 'A');
-    await enqueue(moduleRef, 'A', many(4));
-    await expect(enqueue(moduleRef, 'A', many(2))).rejects.toBeInstanceOf(TenantBacklogFullError);
+    await enqueue(moduleRef, 'fair', 'A', many<FairJobData>(4));
+    await expect(enqueue(moduleRef, 'fair', 'A', many<FairJobData>(2))).rejects.toBeInstanceOf(
+      TenantBacklogFullError,
+    );
     expect((await fairness.getTenant('fair', 'A')).backlog).toBe(4);
-    await enqueue(moduleRef, 'A', many(1));
-    await expect(enqueue(moduleRef, 'A', many(1))).rejects.toThrow(/maxBacklog 5/);
+    await enqueue(moduleRef, 'fair', 'A', many<FairJobData>(1));
+    await expect(enqueue(moduleRef, 'fair', 'A', many<FairJobData>(1))).rejects.toThrow(
+      /maxBacklog 5/,
+    );
     expect(await fairness.getTenant('fair', 'A')).toMatchObject({ backlog: 5, paused: true });
   });
 
@@ -210,8 +206,8 @@ describe('fair gate (one process, real Redis)', () => {
     const fairness = moduleRef.get(TenantFairness);
     await fairness.pause('fair', 'A');
     await fairness.setConcurrency('fair', 'B', 2);
-    await enqueue(moduleRef, 'A', many(10));
-    await enqueue(moduleRef, 'B', many(10, { ms: 50 }));
+    await enqueue(moduleRef, 'fair', 'A', many<FairJobData>(10));
+    await enqueue(moduleRef, 'fair', 'B', many(10, { ms: 50 }));
     await sleep(100);
     expect(started.filter((s) => s.tenantId === 'A')).toHaveLength(0);
     const b = await fairness.getTenant('fair', 'B');

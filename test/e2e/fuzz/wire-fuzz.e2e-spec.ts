@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import {
   TenantContext,
   TenantEnvelope,
@@ -14,7 +13,8 @@ import {
 } from '../../../lib';
 import { signEnvelope } from '../../../lib/core/envelope/envelope-signature';
 import { TenantQueueRedis } from '../../../lib/core/redis/tenant-queue.redis';
-import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 /**
@@ -241,10 +241,7 @@ describe.each([
   beforeAll(async () => {
     @Module({
       imports: [
-        ClsModule.forRoot({ global: true }),
-        TenantQueueModule.forRoot({
-          connection: redisConnection(),
-          prefix: uniquePrefix('fuzz'),
+        ...testRootImports(uniquePrefix('fuzz'), {
           envelope: signing ? { secret: [SECRET] } : undefined,
         }),
         TenantQueueModule.registerQueue(

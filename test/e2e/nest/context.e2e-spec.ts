@@ -1,7 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { Queue } from 'bullmq';
-import { ClsModule } from 'nestjs-cls';
 import {
   InjectTenantQueue,
   OnTenantWorkerEvent,
@@ -14,7 +13,7 @@ import {
   TenantWorkerHost,
 } from '../../../lib';
 import { uniquePrefix } from '../../support/redis-url';
-import { testConnection } from '../../support/test-redis';
+import { testRootImports } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 interface Seen {
@@ -92,11 +91,7 @@ class Producer {
 async function boot(concurrency: number): Promise<TestingModule> {
   @Module({
     imports: [
-      ClsModule.forRoot({ global: true }),
-      TenantQueueModule.forRoot({
-        connection: testConnection(),
-        prefix: uniquePrefix(),
-      }),
+      ...testRootImports(uniquePrefix()),
       TenantQueueModule.registerQueue({
         name: 'ctx',
         systemJobs: ['system-noop'],

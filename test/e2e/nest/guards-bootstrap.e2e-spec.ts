@@ -1,7 +1,6 @@
 import { TenantWorkerLauncher } from '../../../lib/core/processor/worker-launcher';
 import { Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import {
   EntitlementChecker,
   InMemoryEntitlementChecker,
@@ -17,6 +16,7 @@ import {
   TenantWorkerHost,
 } from '../../../lib';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 
 // jest ignores testTimeout inside a project config; 5 s is too short on a loaded CI.
 jest.setTimeout(30_000);
@@ -39,12 +39,7 @@ async function compile(
 ): Promise<TestingModule> {
   @Module({
     imports: [
-      ClsModule.forRoot({ global: true }),
-      TenantQueueModule.forRoot({
-        connection: redisConnection(),
-        prefix: uniquePrefix('b'),
-        ...ports,
-      }),
+      ...testRootImports(uniquePrefix('b'), { ...ports }),
       TenantQueueModule.registerQueue({ name: 'needs-entitlement' }, { name: 'needs-permission' }),
     ],
     providers: processor ? [processor as never] : [],

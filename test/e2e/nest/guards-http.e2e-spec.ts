@@ -11,7 +11,6 @@ import {
 import { APP_GUARD } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { ClsModule } from 'nestjs-cls';
 import {
   InMemoryTenantDirectory,
   InjectTenantQueue,
@@ -29,7 +28,8 @@ import {
   parseCancelReason,
 } from '../../../lib';
 import { FlakyTenantDirectory } from '../../support/guard-fixtures';
-import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 // jest ignores testTimeout inside a project config; 5 s is too short on a loaded CI.
@@ -85,10 +85,7 @@ async function boot(
 ) {
   @Module({
     imports: [
-      ClsModule.forRoot({ global: true }),
-      TenantQueueModule.forRoot({
-        connection: redisConnection(),
-        prefix: uniquePrefix('h'),
+      ...testRootImports(uniquePrefix('h'), {
         directory: { useValue: directory },
         globalEnhancers,
       }),

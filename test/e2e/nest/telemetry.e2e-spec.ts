@@ -25,6 +25,7 @@ import {
   TenantWorkerHost,
 } from '../../../lib';
 import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { testConnection } from '../../support/test-redis';
 import { sleep, waitFor } from '../../support/wait';
 
@@ -85,13 +86,14 @@ describe('OpenTelemetry: one trace from the HTTP request through the fair gate t
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
     @Module({
       imports: [
-        ClsModule.forRoot({ global: true, middleware: { mount: true } }),
-        TenantQueueModule.forRoot({
-          connection: testConnection(),
-          prefix: uniquePrefix('otel'),
-          telemetry: new BullMQOtel({ tracerName: 'tq-test' }),
-          metrics: { sink: false, maxTenantLabels: 1 },
-        }),
+        ...testRootImports(
+          uniquePrefix('otel'),
+          {
+            telemetry: new BullMQOtel({ tracerName: 'tq-test' }),
+            metrics: { sink: false, maxTenantLabels: 1 },
+          },
+          { middleware: { mount: true } },
+        ),
         // One slot per tenant: a tenant's later jobs wait in the gate, and are handed to BullMQ
         // when an earlier one completes, from that job's context, not their request's.
         TenantQueueModule.registerQueue({

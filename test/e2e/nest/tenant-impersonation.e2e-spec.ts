@@ -11,7 +11,6 @@ import {
 import { APP_GUARD } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { ClsModule } from 'nestjs-cls';
 import {
   InjectTenantQueue,
   TenantContext,
@@ -24,7 +23,8 @@ import {
   TenantWorkerHost,
   isTenantJobContext,
 } from '../../../lib';
-import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 jest.setTimeout(30_000);
@@ -107,10 +107,7 @@ describe("resolution order ['jwtClaim', 'header']: the header cannot impersonate
   beforeAll(async () => {
     @Module({
       imports: [
-        ClsModule.forRoot({ global: true }),
-        TenantQueueModule.forRoot({
-          connection: redisConnection(),
-          prefix: uniquePrefix('imp'),
+        ...testRootImports(uniquePrefix('imp'), {
           resolution: { order: ['jwtClaim', 'header'], jwtClaim: 'tenantId' },
         }),
         TenantQueueModule.registerQueue({ name: 'imp-jobs' }),

@@ -16,7 +16,6 @@ import {
 import { map } from 'rxjs';
 import { ContextIdFactory, REQUEST } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import request from 'supertest';
 import {
   InjectTenantQueue,
@@ -36,7 +35,7 @@ import {
   withRunOptions,
 } from '../../../lib';
 import { uniquePrefix } from '../../support/redis-url';
-import { testConnection } from '../../support/test-redis';
+import { testRootImports } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 /** Everything the providers saw, reset per test. */
@@ -287,8 +286,7 @@ describe('per-tenant providers in workers', () => {
     ContextIdFactory.apply(strategy);
     @Module({
       imports: [
-        ClsModule.forRoot({ global: true, middleware: { mount: true } }),
-        TenantQueueModule.forRoot({ connection: testConnection(), prefix: uniquePrefix() }),
+        ...testRootImports(uniquePrefix(), {}, { middleware: { mount: true } }),
         TenantQueueModule.registerQueue(
           { name: 'durable', systemJobs: ['system'], attempts: 1 },
           { name: 'per-job', attempts: 1 },

@@ -1,6 +1,5 @@
 import { INestApplication, LoggerService, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import {
   TenantJob,
   TenantProcessor,
@@ -11,7 +10,7 @@ import {
 } from '../../../lib';
 import { QueueConsumerCheck } from '../../../lib/core/processor/queue-consumer.check';
 import { uniquePrefix } from '../../support/redis-url';
-import { testConnection } from '../../support/test-redis';
+import { testRootImports } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 @TenantProcessor('media')
@@ -35,11 +34,7 @@ class WarnLog implements LoggerService {
 
 async function boot(prefix: string, providers: unknown[], logger: LoggerService) {
   @Module({
-    imports: [
-      ClsModule.forRoot({ global: true }),
-      TenantQueueModule.forRoot({ connection: testConnection(), prefix }),
-      TenantQueueModule.registerQueue({ name: 'media' }),
-    ],
+    imports: [...testRootImports(prefix), TenantQueueModule.registerQueue({ name: 'media' })],
     providers: providers as never[],
   })
   class AppModule {}

@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { Queue } from 'bullmq';
-import { ClsModule } from 'nestjs-cls';
 import {
   JobScope,
   TenantContext,
@@ -14,7 +13,8 @@ import {
   withRunOptions,
 } from '../../../lib';
 import { JobRunContext, TenantJobPipeline } from '../../../lib/core/processor/tenant-job-pipeline';
-import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 // jest ignores testTimeout inside a project config; 5 s is too short on a loaded CI.
@@ -75,8 +75,7 @@ describe('the worker path', () => {
   beforeAll(async () => {
     @Module({
       imports: [
-        ClsModule.forRoot({ global: true }),
-        TenantQueueModule.forRoot({ connection: redisConnection(), prefix: uniquePrefix('wp') }),
+        ...testRootImports(uniquePrefix('wp')),
         TenantQueueModule.registerQueue({ name: 'wp-plain', attempts: 3 }),
         TenantQueueModule.registerQueue({ name: 'wp-signal' }),
       ],

@@ -3,28 +3,13 @@ import {
   InMemoryTenantDirectory,
   InvalidLaneError,
   InvalidTenantQueueOptionsError,
-  TenantContext,
   TenantFairness,
-  TenantJobOptions,
-  TenantQueueRegistry,
   TenantTiers,
 } from '../../../lib';
 import { FairJobData, Started, bootFairApp } from '../../fixtures/fairness-app';
 import { uniquePrefix } from '../../support/redis-url';
+import { enqueue, many } from '../../support/jobs';
 import { sleep, waitFor } from '../../support/wait';
-
-async function enqueue(
-  moduleRef: TestingModule,
-  tenantId: string,
-  count: number,
-  data: FairJobData = {},
-  name = 'work',
-  opts?: TenantJobOptions,
-) {
-  const queue = moduleRef.get(TenantQueueRegistry).getQueue<FairJobData>('fair');
-  const jobs = Array.from({ length: count }, () => ({ name, data: { ...data }, opts }));
-  return moduleRef.get(TenantContext).run(tenantId, () => queue.addBulk(jobs));
-}
 
 const of = (started: Started[], tenantId: string) => started.filter((s) => s.tenantId === tenantId);
 
@@ -81,8 +66,8 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
     });
     const fairness = moduleRef.get(TenantFairness);
     await fairness.setRateLimit('fair', 'free', false);
-    await enqueue(moduleRef, 'limited', 40, { ms: 1 });
-    await enqueue(moduleRef, 'free', 40, { ms: 1 });
+    await enqueue(moduleRef, 'fair', 'limited', many<FairJobData>(40, { ms: 1 }));
+    await enqueue(moduleRef, 'fair', 'free', many<FairJobData>(40, { ms: 1 }));
     await waitFor(() => of(started, 'free').length === 40, 'the unlimited tenant');
     const state = await fairness.getTenant('fair', 'limited');
     expect(state.rateLimit).toEqual({ max: 10, per: 1000, burst: 3 });
@@ -120,9 +105,9 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
         pro: { weight: 3, queues: { fair: { maxConcurrency: 4 } } },
       },
     });
-    await enqueue(moduleRef, 'f1', 1);
-    await enqueue(moduleRef, 'p1', 1);
-    await enqueue(moduleRef, 'p2', 1);
+    await enqueue(moduleRef, 'fair', 'f1', many<FairJobData>(1));
+    await enqueue(moduleRef, 'fair', 'p1', many<FairJobData>(1));
+    await enqueue(moduleRef, 'fair', 'p2', many<FairJobData>(1));
     const fairness = moduleRef.get(TenantFairness);
     const f1 = await fairness.getTenant('fair', 'f1');
     expect([f1.rateLimit, f1.concurrency, f1.weight]).toEqual([
@@ -144,7 +129,7 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
     const started: Started[] = [];
     const directory = new InMemoryTenantDirectory([{ id: 'mover', tier: 'free' }]);
     moduleRef = await bootFreeProApp(started, directory);
-    await enqueue(moduleRef, 'mover', 60, { ms: 1 });
+    await enqueue(moduleRef, 'fair', 'mover', many<FairJobData>(60, { ms: 1 }));
     await sleep(1000);
     const before = of(started, 'mover').length;
     // 4 a second: 60 jobs would take 15 s on the free tier.
@@ -190,7 +175,7 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
         "the other instance's view",
         3_000,
       );
-      await enqueue(moduleRef, 'demoted', 40, { ms: 1 });
+      await enqueue(moduleRef, 'fair', 'demoted', many<FairJobData>(40, { ms: 1 }));
       await sleep(1000);
       // Both instances consume the queue; the free tier's limit holds across them.
       expect(of([...started, ...other], 'demoted').length).toBeLessThanOrEqual(1 + 4 + 1);
@@ -210,7 +195,7 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
     const started: Started[] = [];
     const directory = new InMemoryTenantDirectory([{ id: 'quiet', tier: 'free' }]);
     moduleRef = await bootFreeProApp(started, directory, 500);
-    await enqueue(moduleRef, 'quiet', 60, { ms: 1 });
+    await enqueue(moduleRef, 'fair', 'quiet', many<FairJobData>(60, { ms: 1 }));
     await sleep(1000);
     expect(of(started, 'quiet').length).toBeLessThanOrEqual(1 + 4 + 1);
     // The tenant enqueues nothing more; the gate's sweep re-reads waiting tenants' limits.
@@ -221,13 +206,34 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
   it('serves interactive jobs ahead of a bulk flood, with fair turns inside the bulk lane', async () => {
     const started: Started[] = [];
     moduleRef = await bootLanesApp(started);
-    await enqueue(moduleRef, 'bulkA', 600, { ms: 10 }, 'export');
-    await enqueue(moduleRef, 'bulkB', 600, { ms: 10 }, 'export');
+    await enqueue(
+      moduleRef,
+      'fair',
+      'bulkA',
+      many<FairJobData>(600, { ms: 10 }),
+      undefined,
+      'export',
+    );
+    await enqueue(
+      moduleRef,
+      'fair',
+      'bulkB',
+      many<FairJobData>(600, { ms: 10 }),
+      undefined,
+      'export',
+    );
     await waitFor(() => started.length >= 40, 'the flood to run');
     for (let i = 0; i < 20; i++) {
       // Half the clicks come from a flooding tenant itself: fair turns alone would queue them
       // behind its own 600 exports.
-      await enqueue(moduleRef, i % 2 ? 'bulkA' : `ui${i % 4}`, 1, { ms: 1 }, 'click');
+      await enqueue(
+        moduleRef,
+        'fair',
+        i % 2 ? 'bulkA' : `ui${i % 4}`,
+        many<FairJobData>(1, { ms: 1 }),
+        undefined,
+        'click',
+      );
       await sleep(25);
     }
     await waitFor(() => started.filter((s) => s.name === 'click').length === 20, 'the clicks');
@@ -247,21 +253,42 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
     expect(a / slice.length).toBeGreaterThan(0.4);
     expect(a / slice.length).toBeLessThan(0.6);
     // An explicit lane wins over the job name; an unknown lane writes nothing.
-    await enqueue(moduleRef, 'ui9', 1, {}, 'export', { lane: 'interactive' });
+    await enqueue(
+      moduleRef,
+      'fair',
+      'ui9',
+      many<FairJobData>(1),
+      { lane: 'interactive' },
+      'export',
+    );
     await waitFor(() => of(started, 'ui9').length === 1, 'explicit lane');
     const fairness = moduleRef.get(TenantFairness);
     const backlog = (await fairness.getTenant('fair', 'ui8')).backlog;
-    await expect(enqueue(moduleRef, 'ui8', 2, {}, 'click', { lane: 'nope' })).rejects.toThrow(
-      InvalidLaneError,
-    );
+    await expect(
+      enqueue(moduleRef, 'fair', 'ui8', many<FairJobData>(2), { lane: 'nope' }, 'click'),
+    ).rejects.toThrow(InvalidLaneError);
     expect((await fairness.getTenant('fair', 'ui8')).backlog).toBe(backlog);
   });
 
   it('keeps a busy lane its share of the workers while an earlier lane is saturated', async () => {
     const started: Started[] = [];
     moduleRef = await bootLanesApp(started);
-    await enqueue(moduleRef, 'busyUi', 300, { ms: 20 }, 'click');
-    await enqueue(moduleRef, 'nightly', 300, { ms: 20 }, 'export');
+    await enqueue(
+      moduleRef,
+      'fair',
+      'busyUi',
+      many<FairJobData>(300, { ms: 20 }),
+      undefined,
+      'click',
+    );
+    await enqueue(
+      moduleRef,
+      'fair',
+      'nightly',
+      many<FairJobData>(300, { ms: 20 }),
+      undefined,
+      'export',
+    );
     await waitFor(() => started.length >= 300, '300 starts');
     const slice = started.slice(40, 300);
     const bulk = slice.filter((s) => s.name === 'export').length / slice.length;
@@ -286,8 +313,8 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
       ]),
       tiers: { pro: { lanes: { interactive: 3 } }, basic: {} },
     });
-    await enqueue(moduleRef, 'pro', 400, {}, 'click');
-    await enqueue(moduleRef, 'basic', 400, {}, 'click');
+    await enqueue(moduleRef, 'fair', 'pro', many<FairJobData>(400), undefined, 'click');
+    await enqueue(moduleRef, 'fair', 'basic', many<FairJobData>(400), undefined, 'click');
     await waitFor(() => started.length >= 340, '340 starts');
     const slice = started.slice(40, 340);
     const pro = slice.filter((s) => s.tenantId === 'pro').length;
@@ -297,9 +324,9 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
 
   it('refuses a lane on a queue without lanes, and bad limits, with typed errors', async () => {
     moduleRef = await bootFairApp({ prefix: uniquePrefix(), fairness: {}, concurrency: 1 });
-    await expect(enqueue(moduleRef, 't', 1, {}, 'work', { lane: 'bulk' })).rejects.toThrow(
-      /declares no lanes/,
-    );
+    await expect(
+      enqueue(moduleRef, 'fair', 't', many<FairJobData>(1), { lane: 'bulk' }),
+    ).rejects.toThrow(/declares no lanes/);
     const fairness = moduleRef.get(TenantFairness);
     await expect(fairness.setRateLimit('fair', 't', { max: 0, per: 1000 })).rejects.toThrow(
       InvalidTenantQueueOptionsError,

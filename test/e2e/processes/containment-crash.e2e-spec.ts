@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import IORedis from 'ioredis';
-import { ClsModule } from 'nestjs-cls';
 import { DeadLetters, TenantContext, TenantQueueModule, TenantQueueRegistry } from '../../../lib';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 const FIXTURE = join(__dirname, '..', '..', 'fixtures', 'containment-worker.ts');
@@ -51,11 +51,7 @@ describe('a worker process killed mid-job', () => {
 
   beforeAll(async () => {
     @Module({
-      imports: [
-        ClsModule.forRoot({ global: true }),
-        TenantQueueModule.forRoot({ connection: redisConnection(), prefix }),
-        TenantQueueModule.registerQueue({ name: 'crash' }),
-      ],
+      imports: [...testRootImports(prefix), TenantQueueModule.registerQueue({ name: 'crash' })],
     })
     class ProducerModule {}
     app = await Test.createTestingModule({ imports: [ProducerModule] }).compile();

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { Injectable, Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import {
   DeadLetters,
   InjectTenantQueue,
@@ -13,7 +12,8 @@ import {
   TenantWorkerHost,
   runInWorkerThread,
 } from '../../../lib';
-import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 jest.setTimeout(30_000);
@@ -53,8 +53,7 @@ describe('process-isolated work in a worker thread', () => {
   beforeAll(async () => {
     @Module({
       imports: [
-        ClsModule.forRoot({ global: true }),
-        TenantQueueModule.forRoot({ connection: redisConnection(), prefix: uniquePrefix('iso') }),
+        ...testRootImports(uniquePrefix('iso')),
         TenantQueueModule.registerQueue({
           name: 'cpu',
           attempts: 2,

@@ -2,12 +2,12 @@ import { ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
 import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { ClsModule } from 'nestjs-cls';
 import { Pool } from 'pg';
 import { EnqueuedJob, TenantContext, TenantQueueModule, TenantQueueRegistry } from '../../../lib';
 import { CrashPoint, ONCE_SCHEMA } from '../../fixtures/exactly-once-shared';
 import { StartedPostgres, startPostgres } from '../../support/postgres';
-import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 const FIXTURE = join(__dirname, '..', '..', 'fixtures', 'exactly-once-worker.ts');
@@ -84,8 +84,7 @@ describe.each<CrashPoint>(['before-commit', 'after-commit'])(
       for (const statement of ONCE_SCHEMA) await pool.query(statement);
       @Module({
         imports: [
-          ClsModule.forRoot({ global: true }),
-          TenantQueueModule.forRoot({ connection: redisConnection(), prefix }),
+          ...testRootImports(prefix),
           TenantQueueModule.registerQueue({ name: 'once', attempts: 1 }),
         ],
       })

@@ -209,7 +209,7 @@ describe('one budget across queues, two worker processes (real Redis)', () => {
   }, 60_000);
 
   afterAll(async () => {
-    killAll(workers);
+    await killAll(workers);
     await producer?.close();
     await redis?.quit();
   });

@@ -33,7 +33,7 @@ describe('fair gate across three worker processes (real Redis)', () => {
   }, 60_000);
 
   afterAll(async () => {
-    killAll(workers);
+    await killAll(workers);
     await producer?.close();
     await redis?.quit();
   });

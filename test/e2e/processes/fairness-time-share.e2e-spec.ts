@@ -65,7 +65,7 @@ async function measure(share: Share, warmUpMs: number, windowMs: number) {
   };
   // A job running across the window's end is recorded when it ends.
   await sleep(500);
-  killAll(workers);
+  await killAll(workers);
   const time = { L: 0, S: 0 };
   const jobs = { L: 0, S: 0 };
   for (const row of await redis.lrange(runsKey(prefix), 0, -1)) {
@@ -86,7 +86,7 @@ describe("fairness share 'time': each tenant gets its share of worker time (2 wo
 
   afterAll(async () => {
     for (const run of runs.values()) {
-      killAll(run.workers);
+      await killAll(run.workers);
       await run.producer?.close();
     }
     await redis?.quit();

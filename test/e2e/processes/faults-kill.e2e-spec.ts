@@ -127,7 +127,7 @@ describe('faults with real processes: SIGKILLed workers, a Redis restart', () =>
   const children: ChildProcess[] = [];
   let moduleRef: TestingModule | undefined;
   afterEach(async () => {
-    killAll(children);
+    await killAll(children);
     await moduleRef?.close();
     moduleRef = undefined;
   });
@@ -219,7 +219,7 @@ describe('faults with real processes: SIGKILLed workers, a Redis restart', () =>
         await expectSettled(moduleRef, ids);
         await redis.quit();
       } finally {
-        killAll(children);
+        await killAll(children);
         await moduleRef?.close();
         moduleRef = undefined;
         if (previous === undefined) delete process.env.REDIS_URL;

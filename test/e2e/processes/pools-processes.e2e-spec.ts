@@ -1,12 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import { TenantContext, TenantQueueModule, TenantQueueRegistry } from '../../../lib';
 import { POOL_QUEUE, PoolJobData, poolRecordKeys } from '../../fixtures/pool-shared';
 import { forkFixture, killAll } from '../../support/processes';
 import { uniquePrefix } from '../../support/redis-url';
-import { TestRedisClient, openRedis, testConnection } from '../../support/test-redis';
+import { testRootImports } from '../../support/test-module';
+import { TestRedisClient, openRedis } from '../../support/test-redis';
 import { sleep, waitFor } from '../../support/wait';
 
 const prefix = uniquePrefix('pp');
@@ -63,11 +63,7 @@ describe('a dedicated pool in its own process (real Redis, two worker processes)
   beforeAll(async () => {
     redis = openRedis();
     @Module({
-      imports: [
-        ClsModule.forRoot({ global: true }),
-        TenantQueueModule.forRoot({ connection: testConnection(), prefix }),
-        TenantQueueModule.registerQueue(POOL_QUEUE),
-      ],
+      imports: [...testRootImports(prefix), TenantQueueModule.registerQueue(POOL_QUEUE)],
     })
     class ProducerModule {}
     producer = await Test.createTestingModule({ imports: [ProducerModule] }).compile();
@@ -76,7 +72,7 @@ describe('a dedicated pool in its own process (real Redis, two worker processes)
   }, 60_000);
 
   afterAll(async () => {
-    killAll(workers);
+    await killAll(workers);
     await producer?.close();
     await redis?.quit();
   });

@@ -2,14 +2,8 @@ import { ChildProcess } from 'node:child_process';
 import type { INestApplicationContext } from '@nestjs/common';
 import { DeadLetters, TenantFairness, TenantQueueRegistry } from '../../../lib';
 import { bootScaleoutApp } from '../../fixtures/scaleout-app';
-import {
-  SCALEOUT_QUEUE,
-  ScaleoutBatch,
-  ask,
-  forkFixture,
-  killAll,
-  scaleoutKeys,
-} from '../../fixtures/scaleout-shared';
+import { SCALEOUT_QUEUE, ScaleoutBatch, scaleoutKeys } from '../../fixtures/scaleout-shared';
+import { ask, forkFixture, killAll } from '../../support/processes';
 import { uniquePrefix } from '../../support/redis-url';
 import { TestRedisClient, openRedis } from '../../support/test-redis';
 import { waitFor } from '../../support/wait';

@@ -45,7 +45,7 @@ describe('tiers across two worker processes (real Redis)', () => {
   }, 60_000);
 
   afterAll(async () => {
-    killAll(workers);
+    await killAll(workers);
     await producer?.close();
     await redis?.quit();
   });

@@ -1,7 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { Queue } from 'bullmq';
-import { ClsModule } from 'nestjs-cls';
 import {
   InjectTenantQueue,
   InvalidPayloadError,
@@ -17,7 +16,7 @@ import {
   parseCancelReason,
 } from '../../../lib';
 import { uniquePrefix } from '../../support/redis-url';
-import { testConnection } from '../../support/test-redis';
+import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 const handled: string[] = [];
@@ -54,8 +53,7 @@ describe('bad input', () => {
   beforeAll(async () => {
     @Module({
       imports: [
-        ClsModule.forRoot({ global: true }),
-        TenantQueueModule.forRoot({ connection: testConnection(), prefix: uniquePrefix() }),
+        ...testRootImports(uniquePrefix()),
         TenantQueueModule.registerQueue({ name: 'strict' }),
       ],
       providers: [StrictProcessor, Producer],

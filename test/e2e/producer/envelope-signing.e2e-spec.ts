@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import IORedis from 'ioredis';
-import { ClsModule } from 'nestjs-cls';
 import {
   JobCancellations,
   JobCancelledEvent,
@@ -17,6 +16,7 @@ import {
 } from '../../../lib';
 import { signEnvelope } from '../../../lib/core/envelope/envelope-signature';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 // jest ignores testTimeout inside a project config; 5 s is too short on a loaded CI.
@@ -42,12 +42,7 @@ class SignedProcessor extends TenantWorkerHost {
 async function boot(secret: string[] | undefined) {
   @Module({
     imports: [
-      ClsModule.forRoot({ global: true }),
-      TenantQueueModule.forRoot({
-        connection: redisConnection(),
-        prefix: uniquePrefix('s'),
-        envelope: secret ? { secret } : undefined,
-      }),
+      ...testRootImports(uniquePrefix('s'), { envelope: secret ? { secret } : undefined }),
       TenantQueueModule.registerQueue({ name: 'signed' }),
     ],
     providers: [SignedProcessor],

@@ -1,6 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import {
   InjectTenantQueue,
   TenantContext,
@@ -11,7 +10,7 @@ import {
   TenantWorkerHost,
 } from '../../../lib';
 import { uniquePrefix } from '../../support/redis-url';
-import { testConnection } from '../../support/test-redis';
+import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 const seen: { job: string; tenantId?: string; envelope: boolean }[] = [];
@@ -44,8 +43,7 @@ describe('a queue declared tenantScoped: false', () => {
   beforeAll(async () => {
     @Module({
       imports: [
-        ClsModule.forRoot({ global: true }),
-        TenantQueueModule.forRoot({ connection: testConnection(), prefix: uniquePrefix() }),
+        ...testRootImports(uniquePrefix()),
         TenantQueueModule.registerQueue({ name: 'maintenance', tenantScoped: false }),
       ],
       providers: [MaintenanceProcessor, Producer],

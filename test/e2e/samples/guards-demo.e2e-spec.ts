@@ -1,10 +1,9 @@
 import { INestApplication, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import request from 'supertest';
-import { TenantQueueModule } from '../../../lib';
 import { GuardsDemoModule, guardsDemoPorts } from '../../../sample-app/guards/guards-demo.module';
-import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 // jest ignores testTimeout inside a project config; 5 s is too short on a loaded CI.
@@ -16,12 +15,11 @@ describe('sample app: guards demo (the README walk-through)', () => {
   beforeAll(async () => {
     @Module({
       imports: [
-        ClsModule.forRoot({ global: true, middleware: { mount: true } }),
-        TenantQueueModule.forRoot({
-          connection: redisConnection(),
-          prefix: uniquePrefix('d'),
-          ...guardsDemoPorts(),
-        }),
+        ...testRootImports(
+          uniquePrefix('d'),
+          { ...guardsDemoPorts() },
+          { middleware: { mount: true } },
+        ),
         GuardsDemoModule,
       ],
     })

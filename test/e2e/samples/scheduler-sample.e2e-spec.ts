@@ -1,13 +1,12 @@
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import request from 'supertest';
-import { SchedulerClock, TenantQueueModule, TenantScheduler } from '../../../lib';
+import { SchedulerClock, TenantScheduler } from '../../../lib';
 import { guardsDemoPorts } from '../../../sample-app/guards/guards-demo.module';
 import { SchedulesDemoModule } from '../../../sample-app/schedules/schedules.module';
 import { ManualClock } from '../../fixtures/scheduler-app';
 import { uniquePrefix } from '../../support/redis-url';
-import { testConnection } from '../../support/test-redis';
+import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 jest.setTimeout(60_000);
@@ -19,13 +18,11 @@ describe('sample app: nightly digests at 09:00 local time, and a schedule per te
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
-        ClsModule.forRoot({ global: true, middleware: { mount: true } }),
-        TenantQueueModule.forRoot({
-          connection: testConnection(),
-          prefix: uniquePrefix('sched-sample'),
-          scheduler: { enabled: false },
-          ...guardsDemoPorts(),
-        }),
+        ...testRootImports(
+          uniquePrefix('sched-sample'),
+          { scheduler: { enabled: false }, ...guardsDemoPorts() },
+          { middleware: { mount: true } },
+        ),
         SchedulesDemoModule.register(),
       ],
     })

@@ -1,6 +1,5 @@
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import { register } from 'prom-client';
 import request from 'supertest';
 import {
@@ -11,7 +10,8 @@ import {
   TenantWorkerHost,
 } from '../../../lib';
 import { VisibilityDemoModule } from '../../../sample-app/visibility';
-import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 @TenantProcessor('vis-sample')
@@ -30,8 +30,7 @@ describe('sample: VisibilityDemoModule (dashboard behind Basic auth, /metrics)',
     register.clear();
     const moduleRef = await Test.createTestingModule({
       imports: [
-        ClsModule.forRoot({ global: true, middleware: { mount: true } }),
-        TenantQueueModule.forRoot({ connection: redisConnection(), prefix: uniquePrefix('vsa') }),
+        ...testRootImports(uniquePrefix('vsa'), {}, { middleware: { mount: true } }),
         TenantQueueModule.registerQueue({ name: 'vis-sample' }),
         VisibilityDemoModule.register({ path: 'ops/tenants' }),
       ],

@@ -9,7 +9,6 @@ import {
   Logger,
 } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import { chromium } from 'playwright-core';
 import request from 'supertest';
 import {
@@ -17,7 +16,8 @@ import {
   TenantQueueDashboardModule,
   TenantQueueModule,
 } from '../../../lib';
-import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 
 jest.setTimeout(60_000);
 
@@ -35,8 +35,7 @@ class HeaderGuard implements CanActivate {
 async function boot(dashboard: Parameters<typeof TenantQueueDashboardModule.register>[0]) {
   const moduleRef = await Test.createTestingModule({
     imports: [
-      ClsModule.forRoot({ global: true, middleware: { mount: true } }),
-      TenantQueueModule.forRoot({ connection: redisConnection(), prefix: uniquePrefix('dsec') }),
+      ...testRootImports(uniquePrefix('dsec'), {}, { middleware: { mount: true } }),
       TenantQueueModule.registerQueue({ name: 'reports' }),
       TenantQueueDashboardModule.register(dashboard),
     ],

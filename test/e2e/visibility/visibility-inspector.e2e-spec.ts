@@ -1,6 +1,5 @@
 import { INestApplication, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import {
   TenantContext,
   TenantProcessor,
@@ -12,7 +11,8 @@ import {
 import { TenantMetricsGauges } from '../../../lib/metrics/tenant-metrics.gauges';
 import { TenantMetricsRecorder } from '../../../lib/metrics/tenant-metrics.recorder';
 import { Registry } from 'prom-client';
-import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 @TenantProcessor('flood', { concurrency: 10 })
@@ -32,10 +32,7 @@ async function createApp(
 ): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
     imports: [
-      ClsModule.forRoot({ global: true }),
-      TenantQueueModule.forRoot({
-        connection: redisConnection(),
-        prefix,
+      ...testRootImports(prefix, {
         metrics: { registry, flushIntervalMs: 100, gaugeIntervalMs: 0 },
       }),
       TenantQueueModule.registerQueue({ name: 'flood' }),

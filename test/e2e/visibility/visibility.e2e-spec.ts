@@ -1,6 +1,5 @@
 import { Body, Controller, ConsoleLogger, INestApplication, Logger, Post } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import { Registry } from 'prom-client';
 import request from 'supertest';
 import {
@@ -16,7 +15,8 @@ import {
   TenantWorkerHost,
 } from '../../../lib';
 import { TenantMetricsRecorder } from '../../../lib/metrics/tenant-metrics.recorder';
-import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 type Kind = 'ok' | 'fail-once' | 'fail-always' | 'cancel' | 'slow' | 'trace';
@@ -93,12 +93,11 @@ describe('visibility: metrics, tenant-tagged logs, trace context, inspector', ()
     Logger.overrideLogger(logger);
     const moduleRef = await Test.createTestingModule({
       imports: [
-        ClsModule.forRoot({ global: true, middleware: { mount: true } }),
-        TenantQueueModule.forRoot({
-          connection: redisConnection(),
+        ...testRootImports(
           prefix,
-          metrics: { registry, maxTenantLabels: 2, flushIntervalMs: 100, gaugeIntervalMs: 0 },
-        }),
+          { metrics: { registry, maxTenantLabels: 2, flushIntervalMs: 100, gaugeIntervalMs: 0 } },
+          { middleware: { mount: true } },
+        ),
         TenantQueueModule.registerQueue({
           name: 'vis',
           attempts: 2,
