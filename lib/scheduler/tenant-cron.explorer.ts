@@ -75,7 +75,7 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
     if (crons.size > 0) {
       await this.registerDrivers(crons);
       const fanOut = new CronFanOutHost(crons, this.directory!, this.registry, this.ticker);
-      this.startWorker(this.ticker.fanOutQueueName, fanOut, false, 2);
+      this.startWorker(this.ticker.delivery.fanOutQueueName, fanOut, false, 2);
       for (const [queue, byName] of handlers) {
         this.startWorker(
           queue,
@@ -96,10 +96,13 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
     const crons = [...(this.discovered?.crons.values() ?? [])];
     if (!crons.length) return [];
     const now = await this.ticker.clock.now();
-    const own = await this.ticker.zoneOf({ timezone: 'tenant', tenantId } as StoredTenantSchedule);
+    const own = await this.ticker.planner.zoneOf({
+      timezone: 'tenant',
+      tenantId,
+    } as StoredTenantSchedule);
     return crons.map((cron) => {
       const zone = cron.timezone === 'tenant' ? own : cron.timezone!;
-      const next = this.ticker.cronOf(cron.expression, zone).nextAfter(now);
+      const next = this.ticker.planner.cronOf(cron.expression, zone).nextAfter(now);
       return {
         name: cron.name,
         cron: cron.expression,
@@ -147,7 +150,7 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
       throw field('maxCatchUp', `must be an integer from 1 to ${MAX_CATCH_UP}`);
     }
     const timezone = metadata.timezone ?? 'UTC';
-    this.ticker.cronOf(metadata.expression, timezone === 'tenant' ? 'UTC' : timezone);
+    this.ticker.planner.cronOf(metadata.expression, timezone === 'tenant' ? 'UTC' : timezone);
     return {
       ...metadata,
       timezone,
@@ -180,7 +183,7 @@ export class TenantCronExplorer implements OnModuleInit, OnApplicationBootstrap 
         }
         const unchanged = stored?.kind === 'cron' && sameDriver(stored, schedule);
         if (unchanged && (await this.store.nextRun(ids[i])) !== null) return;
-        await this.store.put(ids[i], schedule, await this.ticker.nextRunOf(schedule, now));
+        await this.store.put(ids[i], schedule, await this.ticker.planner.nextRunOf(schedule, now));
         this.logger.log(
           `${tenantLogFields()} @TenantCron "${cron.name}" scheduled (${cron.expression}, ${cron.timezone})`,
         );

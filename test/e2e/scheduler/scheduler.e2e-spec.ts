@@ -10,9 +10,10 @@ import {
   UnknownTenantQueueError,
   tenantScheduleJobId,
 } from '../../../lib';
+import { ScheduleTicker } from '../../../lib/scheduler/schedule-ticker';
 import { ManualClock, bootSchedulerApp } from '../../fixtures/scheduler-app';
 import { uniquePrefix } from '../../support/redis-url';
-import { waitFor } from '../../support/wait';
+import { sleep, waitFor } from '../../support/wait';
 
 jest.setTimeout(60_000);
 
@@ -317,6 +318,7 @@ describe('the automatic tick', () => {
       queues: ['reports'],
       scheduler: { enabled: true, tickInterval: 20 },
     });
+    let closed = false;
     try {
       const scheduler = app.get(TenantScheduler);
       const bull = app.get(TenantQueueRegistry).getQueue('reports').bullQueue;
@@ -324,8 +326,16 @@ describe('the automatic tick', () => {
       clock.set('2026-07-01T09:00:00.100Z');
       const id = tenantScheduleJobId('acme', 'auto', at('2026-07-01T09:00:00Z'));
       await waitFor(async () => (await bull.getJob(id)) !== undefined, 'the automatic tick');
-    } finally {
+      const ticker = app.get(ScheduleTicker);
       await app.close();
+      closed = true;
+      // Closed: no tick runs any more (a tick ends by stamping lastTickAt, even one that fails).
+      const last = ticker.lastTickAt;
+      expect(last).toBeDefined();
+      await sleep(10 * 20);
+      expect(ticker.lastTickAt).toBe(last);
+    } finally {
+      if (!closed) await app.close();
     }
   });
 });
