@@ -8,10 +8,11 @@ const ioredis = join(__dirname, 'node_modules', 'ioredis');
 
 module.exports = variantConfig(join(__dirname, 'resolve-ioredis6.js'), {
   // What differs under ioredis 6: EVALSHA and script loading, pipelines, reconnection, the URL
-  // form and Cluster (test/e2e/redis), and the key escaping the client is handed.
+  // form and Cluster (test/e2e/redis), the enqueue path's scripts and BullMQ's multi
+  // (test/e2e/producer), and the key escaping the client is handed.
   testMatch: selected([
     '<rootDir>/lib/core/context/tenant-key.spec.ts',
-    ...e2eFolders('redis'),
+    ...e2eFolders('redis', 'producer'),
   ]),
   setupFiles: [join(__dirname, 'assert-ioredis6.js')],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: join(root, 'tsconfig.json') }] },

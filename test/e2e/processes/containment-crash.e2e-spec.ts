@@ -1,28 +1,22 @@
-import { ChildProcess, fork } from 'node:child_process';
-import { join } from 'node:path';
+import { ChildProcess } from 'node:child_process';
 import { Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import IORedis from 'ioredis';
 import { DeadLetters, TenantContext, TenantQueueModule, TenantQueueRegistry } from '../../../lib';
+import { forkFixture, killAll } from '../../support/processes';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
 import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
-const FIXTURE = join(__dirname, '..', '..', 'fixtures', 'containment-worker.ts');
 /** Every process forked here, killed in afterAll whatever happened. */
 const children: ChildProcess[] = [];
 
 function startWorker(prefix: string, crash: boolean): Promise<ChildProcess> {
-  const child = fork(FIXTURE, [], {
-    execArgv: ['-r', 'ts-node/register/transpile-only'],
-    env: { ...process.env, TQ_PREFIX: prefix, CRASH: crash ? '1' : '0' },
-    stdio: 'inherit',
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    child.once('message', (message) => (message === 'ready' ? resolve(child) : undefined));
-    child.once('exit', (code, signal) => reject(new Error(`worker exited (${code ?? signal})`)));
-  });
+  return forkFixture(
+    'containment-worker.ts',
+    { TQ_PREFIX: prefix, CRASH: crash ? '1' : '0' },
+    children,
+  );
 }
 
 function exited(child: ChildProcess): Promise<NodeJS.Signals | number | null> {
@@ -60,9 +54,7 @@ describe('a worker process killed mid-job', () => {
 
   afterAll(async () => {
     await stop(survivor);
-    for (const child of children) {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    }
+    await killAll(children);
     await app?.close();
     await redis.quit();
   });

@@ -1,16 +1,15 @@
-import { ChildProcess, fork } from 'node:child_process';
-import { join } from 'node:path';
+import { ChildProcess } from 'node:child_process';
 import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Pool } from 'pg';
 import { EnqueuedJob, TenantContext, TenantQueueModule, TenantQueueRegistry } from '../../../lib';
 import { CrashPoint, ONCE_SCHEMA } from '../../fixtures/exactly-once-shared';
 import { StartedPostgres, startPostgres } from '../../support/postgres';
+import { forkFixture, killAll } from '../../support/processes';
 import { uniquePrefix } from '../../support/redis-url';
 import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
-const FIXTURE = join(__dirname, '..', '..', 'fixtures', 'exactly-once-worker.ts');
 const ROUNDS = 10;
 /** Every process forked here, killed in afterAll whatever happened. */
 const children: ChildProcess[] = [];
@@ -32,22 +31,13 @@ describe.each<CrashPoint>(['before-commit', 'after-commit'])(
     let onCrashPoint: ((child: ChildProcess, message: string) => void) | undefined;
 
     /** A forked worker; resolves once it is ready. */
-    function startWorker(): Promise<ChildProcess> {
-      const child = fork(FIXTURE, [], {
-        execArgv: ['-r', 'ts-node/register/transpile-only'],
-        env: { ...process.env, TQ_PREFIX: prefix, TQ_DATABASE_URL: postgres.url },
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      });
-      children.push(child);
+    async function startWorker(): Promise<ChildProcess> {
+      const env = { TQ_PREFIX: prefix, TQ_DATABASE_URL: postgres.url };
+      const child = await forkFixture('exactly-once-worker.ts', env, children);
       child.on('message', (message) => {
         if (String(message).startsWith('crash-point:')) onCrashPoint?.(child, String(message));
       });
-      return new Promise((resolve, reject) => {
-        child.on('message', (message) => message === 'ready' && resolve(child));
-        child.once('exit', (code, signal) =>
-          reject(new Error(`worker exited (${code ?? signal})`)),
-        );
-      });
+      return child;
     }
 
     async function rows(job: EnqueuedJob) {
@@ -93,9 +83,7 @@ describe.each<CrashPoint>(['before-commit', 'after-commit'])(
     });
 
     afterAll(async () => {
-      for (const child of children) {
-        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      }
+      await killAll(children);
       await producer?.close();
       await pool?.end();
       await postgres?.stop();

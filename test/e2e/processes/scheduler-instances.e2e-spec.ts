@@ -1,9 +1,9 @@
-import { ChildProcess, fork } from 'node:child_process';
-import { join } from 'node:path';
+import { ChildProcess } from 'node:child_process';
 import { TestingModule } from '@nestjs/testing';
 import { TenantQueueRegistry, TenantScheduler, tenantScheduleJobId } from '../../../lib';
 import { ZonedCron } from '../../../lib/scheduler/zoned-cron';
 import { ManualClock, bootSchedulerApp } from '../../fixtures/scheduler-app';
+import { forkFixture, killAll } from '../../support/processes';
 import { uniquePrefix } from '../../support/redis-url';
 import { TestRedisClient, openRedis } from '../../support/test-redis';
 import { waitFor } from '../../support/wait';
@@ -54,44 +54,30 @@ describe('three scheduler instances in separate processes over a simulated day',
         expected.add(tenantScheduleJobId(tenantId, 'sync', t));
       }
     }
-    for (let instance = 1; instance <= 3; instance++) {
-      const child = fork(join(__dirname, '..', '..', 'fixtures', 'scheduler-instance.ts'), [], {
-        execArgv: ['-r', 'ts-node/register/transpile-only'],
-        env: {
-          ...process.env,
-          TQ_PREFIX: prefix,
-          CLOCK_KEY: keys.clock,
-          CLAIMS_KEY: keys.claims,
-          RECOVERED_KEY: keys.recovered,
-          CLAIM_TIMEOUT: String(15 * MINUTE),
-          LATE_AFTER: String(60 * MINUTE),
-          INSTANCE: String(instance),
-          CRASH_AFTER_CLAIMS: instance === 3 ? '40' : '0',
-        },
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      });
-      children.push(child);
+    const env = (instance: number) => ({
+      TQ_PREFIX: prefix,
+      CLOCK_KEY: keys.clock,
+      CLAIMS_KEY: keys.claims,
+      RECOVERED_KEY: keys.recovered,
+      CLAIM_TIMEOUT: String(15 * MINUTE),
+      LATE_AFTER: String(60 * MINUTE),
+      INSTANCE: String(instance),
+      CRASH_AFTER_CLAIMS: instance === 3 ? '40' : '0',
+    });
+    const started = await Promise.all(
+      [1, 2, 3].map((instance) => forkFixture('scheduler-instance.ts', env(instance), children)),
+    );
+    // Nothing claims before the test moves the clock, so no instance can have exited yet.
+    started.forEach((child, i) =>
       exits.set(
-        instance,
+        i + 1,
         new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code))),
-      );
-    }
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve, reject) => {
-            child.once('message', () => resolve());
-            child.once('exit', () => reject(new Error('a scheduler instance exited at start')));
-          }),
       ),
     );
   }, 90_000);
 
   afterAll(async () => {
-    for (const child of children) {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    }
-    await Promise.all(exits.values());
+    await killAll(children);
     await app?.close();
     await redis?.quit();
   });
