@@ -16,6 +16,7 @@ import { TenantQueueRedis } from '../../../lib/core/redis/tenant-queue.redis';
 import { tenantKeyPart } from '../../../lib/core/context/tenant-key';
 import { TenantEnvelopeCodec } from '../../../lib/core/envelope/tenant-envelope.codec';
 import { testRootImports } from '../../support/test-module';
+import { enqueue, many } from '../../support/jobs';
 import { uniquePrefix } from '../../support/redis-url';
 import { waitFor } from '../../support/wait';
 
@@ -50,18 +51,9 @@ async function boot(prefix: string, fairness: TenantFairnessOptions, done: Done[
   return moduleRef;
 }
 
-async function enqueue(moduleRef: TestingModule, tenantId: string, count: number, lane?: string) {
-  const queue = moduleRef.get(TenantQueueRegistry).getQueue('keys');
-  await moduleRef.get(TenantContext).run(tenantId, () =>
-    queue.addBulk(
-      Array.from({ length: count }, () => ({
-        name: 'work',
-        data: { lane },
-        opts: lane ? { lane } : {},
-      })),
-    ),
-  );
-}
+/** `count` jobs of `tenantId` on queue `keys`, in `lane` when given. */
+const enqueueKeys = (moduleRef: TestingModule, tenantId: string, count: number, lane?: string) =>
+  enqueue(moduleRef, 'keys', tenantId, many(count, { lane }), lane ? { lane } : {});
 
 describe('fair gate: any tenant id, refused jobs, all-or-nothing enqueue (real Redis)', () => {
   let moduleRef: TestingModule | undefined;
@@ -76,7 +68,7 @@ describe('fair gate: any tenant id, refused jobs, all-or-nothing enqueue (real R
     const fairness = moduleRef.get(TenantFairness);
     for (const tenant of PROTO_IDS) {
       expect((await fairness.getTenant('keys', tenant)).backlog).toBe(0);
-      await enqueue(moduleRef, tenant, 3);
+      await enqueueKeys(moduleRef, tenant, 3);
     }
     await waitFor(() => done.length === 3 * PROTO_IDS.length, 'every job done');
     for (const tenant of PROTO_IDS) {
@@ -101,8 +93,8 @@ describe('fair gate: any tenant id, refused jobs, all-or-nothing enqueue (real R
     // Different backlogs per tenant and lane, held back by a pause, then counted one by one.
     for (const [i, tenant] of ODD_IDS.entries()) {
       await gate.pause('keys', tenant);
-      await enqueue(moduleRef, tenant, i + 1, 'bulk');
-      await enqueue(moduleRef, tenant, 2 * i + 1, 'interactive');
+      await enqueueKeys(moduleRef, tenant, i + 1, 'bulk');
+      await enqueueKeys(moduleRef, tenant, 2 * i + 1, 'interactive');
     }
     for (const [i, tenant] of ODD_IDS.entries()) {
       expect((await gate.getTenant('keys', tenant)).backlog).toBe(3 * i + 2);
@@ -168,7 +160,7 @@ describe('fair gate: any tenant id, refused jobs, all-or-nothing enqueue (real R
       ...bad('1001', {}),
       ...bad('bad-priority', { priority: 1.5 }),
     );
-    for (const tenant of ['good', 'other']) await enqueue(moduleRef, tenant, 20);
+    for (const tenant of ['good', 'other']) await enqueueKeys(moduleRef, tenant, 20);
     await waitFor(() => done.length === 40, 'the good jobs');
     // The module's own BullMQ queue: it reads from the right Redis on a cluster too.
     const queue = registry.getQueue('keys').bullQueue;
@@ -208,7 +200,7 @@ describe('fair gate: any tenant id, refused jobs, all-or-nothing enqueue (real R
     const prefix = uniquePrefix();
     const done: Done[] = [];
     moduleRef = await boot(prefix, { window: 2 }, done, 0);
-    await enqueue(moduleRef, 'counted', 6);
+    await enqueueKeys(moduleRef, 'counted', 6);
     const redis = moduleRef.get(TenantQueueRedis).client;
     const { bullPrefix } = moduleRef.get(TenantQueueRegistry).getQueue('keys').definition;
     expect(await redis.llen(`${bullPrefix}:~fair:q:counted`)).toBe(4);
