@@ -13,14 +13,8 @@ import type { INestApplicationContext } from '@nestjs/common';
 import IORedis from 'ioredis';
 import { TenantFairness } from '../../lib';
 import { bootScaleoutApp } from '../../test/fixtures/scaleout-app';
-import {
-  SCALEOUT_QUEUE,
-  ScaleoutBatch,
-  ask,
-  forkFixture,
-  killAll,
-  scaleoutKeys,
-} from '../../test/fixtures/scaleout-shared';
+import { SCALEOUT_QUEUE, ScaleoutBatch, scaleoutKeys } from '../../test/fixtures/scaleout-shared';
+import { ask, forkFixture, killAll } from '../../test/support/processes';
 import { startRedis } from '../../test/support/redis-server';
 import { machine, percentile, table, updateBenchmarksPage, writeResult } from '../bench-utils';
 

@@ -28,6 +28,26 @@ interface Requirements {
   permissions: string[];
 }
 
+/** Each checker port the guards call: the requirement that needs it, and how it is configured. */
+const PORTS = [
+  {
+    needs: 'features',
+    field: 'entitlements',
+    unconfigured: UnconfiguredEntitlementChecker,
+    name: 'EntitlementChecker',
+    option: 'entitlementChecker',
+    decorator: '@RequiresEntitlement',
+  },
+  {
+    needs: 'permissions',
+    field: 'permissions',
+    unconfigured: UnconfiguredActorPermissionChecker,
+    name: 'ActorPermissionChecker',
+    option: 'actorPermissionChecker',
+    decorator: '@RequiresActorPermission',
+  },
+] as const;
+
 /**
  * @internal The module's own job guards, run before every handler (and before Nest guards):
  * tenant present, tenant active, entitlements, actor permissions. A denial throws
@@ -54,31 +74,12 @@ export class TenantJobGuardsStage implements JobStage, OnModuleInit {
       const metatype = wrapper.metatype as Type | undefined;
       if (!metatype || !this.accessor.getProcessor(metatype)) continue;
       const needs = this.requirementsOf(metatype);
-      if (
-        needs.features.length > 0 &&
-        this.entitlements instanceof UnconfiguredEntitlementChecker
-      ) {
-        throw new PortNotConfiguredError(
-          Messages.portNotConfigured(
-            'EntitlementChecker',
-            'entitlementChecker',
-            metatype.name,
-            '@RequiresEntitlement',
-          ),
-        );
-      }
-      if (
-        needs.permissions.length > 0 &&
-        this.permissions instanceof UnconfiguredActorPermissionChecker
-      ) {
-        throw new PortNotConfiguredError(
-          Messages.portNotConfigured(
-            'ActorPermissionChecker',
-            'actorPermissionChecker',
-            metatype.name,
-            '@RequiresActorPermission',
-          ),
-        );
+      for (const port of PORTS) {
+        if (needs[port.needs].length > 0 && this[port.field] instanceof port.unconfigured) {
+          throw new PortNotConfiguredError(
+            Messages.portNotConfigured(port.name, port.option, metatype.name, port.decorator),
+          );
+        }
       }
     }
   }

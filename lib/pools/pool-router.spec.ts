@@ -14,7 +14,7 @@ class SwitchableDirectory extends InMemoryTenantDirectory {
   }
 }
 
-/** The ledger's contract in memory (the Redis one is covered by test/pools.e2e-spec.ts). */
+/** The ledger's contract in memory (the Redis one is covered by test/e2e/pools/pools.e2e-spec.ts). */
 class MemoryLedger implements PoolIdLedger {
   readonly first = new Map<string, string>();
   async claim(ids: string[], pools: string[]): Promise<string[]> {

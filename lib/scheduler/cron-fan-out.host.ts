@@ -6,7 +6,8 @@ import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { RunPlan, planRuns } from './run-plan';
 import { tenantCronJobId } from './schedule-job-id';
-import { FanOutJobData, ScheduleTicker } from './schedule-ticker';
+import { FanOutJobData } from './schedule-delivery';
+import { ScheduleTicker } from './schedule-ticker';
 import { TenantCronMetadata } from './tenant-cron.decorator';
 import { isValidTimezone } from './zoned-cron';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
@@ -89,7 +90,7 @@ export class CronFanOutHost extends TenantWorkerHost {
   ) {
     let plan = plans.get(zone);
     if (!plan) {
-      const cron = this.ticker.cronOf(data.cron, zone);
+      const cron = this.ticker.planner.cronOf(data.cron, zone);
       plan = {
         ...planRuns(cron, {
           from: data.from,

@@ -98,7 +98,7 @@ export class TenantCronExplorer
         this.logger.warn(`${tenantLogFields()} ${Messages.cronDriversLater()}`);
       }
       const fanOut = new CronFanOutHost(crons, this.directory!, this.registry, this.ticker);
-      this.startWorker(this.ticker.fanOutQueueName, fanOut, false, 2);
+      this.startWorker(this.ticker.delivery.fanOutQueueName, fanOut, false, 2);
       for (const [queue, byName] of handlers) {
         this.startWorker(
           queue,
@@ -121,12 +121,12 @@ export class TenantCronExplorer
    */
   /** The scheduler's own queues (the `@TenantCron` queue and its fan-out queue). */
   internalQueues(): string[] {
-    return [this.ticker.options.cronQueue, this.ticker.fanOutQueueName];
+    return [this.ticker.options.cronQueue, this.ticker.delivery.fanOutQueueName];
   }
 
   /** The zone the directory gives the tenant (what `timezone: 'tenant'` runs in). */
   tenantZone(tenantId: string): Promise<string> {
-    return this.ticker.zoneOf({ timezone: 'tenant', tenantId } as StoredTenantSchedule);
+    return this.ticker.planner.zoneOf({ timezone: 'tenant', tenantId } as StoredTenantSchedule);
   }
 
   async forTenant(tenantId: string): Promise<TenantCronView[]> {
@@ -136,7 +136,7 @@ export class TenantCronExplorer
     const own = await this.tenantZone(tenantId);
     return crons.map((cron) => {
       const zone = cron.timezone === 'tenant' ? own : cron.timezone!;
-      const next = this.ticker.cronOf(cron.expression, zone).nextAfter(now);
+      const next = this.ticker.planner.cronOf(cron.expression, zone).nextAfter(now);
       return {
         name: cron.name,
         cron: cron.expression,
@@ -185,7 +185,7 @@ export class TenantCronExplorer
       throw field('maxCatchUp', `must be an integer from 1 to ${MAX_CATCH_UP}`);
     }
     const timezone = metadata.timezone ?? 'UTC';
-    this.ticker.cronOf(metadata.expression, timezone === 'tenant' ? 'UTC' : timezone);
+    this.ticker.planner.cronOf(metadata.expression, timezone === 'tenant' ? 'UTC' : timezone);
     return {
       ...metadata,
       timezone,
@@ -218,7 +218,7 @@ export class TenantCronExplorer
         }
         const unchanged = stored?.kind === 'cron' && sameDriver(stored, schedule);
         if (unchanged && (await this.store.nextRun(ids[i])) !== null) return;
-        await this.store.put(ids[i], schedule, await this.ticker.nextRunOf(schedule, now));
+        await this.store.put(ids[i], schedule, await this.ticker.planner.nextRunOf(schedule, now));
         this.logger.log(
           `${tenantLogFields()} @TenantCron "${cron.name}" scheduled (${cron.expression}, ${cron.timezone})`,
         );

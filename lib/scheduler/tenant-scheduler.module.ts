@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { TENANT_QUEUE_MODULE_OPTIONS } from '../core/options/core.options';
+import { ScheduleDelivery } from './schedule-delivery';
+import { SchedulePlanner } from './schedule-planner';
 import { ScheduleTicker } from './schedule-ticker';
 import { ScheduleStore } from './schedule.store';
 import { RedisServerClock, SchedulerClock } from './scheduler-clock';
@@ -22,6 +24,8 @@ import {
     },
     { provide: SchedulerClock, useClass: RedisServerClock },
     ScheduleStore,
+    SchedulePlanner,
+    ScheduleDelivery,
     ScheduleTicker,
     TenantScheduler,
     TenantCronExplorer,

@@ -54,7 +54,10 @@ export class TenantScheduler {
       maxCatchUp: input.maxCatchUp ?? 10,
       job: storedJob(input.job),
     };
-    this.ticker.cronOf(schedule.cron, schedule.timezone === 'tenant' ? 'UTC' : schedule.timezone);
+    this.ticker.planner.cronOf(
+      schedule.cron,
+      schedule.timezone === 'tenant' ? 'UTC' : schedule.timezone,
+    );
     return this.save(schedule);
   }
 
@@ -83,7 +86,10 @@ export class TenantScheduler {
   async next(tenantId: string, key: string, count = 5): Promise<Date[]> {
     const schedule = await this.load(tenantId, key);
     if (!schedule.enabled) return [];
-    const cron = this.ticker.cronOf(schedule.cron, await this.ticker.zoneOf(schedule));
+    const cron = this.ticker.planner.cronOf(
+      schedule.cron,
+      await this.ticker.planner.zoneOf(schedule),
+    );
     const stored = await this.store.nextRun(tenantScheduleId(tenantId, key));
     const first = stored ?? cron.nextAfter(await this.ticker.clock.now());
     if (first === null) return [];
@@ -115,7 +121,7 @@ export class TenantScheduler {
 
   private async save(schedule: StoredTenantSchedule): Promise<TenantSchedule> {
     const now = await this.ticker.clock.now();
-    const next = await this.ticker.nextRunOf(schedule, now);
+    const next = await this.ticker.planner.nextRunOf(schedule, now);
     await this.store.put(tenantScheduleId(schedule.tenantId, schedule.key), schedule, next);
     return toView(schedule, next);
   }

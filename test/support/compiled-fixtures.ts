@@ -5,6 +5,7 @@ import {
   mkdtempSync,
   readFileSync,
   readdirSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,7 +23,7 @@ function* files(dir: string): Generator<string> {
 }
 
 /**
- * Transpiles `lib/` and the given test files (paths from the repository root) to JavaScript in
+ * Transpiles `lib/` and the given test files or folders (paths from the repository root) to JavaScript in
  * a temp folder, as ts-node's transpile-only mode would, once: a forked process then boots in
  * plain Node, ~6x less CPU than compiling the library again in every process (what a test that
  * starts a dozen processes on a loaded machine pays for). Returns the folder.
@@ -39,7 +40,10 @@ export function compileFixtures(testFiles: string[]): string {
     resolveJsonModule: true,
   };
   const sources = [...files(join(ROOT, 'lib'))].filter((f) => !f.endsWith('.spec.ts'));
-  for (const source of [...sources, ...testFiles.map((f) => join(ROOT, f))]) {
+  const given = testFiles
+    .map((f) => join(ROOT, f))
+    .flatMap((path) => (statSync(path).isDirectory() ? [...files(path)] : [path]));
+  for (const source of [...sources, ...given]) {
     const target = join(out, relative(ROOT, source));
     mkdirSync(dirname(target), { recursive: true });
     if (source.endsWith('.ts')) {

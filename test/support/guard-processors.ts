@@ -15,7 +15,7 @@ import {
   parseCancelReason,
 } from '../../lib';
 
-/** What the processors and the user guard of test/guards.e2e-spec.ts saw. */
+/** What the processors and the user guard of test/e2e/nest/guards.e2e-spec.ts saw. */
 export const handled: { jobId: string; tenantId: string | undefined }[] = [];
 export const failedEvents: {
   jobId: string;

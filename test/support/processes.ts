@@ -1,35 +1,50 @@
-import { ChildProcess, fork } from 'node:child_process';
-import { join } from 'node:path';
+import { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import type { INestApplicationContext, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 
+/** Every file a fixture may load, transpiled once per test file (see `compileFixtures`). */
+let compiled: string | undefined;
+
 /**
- * Forks `test/fixtures/<fixture>` under ts-node with `env` added to this process's environment,
- * and resolves once it sends 'ready' (see `serveUntilSigterm`). The child joins `into`, so a test
- * can kill what it started with `killAll`.
+ * Forks `test/fixtures/<fixture>` with `env` added to this process's environment, and resolves
+ * once it sends its first message ('ready', see `serveUntilSigterm`). The fixture runs as plain
+ * JavaScript, compiled with the library once per test file: a fork then boots without compiling
+ * the library again. The child joins `into`, so a test can kill what it started with `killAll`.
  */
-export function forkFixture(
+export async function forkFixture(
   fixture: string,
   env: Record<string, string>,
   into: ChildProcess[],
 ): Promise<ChildProcess> {
-  const child = fork(join(__dirname, '..', 'fixtures', fixture), [], {
-    execArgv: ['-r', 'ts-node/register/transpile-only'],
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  into.push(child);
-  return new Promise((resolve, reject) => {
-    child.once('message', () => resolve(child));
-    child.once('exit', (code) => reject(new Error(`${fixture} exited early (${code})`)));
+  // Loaded here, not at the top: fixture processes import this file too, and need no compiler.
+  const { compileFixtures, forkCompiled } = await import('./compiled-fixtures');
+  if (!compiled) {
+    const out = compileFixtures(['test/fixtures', 'test/support', 'sample-app']);
+    process.once('exit', () => rmSync(out, { recursive: true, force: true }));
+    compiled = out;
+  }
+  return forkCompiled(compiled, `test/fixtures/${fixture}`, env, into);
+}
+
+/** Sends a message and resolves with the child's next reply. */
+export function ask<T = unknown>(child: ChildProcess, message: unknown): Promise<T> {
+  return new Promise((resolve) => {
+    child.once('message', (reply) => resolve(reply as T));
+    child.send(message as object);
   });
 }
 
-/** SIGKILLs every child still running. */
-export function killAll(children: ChildProcess[]): void {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  }
+/** SIGKILLs every child still alive and resolves once each has exited. */
+export async function killAll(children: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    children.map((child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return undefined;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      return exited;
+    }),
+  );
 }
 
 /**

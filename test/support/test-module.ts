@@ -1,4 +1,4 @@
-import { ClsModule } from 'nestjs-cls';
+import { ClsModule, ClsModuleOptions } from 'nestjs-cls';
 import {
   TENANT_QUEUE_OPTIONS_TYPE,
   TenantDirectory,
@@ -10,10 +10,17 @@ import { testConnection } from './test-redis';
 /** What `forRoot` takes, less what the harness sets. */
 type RootOptions = Omit<typeof TENANT_QUEUE_OPTIONS_TYPE, 'connection' | 'prefix'>;
 
-/** nestjs-cls and the module's root on the test Redis (a Cluster in `npm run test:cluster`). */
-export function testRootImports(prefix: string, options: RootOptions = {}) {
+/**
+ * nestjs-cls (global; `cls` adds to that, e.g. `{ middleware: { mount: true } }` for HTTP) and the
+ * module's root on the test Redis (a Cluster in `npm run test:cluster`).
+ */
+export function testRootImports(
+  prefix: string,
+  options: RootOptions = {},
+  cls: ClsModuleOptions = {},
+) {
   return [
-    ClsModule.forRoot({ global: true }),
+    ClsModule.forRoot({ global: true, ...cls }),
     TenantQueueModule.forRoot({ connection: testConnection(), prefix, ...options }),
   ];
 }

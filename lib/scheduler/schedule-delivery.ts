@@ -1,0 +1,143 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
+import { moduleJobOptions } from '../core/queues/job-id.check';
+import { tenantLogFields } from '../core/context/tenant-log-fields';
+import { fanOutJobId, tenantScheduleJobId } from './schedule-job-id';
+import { ScheduleStore } from './schedule.store';
+import {
+  ScheduleRecord,
+  StoredCronSchedule,
+  StoredSchedule,
+  StoredTenantSchedule,
+  UnreadableSchedule,
+  unknownKind,
+} from './stored-schedule';
+import { MissedRunPolicy, SchedulerTickResult } from './tenant-schedule.interface';
+import {
+  ResolvedTenantSchedulerOptions,
+  TENANT_SCHEDULER_OPTIONS,
+} from './tenant-scheduler.options';
+
+/** Data of a `@TenantCron` fan-out job: settle every occurrence in [from, to]. */
+export interface FanOutJobData {
+  name: string;
+  cron: string;
+  timezone: string;
+  missed: MissedRunPolicy;
+  maxCatchUp: number;
+  from: number;
+  to: number;
+}
+
+export const FANOUT_JOB = 'tq.cron.fanout';
+
+/**
+ * @internal The scheduler's delivery: turns claimed outbox members into jobs (a tenant run, or a
+ * `@TenantCron` fan-out job) with deterministic ids, then clears them from the outbox.
+ */
+@Injectable()
+export class ScheduleDelivery {
+  private readonly logger = new Logger('TenantScheduler');
+
+  constructor(
+    @Inject(TENANT_SCHEDULER_OPTIONS) private readonly options: ResolvedTenantSchedulerOptions,
+    private readonly store: ScheduleStore,
+    private readonly registry: TenantQueueRegistry,
+  ) {}
+
+  get fanOutQueueName(): string {
+    return `${this.options.cronQueue}-fanout`;
+  }
+
+  /**
+   * Enqueues claimed occurrences, then clears them from the outbox. Failures, and occurrences
+   * whose record is unreadable (handed to `refuse`), stay leased and are re-sent after
+   * `claimTimeout`. `known`: records the caller has already read, by schedule id.
+   */
+  async deliver(
+    members: string[],
+    result: SchedulerTickResult,
+    refuse: (record: UnreadableSchedule) => void,
+    known = new Map<string, StoredSchedule>(),
+  ): Promise<void> {
+    if (members.length === 0) return;
+    const missing = [...new Set(members.map((m) => splitMember(m)[0]))].filter(
+      (id) => !known.has(id),
+    );
+    const byId = new Map<string, ScheduleRecord>(known);
+    const records = await this.store.get(missing);
+    missing.forEach((id, i) => byId.set(id, records[i]));
+    const done: string[] = [];
+    await Promise.all(
+      members.map(async (member) => {
+        const [id, spec] = splitMember(member);
+        const record = byId.get(id);
+        if (record?.kind === 'unreadable') return refuse(record);
+        try {
+          // No record: the schedule was deleted after the claim, so nothing is due.
+          if (record) result.jobIds.push(await this.enqueue(record, spec));
+          done.push(member);
+        } catch (error) {
+          this.logger.error(
+            `${tenantLogFields()} cannot enqueue ${member} (retried later): ${(error as Error).message}`,
+          );
+        }
+      }),
+    );
+    result.enqueued += done.length;
+    await this.store.ack(done);
+  }
+
+  private enqueue(schedule: StoredSchedule, spec: string): Promise<string> {
+    switch (schedule.kind) {
+      case 'tenant':
+        return this.enqueueRun(schedule, Number(spec));
+      case 'cron': {
+        const [from, to] = spec.split('-').map(Number);
+        return this.enqueueFanOut(schedule, from, to);
+      }
+      default:
+        return unknownKind(schedule);
+    }
+  }
+
+  private async enqueueRun(schedule: StoredTenantSchedule, occurrence: number): Promise<string> {
+    const { job, tenantId } = schedule;
+    const jobId = tenantScheduleJobId(tenantId, schedule.key, occurrence);
+    await this.registry
+      .getQueue(job.queue)
+      .addForTenant(tenantId, job.name, job.data ?? {}, moduleJobOptions({ ...job.opts, jobId }));
+    return jobId;
+  }
+
+  private async enqueueFanOut(schedule: StoredCronSchedule, from: number, to: number) {
+    const data: FanOutJobData = {
+      name: schedule.name,
+      cron: schedule.cron,
+      timezone: schedule.timezone,
+      missed: schedule.missed,
+      maxCatchUp: schedule.maxCatchUp,
+      from,
+      to,
+    };
+    const queue = this.registry.createQueue({ name: this.fanOutQueueName, tenantScoped: false });
+    const job = await queue.add(
+      FANOUT_JOB,
+      data as never,
+      moduleJobOptions({
+        jobId: fanOutJobId(schedule.name, from),
+        removeOnComplete: { count: 1_000 },
+        removeOnFail: { count: 1_000 },
+        attempts: 5,
+        backoff: { type: 'exponential', delay: 1_000 },
+      }),
+    );
+    return job.id;
+  }
+}
+
+/** `<schedule id>|<spec>`: the spec has no `|`, a tenant id in the schedule id may. */
+function splitMember(member: string): [string, string] {
+  const at = member.lastIndexOf('|');
+  return [member.slice(0, at), member.slice(at + 1)];
+}

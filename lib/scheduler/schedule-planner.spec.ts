@@ -1,0 +1,109 @@
+import { InMemoryTenantDirectory } from '../testing/in-memory-tenant-directory';
+import { SchedulePlanner } from './schedule-planner';
+import { StoredCronSchedule, StoredTenantSchedule } from './stored-schedule';
+import { resolveTenantSchedulerOptions } from './tenant-scheduler.options';
+
+const HOUR = 3_600_000;
+const MINUTE = 60_000;
+const base = Date.parse('2026-06-10T00:00:00Z');
+
+const options = resolveTenantSchedulerOptions({ scheduler: { lateAfter: MINUTE } } as never);
+const directory = new InMemoryTenantDirectory([
+  { id: 'kyiv', timezone: 'Europe/Kyiv' },
+  { id: 'nowhere', timezone: 'Not/AZone' },
+]);
+const planner = new SchedulePlanner(options, directory);
+
+const tenantSchedule = (over: Partial<StoredTenantSchedule> = {}): StoredTenantSchedule => ({
+  kind: 'tenant',
+  tenantId: 'acme',
+  key: 'report',
+  cron: '0 * * * *',
+  timezone: 'UTC',
+  enabled: true,
+  missed: 'all',
+  maxCatchUp: 10,
+  job: { queue: 'reports', name: 'build' },
+  ...over,
+});
+
+const cronSchedule = (over: Partial<StoredCronSchedule> = {}): StoredCronSchedule => ({
+  kind: 'cron',
+  name: 'nightly',
+  cron: '0 * * * *',
+  timezone: 'UTC',
+  enabled: true,
+  missed: 'all',
+  maxCatchUp: 10,
+  ...over,
+});
+
+describe('SchedulePlanner (the clock is the `now` each call is given)', () => {
+  it('plans one member per on-time run of a tenant schedule, and its next run', async () => {
+    const now = base + HOUR + 500;
+    const planned = await planner.plan('t~acme~report', base + HOUR, tenantSchedule(), now);
+    expect(planned.claim).toEqual({
+      id: 't~acme~report',
+      expected: base + HOUR,
+      next: base + 2 * HOUR,
+      members: [`t~acme~report|${base + HOUR}`],
+    });
+    expect(planned.missed).toBeUndefined();
+  });
+
+  it('after downtime follows the missed policy and reports the missed runs for the log', async () => {
+    const now = base + 5 * HOUR + 10 * MINUTE;
+    const skip = await planner.plan('s', base + HOUR, tenantSchedule({ missed: 'skip' }), now);
+    expect(skip.claim.members).toEqual([]);
+    expect(skip.claim.next).toBe(base + 6 * HOUR);
+    expect(skip.missed).toMatchObject({ owner: 'tenant acme schedule "report"' });
+    expect(skip.missed?.plan).toMatchObject({ missed: 5, caughtUp: 0 });
+    const all = await planner.plan('s', base + HOUR, tenantSchedule({ maxCatchUp: 2 }), now);
+    expect(all.claim.members).toEqual([`s|${base + 4 * HOUR}`, `s|${base + 5 * HOUR}`]);
+  });
+
+  it("reads a 'tenant' zone from the directory, and falls back to UTC for a bad or unknown one", async () => {
+    // 03:00 in Kyiv (UTC+3 in June) is 00:00 UTC.
+    const daily = (tenantId: string) =>
+      tenantSchedule({ tenantId, timezone: 'tenant', cron: '0 3 * * *' });
+    expect(await planner.nextRunOf(daily('kyiv'), base - 1)).toBe(base);
+    expect(await planner.nextRunOf(daily('nowhere'), base - 1)).toBe(base + 3 * HOUR);
+    expect(await planner.nextRunOf(daily('unknown'), base - 1)).toBe(base + 3 * HOUR);
+  });
+
+  it('plans a @TenantCron as one fan-out member for the range, logging missed runs only when none remain', async () => {
+    const now = base + HOUR + 500;
+    const planned = await planner.plan('c~nightly', base + HOUR, cronSchedule(), now);
+    expect(planned.claim.members).toEqual([`c~nightly|${base + HOUR}-${now}`]);
+    expect(planned.claim.next).toBe(base + 2 * HOUR);
+    expect(planned.missed).toBeUndefined();
+    const late = base + 3 * HOUR + 10 * MINUTE;
+    const skipped = await planner.plan('c~n', base + HOUR, cronSchedule({ missed: 'skip' }), late);
+    expect(skipped.claim.members).toEqual([]);
+    expect(skipped.missed).toMatchObject({ owner: '@TenantCron "nightly"' });
+  });
+
+  it("hands a tenant-zone @TenantCron to its fan-out job, next at the earliest zone's run", async () => {
+    const now = base + 30 * MINUTE;
+    const schedule = cronSchedule({ timezone: 'tenant', cron: '0 3 * * *' });
+    const planned = await planner.plan('c~z', base, schedule, now);
+    expect(planned.claim.members).toEqual([`c~z|${base}-${now}`]);
+    expect(planned.claim.next).toBe(await planner.nextRunOf(schedule, now));
+    expect(planned.claim.next).toBeGreaterThan(now);
+    expect(planned.claim.next).toBeLessThanOrEqual(now + HOUR);
+  });
+
+  it('takes a missing or disabled schedule out of the due index, and throws on a bad cron', async () => {
+    for (const schedule of [undefined, tenantSchedule({ enabled: false })]) {
+      expect((await planner.plan('x', base, schedule, base + HOUR)).claim).toEqual({
+        id: 'x',
+        expected: base,
+        next: null,
+        members: [],
+      });
+    }
+    await expect(
+      planner.plan('bad', base, tenantSchedule({ cron: 'not a cron' }), base + HOUR),
+    ).rejects.toThrow();
+  });
+});

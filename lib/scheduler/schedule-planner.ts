@@ -1,0 +1,164 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { TenantDirectory } from '../core/types/tenant-directory.interface';
+import { AnyZoneCron } from './any-zone-cron';
+import { RunPlan, planRuns } from './run-plan';
+import { ScheduleClaim } from './schedule.store';
+import {
+  StoredCronSchedule,
+  StoredSchedule,
+  StoredTenantSchedule,
+  unknownKind,
+} from './stored-schedule';
+import {
+  ResolvedTenantSchedulerOptions,
+  TENANT_SCHEDULER_OPTIONS,
+} from './tenant-scheduler.options';
+import { ZonedCron, isValidTimezone } from './zoned-cron';
+
+/** Occurrences a plan counted as missed, for the log line the winner of the claim writes. */
+export interface MissedRuns {
+  /** Who owns the schedule, as a log reads it (`tenant t schedule "k"`, `@TenantCron "n"`). */
+  owner: string;
+  schedule: StoredSchedule;
+  plan: RunPlan;
+}
+
+/** What a tick does with one due schedule: its claim, and the missed runs to log if it wins. */
+export interface PlannedClaim {
+  claim: ScheduleClaim;
+  schedule?: StoredSchedule;
+  missed?: MissedRuns;
+}
+
+/**
+ * @internal The scheduler's planning: which occurrences of a due schedule run at `now`, what
+ * its next run is, and what a claim of it writes. No Redis and no clock of its own (`now` is
+ * given), so it is unit-tested with any instant; only a `'tenant'` zone reads the directory.
+ */
+@Injectable()
+export class SchedulePlanner {
+  private readonly parsed = new Map<string, ZonedCron>();
+  private readonly anyZone = new Map<string, AnyZoneCron>();
+
+  constructor(
+    @Inject(TENANT_SCHEDULER_OPTIONS) private readonly options: ResolvedTenantSchedulerOptions,
+    @Optional() @Inject(TenantDirectory) private readonly directory?: TenantDirectory,
+  ) {}
+
+  /** The parsed cron of a schedule in a zone (cached). */
+  cronOf(expression: string, timezone: string): ZonedCron {
+    const key = `${timezone} ${expression}`;
+    let cron = this.parsed.get(key);
+    if (!cron) {
+      if (this.parsed.size > 5_000) this.parsed.clear();
+      cron = ZonedCron.parse(expression, timezone);
+      this.parsed.set(key, cron);
+    }
+    return cron;
+  }
+
+  /** The first run of a stored schedule strictly after `after`. */
+  async nextRunOf(schedule: StoredSchedule, after: number): Promise<number | null> {
+    if (!schedule.enabled) return null;
+    switch (schedule.kind) {
+      case 'tenant':
+        return this.cronOf(schedule.cron, await this.zoneOf(schedule)).nextAfter(after);
+      case 'cron':
+        return schedule.timezone === 'tenant'
+          ? this.anyZoneOf(schedule.cron).nextAfter(after)
+          : this.cronOf(schedule.cron, schedule.timezone).nextAfter(after);
+      default:
+        return unknownKind(schedule);
+    }
+  }
+
+  /** The zone a tenant schedule follows now (a `'tenant'` zone is read from the directory). */
+  async zoneOf(schedule: Pick<StoredTenantSchedule, 'timezone' | 'tenantId'>): Promise<string> {
+    if (schedule.timezone !== 'tenant') return schedule.timezone;
+    const tenant = await this.directory?.getTenant(schedule.tenantId);
+    const zone = tenant?.timezone;
+    return typeof zone === 'string' && isValidTimezone(zone) ? zone : 'UTC';
+  }
+
+  /**
+   * The claim of schedule `id`, due since `expected`, at `now`: a missing or disabled schedule
+   * leaves the due index. Throws when the schedule's runs cannot be computed.
+   */
+  async plan(
+    id: string,
+    expected: number,
+    schedule: StoredSchedule | undefined,
+    now: number,
+  ): Promise<PlannedClaim> {
+    if (!schedule || !schedule.enabled) return { claim: { id, expected, next: null, members: [] } };
+    switch (schedule.kind) {
+      case 'tenant':
+        return this.planTenant(id, expected, schedule, now);
+      case 'cron':
+        return this.planCron(id, expected, schedule, now);
+      default:
+        return unknownKind(schedule);
+    }
+  }
+
+  /** A cron in every zone at once: the driver of a tenant-zone `@TenantCron` (cached). */
+  private anyZoneOf(expression: string): AnyZoneCron {
+    let driver = this.anyZone.get(expression);
+    if (!driver) {
+      driver = new AnyZoneCron(this.cronOf(expression, 'UTC'));
+      this.anyZone.set(expression, driver);
+    }
+    return driver;
+  }
+
+  /** One outbox member per occurrence to run. */
+  private async planTenant(
+    id: string,
+    expected: number,
+    schedule: StoredTenantSchedule,
+    now: number,
+  ): Promise<PlannedClaim> {
+    const cron = this.cronOf(schedule.cron, await this.zoneOf(schedule));
+    const plan = this.runsOf(cron, schedule, expected, now);
+    const owner = `tenant ${schedule.tenantId} schedule "${schedule.key}"`;
+    return {
+      claim: { id, expected, next: plan.next, members: plan.runs.map((run) => `${id}|${run}`) },
+      schedule,
+      missed: plan.missed > 0 ? { owner, schedule, plan } : undefined,
+    };
+  }
+
+  /** One fan-out member for the whole range; its job plans the runs of every tenant. */
+  private async planCron(
+    id: string,
+    expected: number,
+    schedule: StoredCronSchedule,
+    now: number,
+  ): Promise<PlannedClaim> {
+    const fanOut = `${id}|${expected}-${now}`;
+    // A tenant-zone cron is planned per tenant by its fan-out job.
+    if (schedule.timezone === 'tenant') {
+      const next = await this.nextRunOf(schedule, now);
+      return { claim: { id, expected, next, members: [fanOut] }, schedule };
+    }
+    const cron = this.cronOf(schedule.cron, schedule.timezone);
+    const plan = this.runsOf(cron, schedule, expected, now);
+    const owner = `@TenantCron "${schedule.name}"`;
+    return {
+      claim: { id, expected, next: plan.next, members: plan.runs.length > 0 ? [fanOut] : [] },
+      schedule,
+      // When runs remain, the fan-out job logs the missed ones (per zone, with the tenant count).
+      missed: plan.missed > 0 && plan.runs.length === 0 ? { owner, schedule, plan } : undefined,
+    };
+  }
+
+  private runsOf(cron: ZonedCron, schedule: StoredSchedule, from: number, now: number): RunPlan {
+    return planRuns(cron, {
+      from,
+      now,
+      policy: schedule.missed,
+      maxCatchUp: schedule.maxCatchUp,
+      lateAfter: this.options.lateAfter,
+    });
+  }
+}

@@ -1,0 +1,22 @@
+// `npm run test:cluster`: the suites whose keys a Redis Cluster could split, on a private 3-master
+// cluster (test/support/global-setup.ts starts it when TQ_TEST_CLUSTER=1): the fair gate, schedules
+// and pools whole, plus the specs of other folders that drive those scripts or the producer's.
+const { join } = require('node:path');
+const { root, variantConfig, e2eFolders } = require('../support/variant-jest.config');
+
+process.env.TQ_TEST_CLUSTER = '1';
+
+const e2e = (folder, ...names) =>
+  names.map((name) => `<rootDir>/test/e2e/${folder}/${name}.e2e-spec.ts`);
+
+module.exports = variantConfig(null, {
+  testMatch: [
+    ...e2eFolders('fairness', 'scheduler', 'pools'),
+    ...e2e('nest', 'context', 'http'),
+    ...e2e('producer', 'bad-input', 'system-queue'),
+    ...e2e('visibility', 'inspector-consumers', 'inspector-explain', 'inspector-history'),
+    ...e2e('processes', 'fairness-*', 'scheduler-*', 'pools-*', 'scaleout'),
+    ...e2e('samples', 'fairness-*', 'scheduler-*', 'pools-*'),
+  ],
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: join(root, 'tsconfig.json') }] },
+});

@@ -1,0 +1,351 @@
+import { Injectable, Module } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
+import { Worker } from 'bullmq';
+import {
+  DeadLetter,
+  DeadLetterNotFoundError,
+  DeadLetters,
+  InMemoryTenantDirectory,
+  InjectTenantQueue,
+  JobCancelledError,
+  NonRetryableError,
+  TenantContext,
+  TenantJob,
+  TenantNotActiveError,
+  TenantProcessor,
+  TenantQueue,
+  TenantQueueModule,
+  TenantQueueRegistry,
+  TenantWorkerHost,
+  runIdentity,
+  withRunOptions,
+} from '../../../lib';
+import { DeadLetterWorkerPlugin } from '../../../lib/dead-letters/dead-letter.plugin';
+import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
+import { sleep, waitFor } from '../../support/wait';
+
+jest.setTimeout(30_000);
+
+type Payload = { label: string; fail?: boolean };
+
+/** What the handlers saw, per job label. */
+const runs = new Map<string, { tenant?: string; runId?: string; aborted?: boolean }[]>();
+const seen = (label: string) => runs.get(label) ?? [];
+const finished: { label: string; tenant?: string; at: number }[] = [];
+let replayFixed = false;
+
+function note(label: string, entry: { tenant?: string; runId?: string; aborted?: boolean }) {
+  runs.set(label, [...seen(label), entry]);
+}
+
+@TenantProcessor('faults', { concurrency: 8, timeoutMs: 150 })
+class FaultsProcessor extends TenantWorkerHost {
+  constructor(private readonly tenant: TenantContext) {
+    super();
+  }
+
+  async process(job: TenantJob<Payload>, _token?: string, signal?: AbortSignal) {
+    const entry = { tenant: this.tenant.tenantId, runId: job.runId, aborted: false };
+    note(job.data.label, entry);
+    switch (job.name) {
+      case 'hang':
+        return new Promise(() => undefined);
+      case 'polite':
+        return new Promise((_, reject) =>
+          signal?.addEventListener('abort', () => {
+            entry.aborted = true;
+            reject(signal.reason);
+          }),
+        );
+      case 'slow':
+        await sleep(400);
+        return 'slow-done';
+      case 'throw-string':
+        throw 'boom';
+      case 'throw-undefined':
+        throw undefined;
+      case 'throw-object':
+        throw { code: 42 };
+      case 'non-retryable':
+        throw new NonRetryableError('bad input, retrying will not help');
+      case 'cancel':
+        throw new JobCancelledError('TENANT_SUSPENDED', 'tenant suspended');
+      case 'flaky':
+        if (seen(job.data.label).length < 3) throw new Error('flaky failure');
+        return 'third time lucky';
+      case 'until-fixed':
+        if (!replayFixed) throw new Error('not fixed yet');
+        return { tenant: this.tenant.tenantId, identity: runIdentity(job) };
+    }
+    return 'ok';
+  }
+}
+
+@TenantProcessor('mixed', { concurrency: 2, timeoutMs: 200 })
+class MixedProcessor extends TenantWorkerHost {
+  constructor(private readonly tenant: TenantContext) {
+    super();
+  }
+
+  async process(job: TenantJob<Payload>) {
+    note(job.data.label, { tenant: this.tenant.tenantId });
+    if (job.data.fail) return new Promise(() => undefined);
+    finished.push({ label: job.data.label, tenant: this.tenant.tenantId, at: Date.now() });
+    return 'ok';
+  }
+}
+
+@Injectable()
+class Producer {
+  constructor(
+    @InjectTenantQueue('faults') readonly faults: TenantQueue<Payload>,
+    @InjectTenantQueue('mixed') readonly mixed: TenantQueue<Payload>,
+    @InjectTenantQueue('defaults') readonly defaults: TenantQueue<Payload>,
+    @InjectTenantQueue('orphan') readonly orphan: TenantQueue<Payload>,
+    readonly tenant: TenantContext,
+  ) {}
+
+  add(tenantId: string, queue: 'faults' | 'mixed' | 'orphan', name: string, data: Payload) {
+    return this.tenant.run(tenantId, () => this[queue].add(name, data));
+  }
+}
+
+const directory = new InMemoryTenantDirectory([{ id: 'acme' }, { id: 'globex' }]);
+
+describe('failure containment', () => {
+  let app: TestingModule;
+  let producer: Producer;
+  let deadLetters: DeadLetters;
+  let registry: TenantQueueRegistry;
+  const alerts: { letter: DeadLetter; contextTenant?: string }[] = [];
+  let prefix: string;
+
+  beforeAll(async () => {
+    prefix = uniquePrefix('dlq');
+    @Module({
+      imports: [
+        ...testRootImports(prefix, { directory: { useValue: directory } }),
+        TenantQueueModule.registerQueue(
+          { name: 'faults', attempts: 3, backoff: { type: 'fixed', delay: 50 } },
+          { name: 'mixed', attempts: 2, backoff: { type: 'fixed', delay: 5_000 } },
+          { name: 'defaults' },
+          { name: 'orphan', attempts: 1 },
+        ),
+      ],
+      providers: [FaultsProcessor, MixedProcessor, Producer],
+    })
+    class AppModule {}
+    app = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    await app.init();
+    producer = app.get(Producer);
+    deadLetters = app.get(DeadLetters);
+    registry = app.get(TenantQueueRegistry);
+    const context = app.get(TenantContext);
+    deadLetters.onDeadLetter((letter) => {
+      alerts.push({ letter, contextTenant: context.tenantId });
+    });
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  const letterOf = async (tenantId: string, jobId: string) =>
+    (await deadLetters.list(tenantId, { limit: 100 })).items.find((l) => l.jobId === jobId);
+  const waitForLetter = async (tenantId: string, jobId: string) => {
+    let letter: DeadLetter | undefined;
+    await waitFor(async () => !!(letter = await letterOf(tenantId, jobId)), `dead letter ${jobId}`);
+    return letter!;
+  };
+
+  it('fails a hanging attempt with TIMEOUT, retries it, then dead-letters it', async () => {
+    const job = await producer.add('acme', 'faults', 'hang', { label: 'hang' });
+    const letter = await waitForLetter('acme', job.id);
+    expect(seen('hang')).toHaveLength(3);
+    expect(letter).toMatchObject({
+      jobId: job.id,
+      queue: 'faults',
+      name: 'hang',
+      tenantId: 'acme',
+      runId: job.id,
+      reason: 'TIMEOUT',
+      attempts: 3,
+      data: { label: 'hang' },
+      envelope: { tenantId: 'acme' },
+    });
+    expect(letter.failedReason).toMatch(/^\[TIMEOUT\] .*150 ms/);
+    expect(letter.stack).toContain('JobTimeoutError');
+    const alert = alerts.filter((a) => a.letter.jobId === job.id);
+    expect(alert).toHaveLength(1);
+    expect(alert[0].contextTenant).toBe('acme');
+  });
+
+  it('aborts the signal a handler receives at the deadline', async () => {
+    const job = await producer.add('acme', 'faults', 'polite', { label: 'polite' });
+    await waitForLetter('acme', job.id);
+    expect(seen('polite').map((r) => r.aborted)).toEqual([true, true, true]);
+  });
+
+  it('lets a job carry its own timeout', async () => {
+    const job = await producer.tenant.run('acme', () =>
+      producer.faults.add('slow', withRunOptions({ label: 'slow' }, { timeoutMs: 3_000 })),
+    );
+    const bull = registry.getQueue('faults').bullQueue;
+    await waitFor(async () => (await bull.getJobState(job.id)) === 'completed', 'slow job');
+    expect(seen('slow')).toHaveLength(1);
+    expect((await bull.getJob(job.id))?.data).toEqual({
+      label: 'slow',
+      _tenant: expect.any(Object),
+      _run: { timeoutMs: 3_000 },
+    });
+  });
+
+  it.each([
+    ['throw-string', 'string "boom"', /"boom"/],
+    ['throw-undefined', 'undefined', /\(undefined\)/],
+    ['throw-object', 'an object', /\{"code":42\}/],
+  ])('records a readable reason when a handler throws %s, then retries', async (name, _, re) => {
+    const job = await producer.add('acme', 'faults', name, { label: name });
+    const letter = await waitForLetter('acme', job.id);
+    expect(seen(name)).toHaveLength(3);
+    expect(letter.reason).toBe('ATTEMPTS_EXHAUSTED');
+    expect(letter.attempts).toBe(3);
+    expect(letter.failedReason).toMatch(/threw a non-Error value/);
+    expect(letter.failedReason).toMatch(re);
+  });
+
+  it('skips the remaining attempts of a non-retryable error', async () => {
+    const job = await producer.add('acme', 'faults', 'non-retryable', { label: 'nr' });
+    const letter = await waitForLetter('acme', job.id);
+    expect(seen('nr')).toHaveLength(1);
+    expect(letter).toMatchObject({ reason: 'NON_RETRYABLE', attempts: 1 });
+    expect(letter.failedReason).toBe('bad input, retrying will not help');
+  });
+
+  it('retries with backoff until an attempt succeeds, and keeps the run id', async () => {
+    const job = await producer.add('acme', 'faults', 'flaky', { label: 'flaky' });
+    const bull = registry.getQueue('faults').bullQueue;
+    await waitFor(async () => (await bull.getJobState(job.id)) === 'completed', 'flaky job');
+    expect((await bull.getJob(job.id))?.returnvalue).toBe('third time lucky');
+    expect(seen('flaky').map((r) => r.runId)).toEqual([job.id, job.id, job.id]);
+    expect(await letterOf('acme', job.id)).toBeUndefined();
+  });
+
+  it('gives every queue bounded attempts with exponential, jittered backoff by default', async () => {
+    const job = await producer.tenant.run('acme', () => producer.defaults.add('x', { label: 'd' }));
+    const stored = await registry.getQueue('defaults').bullQueue.getJob(job.id);
+    expect(stored?.opts.attempts).toBe(3);
+    expect(stored?.opts.backoff).toEqual({ type: 'exponential', delay: 1000, jitter: 0.5 });
+  });
+
+  it('keeps cancelled jobs out of the dead letters', async () => {
+    const job = await producer.add('acme', 'faults', 'cancel', { label: 'cancel' });
+    const bull = registry.getQueue('faults').bullQueue;
+    await waitFor(async () => (await bull.getJobState(job.id)) === 'failed', 'cancelled job');
+    await app.get(DeadLetterWorkerPlugin).sweep(registry.getQueue('faults').definition);
+    expect((await bull.getJob(job.id))?.failedReason).toMatch(/^\[cancelled:TENANT_SUSPENDED\]/);
+    expect(await letterOf('acme', job.id)).toBeUndefined();
+  });
+
+  it('does not let a tenant whose every job hangs hold back another tenant', async () => {
+    const hogs = [];
+    for (let i = 0; i < 6; i++)
+      hogs.push(await producer.add('acme', 'mixed', 'w', { label: `hog${i}`, fail: true }));
+    const others = [];
+    for (let i = 0; i < 2; i++)
+      others.push(await producer.add('globex', 'mixed', 'w', { label: `other${i}` }));
+    await waitFor(
+      () => finished.filter((f) => f.tenant === 'globex').length === 2,
+      "globex's jobs to finish",
+    );
+    // Each hanging attempt lost its slot at the 200 ms deadline, so globex got through after at
+    // most 3 rounds of acme's attempts, before any of acme's retries (backoff 5 s) came back.
+    for (let i = 0; i < 6; i++) expect(seen(`hog${i}`)).toHaveLength(1);
+    expect(hogs).toHaveLength(6);
+    expect(others).toHaveLength(2);
+  });
+
+  it('replays a dead letter under the same tenant and run id, with fresh attempts', async () => {
+    replayFixed = false;
+    const job = await producer.add('acme', 'faults', 'until-fixed', { label: 'fix' });
+    const letter = await waitForLetter('acme', job.id);
+    expect(letter.attempts).toBe(3);
+    replayFixed = true;
+    const replayed = await deadLetters.replay('acme', job.id);
+    expect(replayed.id).toBe(`${job.id}.r1`);
+    expect(replayed.tenantId).toBe('acme');
+    const bull = registry.getQueue('faults').bullQueue;
+    await waitFor(async () => (await bull.getJobState(replayed.id)) === 'completed', 'replay');
+    const done = await bull.getJob(replayed.id);
+    expect(done?.attemptsMade).toBe(1);
+    expect(seen('fix')).toHaveLength(4);
+    expect(done?.returnvalue).toEqual({
+      tenant: 'acme',
+      identity: { tenantId: 'acme', runId: job.id, key: `acme/${job.id}` },
+    });
+    expect(done?.data._tenant).toMatchObject({
+      tenantId: 'acme',
+      correlationId: letter.envelope.correlationId,
+    });
+    expect(await letterOf('acme', job.id)).toBeUndefined();
+  });
+
+  it('refuses to replay for a tenant that is no longer active', async () => {
+    replayFixed = false;
+    const job = await producer.add('acme', 'faults', 'until-fixed', { label: 'fix2' });
+    await waitForLetter('acme', job.id);
+    directory.setStatus('acme', 'suspended');
+    try {
+      await expect(deadLetters.replay('acme', job.id)).rejects.toBeInstanceOf(TenantNotActiveError);
+    } finally {
+      directory.setStatus('acme', 'active');
+    }
+    expect(await letterOf('acme', job.id)).toBeDefined();
+    expect(await registry.getQueue('faults').bullQueue.getJob(`${job.id}.r1`)).toBeUndefined();
+  });
+
+  it("never shows tenant A's dead letters through tenant B's API", async () => {
+    const job = await producer.add('acme', 'faults', 'non-retryable', { label: 'secret' });
+    await waitForLetter('acme', job.id);
+    const globex = await deadLetters.list('globex', { limit: 100 });
+    expect(globex.items.filter((l) => l.tenantId !== 'globex')).toEqual([]);
+    expect(globex.items.find((l) => l.jobId === job.id)).toBeUndefined();
+    expect(await deadLetters.get('globex', job.id)).toBeUndefined();
+    await expect(deadLetters.replay('globex', job.id)).rejects.toBeInstanceOf(
+      DeadLetterNotFoundError,
+    );
+    expect(await deadLetters.purge('globex', job.id)).toBe(0);
+    expect(await deadLetters.get('acme', job.id)).toBeDefined();
+    expect(await deadLetters.purge('acme', job.id)).toBe(1);
+    expect(await deadLetters.get('acme', job.id)).toBeUndefined();
+  });
+
+  it('recovers a final failure that no process dead-lettered (the failed set is the truth)', async () => {
+    const definition = registry.getQueue('orphan').definition;
+    // A bare BullMQ worker (no dead-letter plugin) stands for a process that died right after
+    // BullMQ recorded the failure.
+    const bare = new Worker(
+      'orphan',
+      async () => {
+        throw new Error('failed where nobody recorded it');
+      },
+      { connection: redisConnection(), prefix: definition.bullPrefix },
+    );
+    try {
+      const job = await producer.add('globex', 'orphan', 'lost', { label: 'lost' });
+      const bull = registry.getQueue('orphan').bullQueue;
+      await waitFor(async () => (await bull.getJobState(job.id)) === 'failed', 'orphan failure');
+      expect(await letterOf('globex', job.id)).toBeUndefined();
+      const plugin = app.get(DeadLetterWorkerPlugin);
+      expect(await plugin.sweep(definition)).toBe(1);
+      expect(await plugin.sweep(definition)).toBe(0);
+      const letter = await letterOf('globex', job.id);
+      expect(letter).toMatchObject({ tenantId: 'globex', name: 'lost', attempts: 1 });
+      expect(letter?.failedReason).toBe('failed where nobody recorded it');
+      expect(alerts.filter((a) => a.letter.jobId === job.id)).toHaveLength(1);
+    } finally {
+      await bare.close();
+    }
+  });
+});

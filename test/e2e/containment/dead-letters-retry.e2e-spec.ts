@@ -1,0 +1,164 @@
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import { BullBoardModule } from '@bull-board/nestjs';
+import { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { Job, Worker } from 'bullmq';
+import { ClsModule } from 'nestjs-cls';
+import {
+  DeadLetterResolvedError,
+  DeadLetters,
+  TenantJob,
+  TenantProcessor,
+  TenantQueueModule,
+  TenantQueueRegistry,
+  TenantWorkerHost,
+} from '../../../lib';
+import { TenantBullBoardModule } from '../../../lib/bull-board';
+import { DeadLetterWorkerPlugin } from '../../../lib/dead-letters/dead-letter.plugin';
+import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { waitFor } from '../../support/wait';
+
+jest.setTimeout(60_000);
+
+/** Runs per job label; a label fails until it is in `fixed`. */
+const runs = new Map<string, number>();
+const fixed = new Set<string>();
+
+// Completed jobs are removed at once: the letter must be resolved from the worker's own event.
+@TenantProcessor('billing', { concurrency: 2, removeOnComplete: { count: 0 } })
+class BillingProcessor extends TenantWorkerHost {
+  async process(job: TenantJob<{ label: string }>) {
+    runs.set(job.data.label, (runs.get(job.data.label) ?? 0) + 1);
+    if (!fixed.has(job.data.label)) throw new Error(`not fixed yet: ${job.data.label}`);
+    return 'done';
+  }
+}
+
+describe('a dead letter whose job completes by another path than DeadLetters.replay', () => {
+  let app: INestApplication;
+  let base: string;
+  let deadLetters: DeadLetters;
+  let registry: TenantQueueRegistry;
+
+  beforeAll(async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ClsModule.forRoot({ global: true, middleware: { mount: true } }),
+        TenantQueueModule.forRoot({ connection: redisConnection(), prefix: uniquePrefix('dlqr') }),
+        TenantQueueModule.registerQueue(
+          { name: 'billing', attempts: 1 },
+          // No module worker consumes `ledger`: a plain BullMQ worker does.
+          { name: 'ledger', attempts: 1 },
+        ),
+        BullBoardModule.forRoot({ route: '/queues', adapter: ExpressAdapter }),
+        TenantBullBoardModule.register({ adapter: BullMQAdapter }),
+      ],
+      providers: [BillingProcessor],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    deadLetters = app.get(DeadLetters);
+    registry = app.get(TenantQueueRegistry);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  async function deadLettered(queue: string, tenant: string, label: string): Promise<string> {
+    const { id } = await registry.getQueue(queue).addForTenant(tenant, 'charge', { label });
+    await waitFor(
+      async () => (await registry.getQueue(queue).bullQueue.getJobState(id)) === 'failed',
+      `the failure of ${label}`,
+    );
+    // A queue no module worker consumes is dead-lettered by a sweep (any module worker's).
+    await app.get(DeadLetterWorkerPlugin).sweep(registry.getQueue(queue).definition);
+    await waitFor(async () => !!(await deadLetters.get(tenant, id)), `the dead letter of ${label}`);
+    return id;
+  }
+
+  it("resolves the letter when BullMQ's job.retry() runs it to completion, and refuses a replay", async () => {
+    const id = await deadLettered('billing', 'acme', 'retry-api');
+    expect((await deadLetters.get('acme', id))?.resolvedAt).toBeUndefined();
+    fixed.add('retry-api');
+    const job = await Job.fromId(registry.getQueue('billing').bullQueue, id);
+    await job!.retry('failed');
+    await waitFor(
+      async () => !!(await deadLetters.get('acme', id))?.resolvedAt,
+      'the letter resolved by the completion',
+    );
+    // removeOnComplete took the job: only the worker's event could say it completed.
+    expect(await Job.fromId(registry.getQueue('billing').bullQueue, id)).toBeUndefined();
+    const refusal = await deadLetters.replay('acme', id).catch((e: unknown) => e);
+    expect(refusal).toBeInstanceOf(DeadLetterResolvedError);
+    expect((refusal as DeadLetterResolvedError).state).toBe('completed');
+    expect((refusal as Error).message).toMatch(/purge the letter instead/);
+    // The work ran twice (the failure, the retry), never a third time.
+    expect(runs.get('retry-api')).toBe(2);
+    expect((await deadLetters.list('acme')).items.map((l) => l.jobId)).toEqual([id]);
+    expect(await deadLetters.purge('acme', id)).toBe(1);
+  });
+
+  it("resolves the letter when bull-board's retry route hands it to a plain BullMQ worker", async () => {
+    const ledger = registry.getQueue('ledger').bullQueue;
+    let failing = true;
+    let ran = 0;
+    const plain = new Worker(
+      'ledger',
+      async () => {
+        ran++;
+        if (failing) throw new Error('ledger down');
+        return 'posted';
+      },
+      { connection: redisConnection(), prefix: ledger.opts.prefix },
+    );
+    try {
+      const id = await deadLettered('ledger', 'globex', 'board');
+      failing = false;
+      await plain.pause();
+      const res = await fetch(`${base}/queues/api/queues/ledger/${encodeURIComponent(id)}/retry`, {
+        method: 'PUT',
+      });
+      expect(res.status).toBe(204);
+      // Queued again, not yet run: a replay now would run the work twice.
+      const early = await deadLetters.replay('globex', id).catch((e: unknown) => e);
+      expect(early).toBeInstanceOf(DeadLetterResolvedError);
+      expect((early as DeadLetterResolvedError).state).toBe('retrying');
+      plain.resume();
+      await waitFor(async () => (await ledger.getJobState(id)) === 'completed', 'the completion');
+      // No module worker heard it: the periodic resolution (here called at once) finds it.
+      const definition = registry.getQueue('ledger').definition;
+      expect(await deadLetters.resolveOpen(definition)).toBe(1);
+      expect((await deadLetters.get('globex', id))?.resolvedAt).toEqual(expect.any(String));
+      const refusal = await deadLetters.replay('globex', id).catch((e: unknown) => e);
+      expect(refusal).toBeInstanceOf(DeadLetterResolvedError);
+      expect((refusal as DeadLetterResolvedError).state).toBe('completed');
+      expect(ran).toBe(2);
+      // Another tenant cannot see or resolve it.
+      expect(await deadLetters.get('acme', id)).toBeUndefined();
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('keeps an open letter replayable, and a retried job that fails again re-opens its letter', async () => {
+    const id = await deadLettered('billing', 'initech', 'fails-twice');
+    const job = await Job.fromId(registry.getQueue('billing').bullQueue, id);
+    await job!.retry('failed');
+    await waitFor(async () => runs.get('fails-twice') === 2, 'the second failure');
+    await waitFor(
+      async () =>
+        (await registry.getQueue('billing').bullQueue.getJobState(id)) === 'failed' &&
+        (await deadLetters.get('initech', id))?.attempts !== undefined,
+      'failed again',
+    );
+    expect((await deadLetters.get('initech', id))?.resolvedAt).toBeUndefined();
+    fixed.add('fails-twice');
+    const replayed = await deadLetters.replay('initech', id);
+    await waitFor(async () => runs.get('fails-twice') === 3, 'the replay');
+    expect(replayed.id).not.toBe(id);
+    expect(await deadLetters.get('initech', id)).toBeUndefined();
+  });
+});

@@ -1,0 +1,121 @@
+/**
+ * Issue 22, item 5: one malformed gate entry took the queue down. A value without its tenant line
+ * made every gate script fail ("attempt to perform arithmetic on a nil value"); unparsable JSON
+ * made another tenant's `add()` throw an untyped SyntaxError after its job was written; both
+ * stayed in transit and held the tenant's slots. A gate meeting an entry it cannot read fails that
+ * job (failed, with the reason, slot freed) and goes on.
+ *
+ * Two apps on one prefix: the producer enqueues (its own jobs skip the parse, see FairGateSender),
+ * the worker's releases admit the rest from the gate's copy, as a second process would.
+ */
+import { Module } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
+import {
+  TenantContext,
+  TenantFairness,
+  TenantJob,
+  TenantProcessor,
+  TenantQueueModule,
+  TenantQueueRegistry,
+  TenantWorkerHost,
+} from '../../../lib';
+import { CollectingLogger } from '../../support/collecting-logger';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
+import { TestRedisClient, openRedis } from '../../support/test-redis';
+import { waitFor } from '../../support/wait';
+
+const QUEUE = 'bad-entry';
+const FAIRNESS = { window: 1, tickMs: 200, resendAfterMs: 1_000 };
+const ran: string[] = [];
+
+@TenantProcessor(QUEUE, { concurrency: 1 })
+class BadEntryProcessor extends TenantWorkerHost {
+  async process(job: TenantJob<{ ms: number }>) {
+    ran.push(job.id!);
+    await new Promise((resolve) => setTimeout(resolve, job.data.ms));
+  }
+}
+
+describe('issue 22: a gate entry the gate cannot read fails its job, and the gate goes on', () => {
+  const prefix = uniquePrefix('badentry');
+  const logger = new CollectingLogger();
+  let producer: TestingModule;
+  let worker: TestingModule;
+  let redis: TestRedisClient;
+
+  const boot = async (providers: (typeof BadEntryProcessor)[]) => {
+    @Module({
+      imports: [
+        ...testRootImports(prefix),
+        TenantQueueModule.registerQueue({ name: QUEUE, fairness: FAIRNESS }),
+      ],
+      providers,
+    })
+    class BadEntryModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [BadEntryModule] })
+      .setLogger(logger)
+      .compile();
+    await moduleRef.init();
+    return moduleRef;
+  };
+
+  beforeAll(async () => {
+    redis = openRedis();
+    producer = await boot([]);
+    worker = await boot([BadEntryProcessor]);
+  });
+
+  afterAll(async () => {
+    await worker?.close();
+    await producer?.close();
+    await redis?.quit();
+  });
+
+  it('fails a job whose entry has no tenant line, and one whose JSON is broken; the others run', async () => {
+    const queue = producer.get(TenantQueueRegistry).getQueue<{ ms: number }>(QUEUE);
+    const context = producer.get(TenantContext);
+    const add = (tenant: string, ms: number) =>
+      context.run(tenant, () => queue.add('n', { ms })).then((job) => job.id!);
+    // The window admits one job at a time: the first runs, the others wait in the gate.
+    const first = await add('A', 400);
+    const noTenantLine = await add('A', 5);
+    const brokenJson = await add('A', 5);
+    const others = [await add('B', 5), await add('B', 5)];
+    const jobs = `{${prefix}:${QUEUE}}:~fair:jobs`;
+    expect(await redis.hexists(jobs, noTenantLine)).toBe(1);
+    await redis.hset(jobs, noTenantLine, '{"n":"n","d":{},"o":{}}');
+    await redis.hset(jobs, brokenJson, '{"n":"n","d":{\nA');
+    // Another tenant's add goes on while the gate meets them.
+    others.push(await add('B', 5), await add('C', 5));
+
+    const bull = queue.bullQueue;
+    const state = (id: string) => bull.getJobState(id);
+    await waitFor(
+      async () => {
+        for (const id of [first, ...others]) if ((await state(id)) !== 'completed') return false;
+        return (await state(noTenantLine)) === 'failed' && (await state(brokenJson)) === 'failed';
+      },
+      'the readable jobs to complete and the unreadable ones to fail',
+      30_000,
+    );
+    expect((await bull.getJob(noTenantLine))!.failedReason).toMatch(/could not read/);
+    expect((await bull.getJob(brokenJson))!.failedReason).toMatch(/could not read its entry/);
+    expect(ran).not.toContain(noTenantLine);
+    expect(ran).not.toContain(brokenJson);
+    const fairness = producer.get(TenantFairness);
+    await waitFor(
+      async () => {
+        for (const tenant of ['A', 'B', 'C']) {
+          const s = await fairness.getTenant(QUEUE, tenant);
+          if (s.backlog !== 0 || s.inFlight !== 0) return false;
+        }
+        return true;
+      },
+      "every tenant's slots and backlog to be free",
+      15_000,
+    );
+    expect(await redis.zcard(`{${prefix}:${QUEUE}}:~fair:leases`)).toBe(0);
+    expect(logger.gateErrors()).toEqual([]);
+  }, 60_000);
+});

@@ -1,0 +1,301 @@
+import { TestingModule } from '@nestjs/testing';
+import {
+  addChunked,
+  InMemoryTenantDirectory,
+  InvalidTenantQueueOptionsError,
+  SlowLaneEvent,
+  TenantBacklogFullError,
+  TenantContext,
+  TenantFairness,
+  TenantQueueRegistry,
+} from '../../../lib';
+import { TenantQueueRedis } from '../../../lib/core/redis/tenant-queue.redis';
+import { TenantEnvelopeCodec } from '../../../lib/core/envelope/tenant-envelope.codec';
+import { FairJobData, Started, bootFairApp } from '../../fixtures/fairness-app';
+import { enqueue, many } from '../../support/jobs';
+import { uniquePrefix } from '../../support/redis-url';
+import { sleep, waitFor } from '../../support/wait';
+
+describe('fair gate (one process, real Redis)', () => {
+  let moduleRef: TestingModule | undefined;
+  afterEach(async () => {
+    await moduleRef?.close();
+    moduleRef = undefined;
+  });
+
+  it("runs B's jobs while A's flood is still queued", async () => {
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: {},
+      concurrency: 4,
+      started,
+    });
+    await enqueue(moduleRef, 'fair', 'A', many(2000, { ms: 2 }));
+    await enqueue(moduleRef, 'fair', 'B', many(5, { ms: 2 }));
+    await waitFor(() => started.filter((s) => s.tenantId === 'B').length === 5, 'B done');
+    const fairness = moduleRef.get(TenantFairness);
+    const a = await fairness.getTenant('fair', 'A');
+    expect(a.backlog).toBeGreaterThan(1000);
+    expect(started.filter((s) => s.tenantId === 'A').length).toBeLessThan(1000);
+  });
+
+  it('gives weights 3:1 completed shares within 10% while both are backlogged', async () => {
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: {},
+      concurrency: 4,
+      started,
+    });
+    const fairness = moduleRef.get(TenantFairness);
+    await fairness.setWeight('fair', 'A', 3);
+    await enqueue(moduleRef, 'fair', 'A', many<FairJobData>(600));
+    await enqueue(moduleRef, 'fair', 'B', many<FairJobData>(600));
+    await waitFor(() => started.length >= 500, '500 jobs');
+    const window = started.slice(100, 500);
+    const a = window.filter((s) => s.tenantId === 'A').length;
+    const b = window.length - a;
+    expect(a / b).toBeGreaterThanOrEqual(2.7);
+    expect(a / b).toBeLessThanOrEqual(3.3);
+    expect((await fairness.getTenant('fair', 'A')).weight).toBe(3);
+  });
+
+  it('takes weight and cap from the TenantDirectory when one is provided', async () => {
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: {},
+      concurrency: 4,
+      started,
+      directory: new InMemoryTenantDirectory([
+        { id: 'A', weight: 3 },
+        { id: 'B' },
+        { id: 'C', maxConcurrency: 2 },
+      ]),
+    });
+    await enqueue(moduleRef, 'fair', 'A', many<FairJobData>(400));
+    await enqueue(moduleRef, 'fair', 'B', many<FairJobData>(400));
+    await enqueue(moduleRef, 'fair', 'C', many<FairJobData>(1));
+    const fairness = moduleRef.get(TenantFairness);
+    const a = await fairness.getTenant('fair', 'A');
+    expect(a).toMatchObject({ weight: 3, concurrency: 0, weightOverride: null });
+    expect(await fairness.getTenant('fair', 'C')).toMatchObject({ weight: 1, concurrency: 2 });
+    await waitFor(() => started.length >= 300, '300 jobs');
+    const window = started.slice(100, 300);
+    const share = window.filter((s) => s.tenantId === 'A').length / window.length;
+    expect(share).toBeGreaterThan(0.675);
+    expect(share).toBeLessThan(0.825);
+  });
+
+  it('admits at most maxConsecutive jobs of one tenant in a row while another waits', async () => {
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      // Start order shows admission order only without priorities by turn.
+      fairness: { maxConsecutive: 3, priorityByTurn: false },
+      concurrency: 1,
+      started,
+    });
+    await moduleRef.get(TenantFairness).setWeight('fair', 'A', 10);
+    await enqueue(moduleRef, 'fair', 'A', many<FairJobData>(200));
+    await enqueue(moduleRef, 'fair', 'B', many<FairJobData>(20));
+    await waitFor(() => started.length === 220, 'all jobs');
+    const firstB = started.findIndex((s) => s.tenantId === 'B');
+    const lastB = started.map((s) => s.tenantId).lastIndexOf('B');
+    let run = 0;
+    let longest = 0;
+    for (const s of started.slice(firstB, lastB + 1)) {
+      run = s.tenantId === 'A' ? run + 1 : 0;
+      longest = Math.max(longest, run);
+    }
+    expect(longest).toBe(3);
+  });
+
+  it('with priorityByTurn, runs a tenant that wakes up ahead of the flood already admitted', async () => {
+    const started: Started[] = [];
+    const aheadOfB = async (priorityByTurn: boolean) => {
+      started.length = 0;
+      moduleRef = await bootFairApp({
+        prefix: uniquePrefix(),
+        fairness: { priorityByTurn },
+        concurrency: 1,
+        started,
+      });
+      await enqueue(moduleRef, 'fair', 'A', many(300, { ms: 2 }));
+      await waitFor(() => started.length >= 20, 'the flood running');
+      const from = started.length;
+      await enqueue(moduleRef, 'fair', 'B', many(3, { ms: 2 }));
+      await waitFor(() => started.filter((s) => s.tenantId === 'B').length === 3, 'B done');
+      const lastB = started.map((s) => s.tenantId).lastIndexOf('B');
+      await moduleRef.close();
+      moduleRef = undefined;
+      return started.slice(from, lastB).filter((s) => s.tenantId === 'A').length;
+    };
+    // In admission order B waits behind the whole window (16 jobs); by turn, about one A job
+    // per B job.
+    expect(await aheadOfB(false)).toBeGreaterThanOrEqual(14);
+    expect(await aheadOfB(true)).toBeLessThanOrEqual(8);
+  });
+
+  it('enters the slow lane on failures, serves the tenant less, and recovers', async () => {
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: { tickMs: 100, slowLane: { failureThreshold: 5, windowMs: 1500, recoverAt: 0 } },
+      concurrency: 2,
+      started,
+    });
+    const fairness = moduleRef.get(TenantFairness);
+    const events: SlowLaneEvent[] = [];
+    fairness.onSlowLane((event) => events.push(event));
+    await enqueue(moduleRef, 'fair', 'C', many(6, { cancel: true }));
+    await waitFor(() => started.length === 6, 'cancelled jobs');
+    await waitFor(async () => (await fairness.getTenant('fair', 'C')).inFlight === 0, 'C slots');
+    expect((await fairness.getTenant('fair', 'C')).slowLane).toBe(false);
+
+    await enqueue(moduleRef, 'fair', 'F', many(5, { fail: true }));
+    await waitFor(() => events.length === 1, 'slow lane entered');
+    expect(events[0]).toMatchObject({ queue: 'fair', tenantId: 'F', state: 'entered' });
+    expect((await fairness.getTenant('fair', 'F')).slowLane).toBe(true);
+
+    started.length = 0;
+    await fairness.pause('fair', 'F');
+    await fairness.pause('fair', 'G');
+    await enqueue(moduleRef, 'fair', 'F', many<FairJobData>(100));
+    await enqueue(moduleRef, 'fair', 'G', many<FairJobData>(100));
+    await fairness.resume('fair', 'G');
+    await fairness.resume('fair', 'F');
+    await waitFor(() => started.length >= 110, '110 jobs');
+    const f = started.slice(0, 110).filter((s) => s.tenantId === 'F').length;
+    expect(f).toBeLessThan(110 * 0.2);
+
+    await waitFor(() => events.length === 2, 'slow lane left', 10_000);
+    expect(events[1]).toMatchObject({ tenantId: 'F', state: 'left' });
+    expect((await fairness.getTenant('fair', 'F')).slowLane).toBe(false);
+  });
+
+  it('refuses a job beyond maxBacklog and writes nothing of the call', async () => {
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: { maxBacklog: 5 },
+      concurrency: 0,
+    });
+    const fairness = moduleRef.get(TenantFairness);
+    await fairness.pause('fair', 'A');
+    await enqueue(moduleRef, 'fair', 'A', many<FairJobData>(4));
+    await expect(enqueue(moduleRef, 'fair', 'A', many<FairJobData>(2))).rejects.toBeInstanceOf(
+      TenantBacklogFullError,
+    );
+    expect((await fairness.getTenant('fair', 'A')).backlog).toBe(4);
+    await enqueue(moduleRef, 'fair', 'A', many<FairJobData>(1));
+    await expect(enqueue(moduleRef, 'fair', 'A', many<FairJobData>(1))).rejects.toThrow(
+      /maxBacklog 5/,
+    );
+    expect(await fairness.getTenant('fair', 'A')).toMatchObject({ backlog: 5, paused: true });
+  });
+
+  it('pauses and resumes one tenant and caps its in-flight jobs', async () => {
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: {},
+      concurrency: 6,
+      started,
+    });
+    const fairness = moduleRef.get(TenantFairness);
+    await fairness.pause('fair', 'A');
+    await fairness.setConcurrency('fair', 'B', 2);
+    await enqueue(moduleRef, 'fair', 'A', many<FairJobData>(10));
+    await enqueue(moduleRef, 'fair', 'B', many(10, { ms: 50 }));
+    await sleep(100);
+    expect(started.filter((s) => s.tenantId === 'A')).toHaveLength(0);
+    const b = await fairness.getTenant('fair', 'B');
+    expect(b.inFlight).toBeLessThanOrEqual(2);
+    expect(b.concurrency).toBe(2);
+    await fairness.resume('fair', 'A');
+    await waitFor(() => started.length === 20, 'all jobs');
+    await waitFor(async () => (await fairness.getTenant('fair', 'B')).inFlight === 0, 'slots');
+  });
+
+  it('splits one huge job into small tenant jobs with stable ids (addChunked)', async () => {
+    moduleRef = await bootFairApp({ prefix: uniquePrefix(), fairness: {}, concurrency: 0 });
+    const fairness = moduleRef.get(TenantFairness);
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue<FairJobData>('fair');
+    const rows = Array.from({ length: 2_050 }, (_, i) => i);
+    await fairness.pause('fair', 'A');
+    const split = () =>
+      moduleRef!.get(TenantContext).run('A', () =>
+        addChunked(queue, 'import-rows', rows, {
+          chunkSize: 500,
+          jobIdPrefix: 'import-42',
+          data: (chunk) => ({ ms: chunk.size }),
+        }),
+      );
+    const jobs = await split();
+    expect(jobs.map((job) => job.id)).toEqual([
+      'import-42~c0',
+      'import-42~c1',
+      'import-42~c2',
+      'import-42~c3',
+      'import-42~c4',
+    ]);
+    await split();
+    expect((await fairness.getTenant('fair', 'A')).backlog).toBe(5);
+  });
+
+  it('re-sends a job whose sender died between admission and BullMQ', async () => {
+    const prefix = uniquePrefix();
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix,
+      fairness: { tickMs: 100, resendAfterMs: 1000 },
+      concurrency: 2,
+      started,
+    });
+    const redis = moduleRef.get(TenantQueueRedis).client as any; // the gate's upkeep connection
+    await waitFor(() => typeof redis.tqFairEnqueue === 'function', 'scripts loaded');
+    const envelope = moduleRef.get(TenantEnvelopeCodec).create({
+      tenantId: 'A',
+      actor: { type: 'system' },
+    });
+    const job = JSON.stringify({ n: 'work', d: { _tenant: envelope }, o: { jobId: 'lost-1' } });
+    const config = JSON.stringify({
+      resend: 1000,
+      dw: 1,
+      dcap: 0,
+      k: 5,
+      win: 0,
+      minWin: 16,
+      lease: 30000,
+    });
+    // What a producer wrote before dying: admitted and in transit, never handed to BullMQ.
+    const [status, admitted] = await redis.tqFairEnqueue(
+      `{${prefix}:fair}:~fair`,
+      config,
+      10,
+      0,
+      '[]',
+      0,
+      'lost-1',
+      'A',
+      '',
+      job,
+    );
+    expect([status, admitted[0]]).toEqual(['ok', 'lost-1']);
+    await waitFor(() => started.some((s) => s.jobId === 'lost-1'), 'the re-send');
+    const fairness = moduleRef.get(TenantFairness);
+    await waitFor(async () => (await fairness.getTenant('fair', 'A')).inFlight === 0, 'slot');
+    expect(started.filter((s) => s.jobId === 'lost-1')).toHaveLength(1);
+  });
+
+  it('validates fairness options at bootstrap, naming the field', async () => {
+    await expect(
+      bootFairApp({ prefix: uniquePrefix(), fairness: { maxConsecutive: 0 }, concurrency: 0 }),
+    ).rejects.toThrow(
+      new InvalidTenantQueueOptionsError(
+        'Invalid TenantQueueModule option "registerQueue(fair).fairness.maxConsecutive": must be an integer >= 1.',
+      ),
+    );
+  });
+});

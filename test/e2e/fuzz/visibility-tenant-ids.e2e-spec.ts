@@ -1,0 +1,65 @@
+import { Module } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
+import { Registry } from 'prom-client';
+import {
+  TenantContext,
+  TenantProcessor,
+  TenantQueueInspector,
+  TenantQueueModule,
+  TenantQueueRegistry,
+  TenantWorkerHost,
+} from '../../../lib';
+import { TenantMetricsGauges } from '../../../lib/metrics/tenant-metrics.gauges';
+import { TenantMetricsRecorder } from '../../../lib/metrics/tenant-metrics.recorder';
+import { testRootImports } from '../../support/test-module';
+import { uniquePrefix } from '../../support/redis-url';
+import { waitFor } from '../../support/wait';
+
+/** Names every plain object inherits: a tenant-keyed `{}` would find something under each. */
+const IDS = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__'];
+
+describe('the inspector with tenant ids named like Object.prototype members', () => {
+  let moduleRef: TestingModule | undefined;
+  afterAll(() => moduleRef?.close());
+
+  it('lists, reads and gauges each of them as a tenant of its own', async () => {
+    @TenantProcessor('protos', { concurrency: 4 })
+    class ProtoProcessor extends TenantWorkerHost {
+      async process() {}
+    }
+    @Module({
+      imports: [
+        ...testRootImports(uniquePrefix('protos'), {
+          tenantIdPattern: /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/,
+          metrics: { registry: new Registry(), flushIntervalMs: 100, gaugeIntervalMs: 0 },
+        }),
+        TenantQueueModule.registerQueue({ name: 'protos' }),
+      ],
+      providers: [ProtoProcessor],
+    })
+    class ProtoAppModule {}
+    moduleRef = await Test.createTestingModule({ imports: [ProtoAppModule] }).compile();
+    await moduleRef.init();
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue('protos');
+    const context = moduleRef.get(TenantContext);
+    for (const [i, id] of IDS.entries()) {
+      await context.run(id, () =>
+        queue.addBulk(Array.from({ length: i + 1 }, () => ({ name: 'n', data: {} }))),
+      );
+    }
+    await waitFor(async () => (await queue.bullQueue.getCompletedCount()) === 15, 'every job');
+    await moduleRef.get(TenantMetricsRecorder).flush();
+
+    const inspector = moduleRef.get(TenantQueueInspector);
+    const listed = await inspector.listTenants({ queue: 'protos' });
+    expect(listed.map((s) => s.tenantId).sort()).toEqual([...IDS].sort());
+    for (const [i, id] of IDS.entries()) {
+      const stats = await inspector.getTenant('protos', id);
+      expect(stats).toMatchObject({ tenantId: id, backlog: 0, inFlight: 0, deadLetters: 0 });
+      expect(stats.results.completed).toBe(i + 1);
+      expect(stats.lag.samples).toBe(i + 1);
+      expect(listed.find((s) => s.tenantId === id)?.results.completed).toBe(i + 1);
+    }
+    await expect(moduleRef.get(TenantMetricsGauges).refresh()).resolves.toBeUndefined();
+  }, 30_000);
+});

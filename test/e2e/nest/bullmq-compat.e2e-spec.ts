@@ -1,0 +1,185 @@
+import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
+import { Injectable, Module } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
+import { Job, Queue } from 'bullmq';
+import {
+  InMemoryTenantDirectory,
+  InjectTenantQueue,
+  InvalidTenantQueueOptionsError,
+  TenantContext,
+  TenantFairness,
+  TenantQueue,
+} from '../../../lib';
+import { TenantBullMqModule } from '../../../lib/bullmq-compat';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
+import { sleep, waitFor } from '../../support/wait';
+
+interface Seen {
+  queue: string;
+  label: string;
+  tenantId: string | undefined;
+  dataKeys: string[];
+}
+const seen: Seen[] = [];
+
+// Plain @nestjs/bullmq processors, as an app already has them: nothing of this module but the
+// TenantContext they read to show which tenant they ran as.
+@Processor('media', { concurrency: 4 })
+class MediaProcessor extends WorkerHost {
+  constructor(private readonly tenant: TenantContext) {
+    super();
+  }
+
+  async process(job: Job<{ label: string }>): Promise<string | undefined> {
+    const record = (tenantId: string | undefined) =>
+      seen.push({
+        queue: 'media',
+        label: job.data.label,
+        tenantId,
+        dataKeys: Object.keys(job.data),
+      });
+    const before = this.tenant.tenantId;
+    await sleep(Math.random() * 10);
+    record(this.tenant.tenantId === before ? before : `changed:${before}`);
+    return this.tenant.tenantId;
+  }
+}
+
+@Processor('fair-media')
+class FairMediaProcessor extends WorkerHost {
+  constructor(private readonly tenant: TenantContext) {
+    super();
+  }
+
+  async process(job: Job<{ label: string }>): Promise<void> {
+    await sleep(5);
+    seen.push({
+      queue: 'fair-media',
+      label: job.data.label,
+      tenantId: this.tenant.tenantId,
+      dataKeys: Object.keys(job.data),
+    });
+  }
+}
+
+@Injectable()
+class Producer {
+  constructor(
+    @InjectTenantQueue('media') readonly media: TenantQueue<{ label: string }>,
+    @InjectTenantQueue('fair-media') readonly fair: TenantQueue<{ label: string }>,
+    @InjectQueue('media') readonly rawMedia: Queue,
+    readonly tenant: TenantContext,
+  ) {}
+}
+
+describe('@nestjs/bullmq processors on tenant queues (TenantBullMqModule)', () => {
+  let moduleRef: TestingModule;
+  let producer: Producer;
+
+  beforeAll(async () => {
+    @Module({
+      imports: [
+        TenantBullMqModule.registerQueue(
+          { name: 'media', attempts: 1 },
+          // One slot per tenant and a long lease: only slot release lets the next job in.
+          {
+            name: 'fair-media',
+            attempts: 1,
+            fairness: { defaultConcurrency: 1, leaseMs: 120_000 },
+          },
+        ),
+      ],
+      providers: [MediaProcessor, FairMediaProcessor, Producer],
+    })
+    class MediaModule {}
+    const directory = new InMemoryTenantDirectory([
+      { id: 'acme' },
+      { id: 'globex' },
+      { id: 'initech', status: 'suspended' },
+    ]);
+    moduleRef = await Test.createTestingModule({
+      imports: [
+        ...testRootImports(uniquePrefix('bmq'), { directory: { useValue: directory } }),
+        MediaModule,
+      ],
+    }).compile();
+    await moduleRef.init();
+    producer = moduleRef.get(Producer);
+  });
+
+  afterAll(async () => {
+    await moduleRef?.close();
+  });
+
+  it('runs each job of an unmodified WorkerHost in exactly its tenant, and refuses one without', async () => {
+    expect(producer.rawMedia).toBe(producer.media.bullQueue);
+    const expected = new Map<string, string>();
+    for (let round = 0; round < 8; round++) {
+      for (const tenant of ['acme', 'globex']) {
+        const label = `${tenant}-${round}`;
+        await producer.tenant.run(tenant, () => producer.media.add('resize', { label }));
+        expected.set(label, tenant);
+      }
+    }
+    // Written straight to BullMQ (as old producer code would): no envelope on a tenant queue.
+    const bare = await producer.rawMedia.add('resize', { label: 'bare' });
+
+    await waitFor(async () => (await bare.getState()) === 'failed', 'the bare job to be refused');
+    await waitFor(() => seen.filter((s) => s.queue === 'media').length === expected.size, 'jobs');
+
+    const media = seen.filter((s) => s.queue === 'media');
+    expect(media.map((s) => s.label)).not.toContain('bare');
+    for (const record of media) {
+      expect(record).toEqual({
+        queue: 'media',
+        label: record.label,
+        tenantId: expected.get(record.label),
+        dataKeys: ['label'],
+      });
+    }
+    const refused = await producer.rawMedia.getJob(bare.id!);
+    expect(refused?.failedReason).toMatch(/^\[cancelled:MISSING_TENANT\]/);
+    expect(refused?.failedReason).toContain('"media"');
+    expect(producer.tenant.tenantId).toBeUndefined();
+  });
+
+  it("applies the module's job guards: a suspended tenant's job is cancelled, not run", async () => {
+    const job = await producer.tenant.run('initech', () =>
+      producer.media.add('resize', { label: 'initech-0' }),
+    );
+    const bull = producer.rawMedia;
+    await waitFor(async () => (await bull.getJob(job.id))?.failedReason !== undefined, 'refusal');
+    expect((await bull.getJob(job.id))?.failedReason).toMatch(/^\[cancelled:TENANT_SUSPENDED\]/);
+    expect(seen.map((s) => s.label)).not.toContain('initech-0');
+  });
+
+  it('frees fair slots for jobs a @nestjs/bullmq worker ran', async () => {
+    for (let i = 0; i < 6; i++) {
+      await producer.tenant.run('acme', () => producer.fair.add('resize', { label: `fa${i}` }));
+      await producer.tenant.run('globex', () => producer.fair.add('resize', { label: `fg${i}` }));
+    }
+    await waitFor(() => seen.filter((s) => s.queue === 'fair-media').length === 12, 'fair jobs');
+    for (const record of seen.filter((s) => s.queue === 'fair-media')) {
+      expect(record.tenantId).toBe(record.label.startsWith('fa') ? 'acme' : 'globex');
+    }
+    const fairness = moduleRef.get(TenantFairness);
+    await waitFor(
+      async () => (await fairness.getTenant('fair-media', 'acme')).inFlight === 0,
+      'acme slot to be free',
+    );
+  });
+});
+
+describe('TenantBullMqModule refusals', () => {
+  it('refuses a queue with dedicated pools when the module is declared', () => {
+    const declare = () =>
+      TenantBullMqModule.registerQueue({
+        name: 'imports',
+        pools: ['imports-acme'],
+        routing: { acme: 'imports-acme' },
+      });
+    expect(declare).toThrow(InvalidTenantQueueOptionsError);
+    expect(declare).toThrow(/@TenantProcessor\('imports'\)/);
+  });
+});

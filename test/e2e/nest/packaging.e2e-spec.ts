@@ -1,0 +1,297 @@
+import { execFileSync } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+
+const root = resolve(__dirname, '../../..');
+/** Each entry point's value exports, as the public API snapshot lists them. */
+const SNAPSHOT = JSON.parse(
+  readFileSync(join(root, 'lib', 'public-api.snapshot.json'), 'utf8'),
+) as Record<string, { values: string[] }>;
+const tsc = join(root, 'node_modules', '.bin', 'tsc');
+
+/** Each public entry point and one export it must give, at runtime and in its types. */
+const ENTRY_POINTS: [subpath: string, exported: string][] = [
+  ['nestjs-tenant-queue', 'TenantQueueModule'],
+  ['nestjs-tenant-queue/health', 'TenantQueueHealthIndicator'],
+  ['nestjs-tenant-queue/testing', 'TenantQueueTestingModule'],
+  ['nestjs-tenant-queue/dashboard', 'TenantQueueDashboardModule'],
+  ['nestjs-tenant-queue/bullmq', 'TenantBullMqModule'],
+  ['nestjs-tenant-queue/bull-board', 'TenantBullBoardModule'],
+  ['nestjs-tenant-queue/telemetry', 'OpenTelemetryMetricsSink'],
+  // The path the README gave before the exports map, kept so existing imports still work.
+  ['nestjs-tenant-queue/dist/health', 'TenantQueueHealthIndicator'],
+];
+
+function run(command: string, args: string[], cwd: string): string {
+  try {
+    return execFileSync(command, args, { cwd, encoding: 'utf8', stdio: 'pipe' });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(' ')} failed:\n${stdout ?? ''}${stderr ?? ''}`);
+  }
+}
+
+/**
+ * What a user gets from the registry: the tarball `npm pack` makes, unpacked into an app's
+ * node_modules next to its dependencies (linked from this repository's install), then required
+ * by Node and compiled by tsc under each module resolution a Nest app uses.
+ */
+describe('the packed package (exports map, types, LICENSE)', () => {
+  let app: string;
+  let clone: string;
+  let files: string[];
+
+  beforeAll(() => {
+    app = mkdtempSync(join(tmpdir(), 'tq-pack-'));
+    // A clone: the repository's files without dist/ (never built), its install linked in.
+    // `npm pack` there must build the code itself (prepack).
+    clone = mkdtempSync(join(tmpdir(), 'tq-clone-'));
+    const sources = run('git', ['ls-files', '-co', '--exclude-standard', '-z'], root)
+      .split('\0')
+      .filter((path) => path && existsSync(join(root, path)));
+    for (const path of sources) {
+      mkdirSync(dirname(join(clone, path)), { recursive: true });
+      copyFileSync(join(root, path), join(clone, path));
+    }
+    symlinkSync(join(root, 'node_modules'), join(clone, 'node_modules'));
+    expect(existsSync(join(clone, 'dist'))).toBe(false);
+    const output = run('npm', ['pack', '--json', '--pack-destination', app], clone);
+    const [packed] = JSON.parse(output.slice(output.indexOf('[\n'))) as {
+      filename: string;
+      files: { path: string }[];
+    }[];
+    files = packed.files.map((file) => file.path);
+    const modules = join(app, 'node_modules');
+    const target = join(modules, 'nestjs-tenant-queue');
+    mkdirSync(target, { recursive: true });
+    run('tar', ['-xzf', join(app, packed.filename), '-C', target, '--strip-components=1'], app);
+    for (const entry of readdirSync(join(root, 'node_modules'))) {
+      if (entry === '.bin' || entry.startsWith('.') || entry === 'nestjs-tenant-queue') continue;
+      symlinkSync(join(root, 'node_modules', entry), join(modules, entry));
+    }
+  }, 300_000);
+
+  afterAll(() => {
+    if (app) rmSync(app, { recursive: true, force: true });
+    if (clone) rmSync(clone, { recursive: true, force: true });
+  });
+
+  it('ships dist, the Lua scripts and the MIT LICENSE, and nothing from the repository', () => {
+    // Built by prepack in a clone that had no dist/: every entry point's code is in the tarball.
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'LICENSE',
+        'package.json',
+        'dist/index.js',
+        'dist/index.d.ts',
+        'dist/tenant-queue.module.js',
+        'dist/dead-letters/dead-letter-record.lua',
+      ]),
+    );
+    expect(files.some((file) => file.endsWith('.lua'))).toBe(true);
+    expect(
+      files.filter((file) => !/^(dist\/|LICENSE$|README\.md$|package\.json$)/.test(file)),
+    ).toEqual([]);
+  });
+
+  it("names the project's repository, homepage and issue tracker in the packed package.json", () => {
+    const manifest = JSON.parse(
+      readFileSync(join(app, 'node_modules', 'nestjs-tenant-queue', 'package.json'), 'utf8'),
+    ) as { repository?: { url?: string }; homepage?: string; bugs?: { url?: string } };
+    const repo = /^git\+(https:\/\/github\.com\/[\w.-]+\/[\w.-]+)\.git$/.exec(
+      manifest.repository?.url ?? '',
+    )?.[1];
+    expect(repo).toBeDefined();
+    expect(manifest.homepage).toBe(`${repo}#readme`);
+    expect(manifest.bugs?.url).toBe(`${repo}/issues`);
+  });
+
+  it('resolves every entry point with require, and hides the internals', () => {
+    const script = `
+      require('reflect-metadata');
+      const out = {};
+      for (const [path, name] of ${JSON.stringify(ENTRY_POINTS)}) {
+        out[path] = typeof require(path)[name];
+      }
+      out.version = require('nestjs-tenant-queue/package.json').version;
+      try {
+        require('nestjs-tenant-queue/dist/core/queues/tenant-queue.registry');
+        out.internal = 'reachable';
+      } catch (error) {
+        out.internal = error.code;
+      }
+      console.log(JSON.stringify(out));
+    `;
+    const out = JSON.parse(run(process.execPath, ['-e', script], app).trim().split('\n').pop()!);
+    for (const [path] of ENTRY_POINTS) expect([path, out[path]]).toEqual([path, 'function']);
+    expect(out.version).toBe(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
+    expect(out.internal).toBe('ERR_PACKAGE_PATH_NOT_EXPORTED');
+  });
+
+  it.each([
+    ['node10', 'commonjs'],
+    ['node16', 'node16'],
+    ['bundler', 'esnext'],
+  ])('gives the types of every entry point (moduleResolution %s)', (resolution, module) => {
+    const imports = ENTRY_POINTS.map(
+      ([path, name], i) =>
+        `import { ${name} as E${i} } from '${path}';\nexport const e${i}: Function = E${i};`,
+    ).join('\n');
+    writeFileSync(join(app, 'index.ts'), imports);
+    run(
+      tsc,
+      [
+        '--noEmit',
+        '--strict',
+        '--skipLibCheck',
+        '--experimentalDecorators',
+        '--types',
+        'node',
+        '--module',
+        module,
+        '--moduleResolution',
+        resolution,
+        'index.ts',
+      ],
+      app,
+    );
+  });
+
+  /** The Quick start as an ESM Nest app writes it (`"type": "module"`, nodenext imports). */
+  const ESM_APP_MODULE = `
+import { Body, Controller, Module, Post, UseGuards } from '@nestjs/common';
+import {
+  InjectTenantQueue, TenantContext, TenantJob, TenantProcessor, TenantQueue, TenantQueueModule,
+  TenantRequiredGuard, TenantWorkerHost,
+} from 'nestjs-tenant-queue';
+
+export interface Upload { file: string }
+
+@TenantProcessor('media', { concurrency: 10 })
+export class MediaProcessor extends TenantWorkerHost {
+  constructor(private readonly tenant: TenantContext) { super(); }
+  async process(job: TenantJob<Upload>) {
+    const tenantId = this.tenant.getTenantIdOrThrow();
+    return { tenantId, thumbnail: job.data.file.replace(/(\\.\\w+)?$/, '.thumb$1') };
+  }
+}
+
+@Controller('uploads')
+@UseGuards(TenantRequiredGuard)
+export class UploadsController {
+  constructor(@InjectTenantQueue('media') private readonly media: TenantQueue<Upload>) {}
+  @Post()
+  upload(@Body() body: Upload) { return this.media.add('thumbnail', { file: body.file }); }
+}
+
+@Module({
+  imports: [
+    TenantQueueModule.forRoot({
+      connection: { url: process.env.REDIS_URL ?? 'redis://localhost:6379' },
+      prefix: process.env.TQ_PREFIX,
+    }),
+    TenantQueueModule.registerQueue({ name: 'media' }),
+  ],
+  controllers: [UploadsController],
+  providers: [MediaProcessor],
+})
+export class AppModule {}
+`;
+  const ESM_MAIN = `
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { TenantQueueRegistry } from 'nestjs-tenant-queue';
+import { AppModule } from './app.module.js';
+
+const app = await NestFactory.create(AppModule, { logger: ['error'] });
+await app.listen(0, '127.0.0.1');
+const res = await fetch(\`\${await app.getUrl()}/uploads\`, {
+  method: 'POST',
+  headers: { 'x-tenant-id': 'acme', 'content-type': 'application/json' },
+  body: JSON.stringify({ file: 'cat.png' }),
+});
+const enqueued = await res.json();
+const bull = app.get(TenantQueueRegistry).getQueue('media').bullQueue;
+let result: unknown;
+for (let i = 0; i < 600 && result === undefined; i++) {
+  const job = await bull.getJob(enqueued.id);
+  if (job && (await job.isCompleted())) result = job.returnvalue;
+  else await new Promise((resolve) => setTimeout(resolve, 50));
+}
+await app.close();
+console.log(JSON.stringify({ status: res.status, tenantId: enqueued.tenantId, result }));
+`;
+
+  it('gives every named export to an ESM app ("type": "module"), which boots the Quick start', () => {
+    const esm = join(app, 'esm');
+    mkdirSync(esm, { recursive: true });
+    writeFileSync(join(esm, 'package.json'), JSON.stringify({ type: 'module' }));
+    // Every value of every entry point, imported by name: Node's CommonJS interop refuses the
+    // whole file (SyntaxError) when one named export is not found.
+    const lines: string[] = ["import 'reflect-metadata';"];
+    const checks: string[] = [];
+    let n = 0;
+    for (const [subpath, { values }] of Object.entries(SNAPSHOT)) {
+      const specifier =
+        subpath === '.' ? 'nestjs-tenant-queue' : `nestjs-tenant-queue${subpath.slice(1)}`;
+      const names = values.map((name) => `${name} as v${n++}`);
+      lines.push(`import { ${names.join(', ')} } from '${specifier}';`);
+      values.forEach((name, i) =>
+        checks.push(`[${JSON.stringify(`${subpath} ${name}`)}, v${n - values.length + i}]`),
+      );
+    }
+    lines.push(
+      `const all = [${checks.join(', ')}];`,
+      `console.log(JSON.stringify({ count: all.length, undefined: all.filter(([, v]) => v === undefined).map(([k]) => k) }));`,
+    );
+    writeFileSync(join(esm, 'names.js'), lines.join('\n'));
+    const names = JSON.parse(run(process.execPath, ['names.js'], esm).trim().split('\n').pop()!);
+    expect(names).toEqual({ count: n, undefined: [] });
+    expect(n).toBeGreaterThan(100);
+
+    writeFileSync(join(esm, 'app.module.ts'), ESM_APP_MODULE);
+    writeFileSync(join(esm, 'main.ts'), ESM_MAIN);
+    run(
+      tsc,
+      [
+        '--strict',
+        '--skipLibCheck',
+        '--experimentalDecorators',
+        '--emitDecoratorMetadata',
+        '--types',
+        'node',
+        '--target',
+        'es2022',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        'main.ts',
+        'app.module.ts',
+      ],
+      esm,
+    );
+    const prefix = `esm-${process.pid}-${Date.now()}`;
+    const booted = execFileSync(process.execPath, ['main.js'], {
+      cwd: esm,
+      encoding: 'utf8',
+      env: { ...process.env, TQ_PREFIX: prefix },
+    });
+    expect(JSON.parse(booted.trim().split('\n').pop()!)).toEqual({
+      status: 201,
+      tenantId: 'acme',
+      result: { tenantId: 'acme', thumbnail: 'cat.thumb.png' },
+    });
+  }, 120_000);
+});

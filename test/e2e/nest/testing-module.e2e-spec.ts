@@ -1,0 +1,155 @@
+import { Controller, INestApplication, Module, Post, UseGuards } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { ClsModule } from 'nestjs-cls';
+import request from 'supertest';
+import {
+  InjectTenantQueue,
+  InvalidLaneError,
+  MissingTenantError,
+  OnTenantWorkerEvent,
+  TenantContext,
+  TenantJob,
+  TenantProcessor,
+  TenantQueue,
+  TenantQueueModule,
+  TenantQueueTesting,
+  TenantQueueTestingModule,
+  TenantRequiredGuard,
+  TenantWorkerHost,
+  parseCancelReason,
+} from '../../../lib';
+
+const events: string[] = [];
+
+@TenantProcessor('reports')
+class ReportProcessor extends TenantWorkerHost {
+  constructor(
+    private readonly tenant: TenantContext,
+    @InjectTenantQueue('emails') private readonly emails: TenantQueue,
+  ) {
+    super();
+  }
+
+  async process(job: TenantJob<{ month: string; fail?: boolean }>) {
+    if (job.data.fail) throw new Error('report engine down');
+    await this.emails.add('report-ready', { month: job.data.month });
+    return `${this.tenant.tenantId}:${job.data.month}`;
+  }
+
+  @OnTenantWorkerEvent('failed')
+  onFailed(job: TenantJob) {
+    events.push(`failed:${this.tenant.tenantId}:${job.id}`);
+  }
+}
+
+@Controller('reports')
+class ReportsController {
+  constructor(@InjectTenantQueue('reports') private readonly reports: TenantQueue) {}
+
+  @Post()
+  @UseGuards(TenantRequiredGuard)
+  create() {
+    return this.reports.add('monthly', { month: '2026-11' });
+  }
+}
+
+/** What a user's own test looks like: no Redis, real tenant semantics. */
+describe('TenantQueueTestingModule', () => {
+  let app: INestApplication;
+  let testing: TenantQueueTesting;
+
+  beforeAll(async () => {
+    @Module({
+      imports: [
+        ClsModule.forRoot({ global: true, middleware: { mount: true } }),
+        TenantQueueTestingModule.forRoot(),
+        TenantQueueModule.registerQueue(
+          { name: 'reports' },
+          {
+            name: 'emails',
+            fairness: { lanes: { interactive: { share: 0.5 }, bulk: { share: 0.5 } } },
+          },
+        ),
+      ],
+      controllers: [ReportsController],
+      providers: [ReportProcessor],
+    })
+    class AppUnderTest {}
+    const moduleRef = await Test.createTestingModule({ imports: [AppUnderTest] }).compile();
+    app = moduleRef.createNestApplication();
+    await app.init();
+    testing = app.get(TenantQueueTesting);
+  });
+
+  afterAll(() => app.close());
+
+  it('records HTTP-enqueued jobs with their tenant and runs them inline in that tenant', async () => {
+    await request(app.getHttpServer()).post('/reports').set('x-tenant-id', 'acme').expect(201);
+    await testing.drain();
+    const [report] = testing.jobs('reports');
+    expect(report).toMatchObject({
+      name: 'monthly',
+      data: { month: '2026-11' },
+      tenant: { tenantId: 'acme', strategy: 'header' },
+      state: 'completed',
+      result: 'acme:2026-11',
+    });
+    expect(testing.jobs('emails')).toEqual([
+      expect.objectContaining({
+        name: 'report-ready',
+        tenant: expect.objectContaining({ tenantId: 'acme', strategy: 'inherited' }),
+      }),
+    ]);
+  });
+
+  it('keeps producer rules: no tenant, no job', async () => {
+    const reports = app.get<TenantQueue>('TenantQueue:reports');
+    await expect(reports.add('monthly', { month: 'x' })).rejects.toBeInstanceOf(MissingTenantError);
+    await request(app.getHttpServer()).post('/reports').expect(400);
+  });
+
+  it("checks a job's lane against the queue, as in production", async () => {
+    const context = app.get(TenantContext);
+    const emails = app.get<TenantQueue>('TenantQueue:emails');
+    await context.run('acme', () => emails.add('digest', {}, { lane: 'bulk' }));
+    await expect(
+      context.run('acme', () => emails.add('digest', {}, { lane: 'nope' })),
+    ).rejects.toThrow(InvalidLaneError);
+    await expect(
+      context.run('acme', () =>
+        app.get<TenantQueue>('TenantQueue:reports').add('monthly', {}, { lane: 'bulk' }),
+      ),
+    ).rejects.toThrow(/declares no lanes/);
+  });
+
+  it('reports failures and runs failed events in the job tenant', async () => {
+    testing.clear();
+    const reports = app.get<TenantQueue>('TenantQueue:reports');
+    const tenant = app.get(TenantContext);
+    const job = await tenant.run('globex', () =>
+      reports.add('monthly', { month: '2026-10', fail: true }),
+    );
+    await testing.drain();
+    expect(testing.jobs('reports')[0]).toMatchObject({
+      state: 'failed',
+      failedReason: 'report engine down',
+    });
+    expect(events).toContain(`failed:globex:${job.id}`);
+    expect(() => reports.bullQueue.getJob('x')).toThrow(
+      /not available in TenantQueueTestingModule/,
+    );
+  });
+
+  it("applies the runner's envelope checks to system work too", async () => {
+    testing.clear();
+    const reports = app.get<TenantQueue>('TenantQueue:reports');
+    await reports.addForTenant('initech', 'monthly', { month: '2026-09' });
+    await testing.drain();
+    const [job] = testing.jobs('reports');
+    expect(job).toMatchObject({
+      state: 'completed',
+      tenant: { tenantId: 'initech', actorType: 'system' },
+    });
+    expect(parseCancelReason(job.failedReason)).toBeUndefined();
+  });
+});

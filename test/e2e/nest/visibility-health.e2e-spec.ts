@@ -1,0 +1,67 @@
+import { INestApplication } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
+import { Test } from '@nestjs/testing';
+import { ClsModule } from 'nestjs-cls';
+import {
+  TenantProcessor,
+  TenantQueueModule,
+  TenantQueueRegistry,
+  TenantWorkerHost,
+} from '../../../lib';
+import { TenantQueueHealthIndicator } from '../../../lib/health';
+import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { waitFor } from '../../support/wait';
+
+@TenantProcessor('health-q')
+class NoopProcessor extends TenantWorkerHost {
+  async process() {
+    return 'ok';
+  }
+}
+
+describe('TenantQueueHealthIndicator (@nestjs/terminus)', () => {
+  let app: INestApplication;
+
+  beforeAll(async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ClsModule.forRoot({ global: true }),
+        TerminusModule,
+        TenantQueueModule.forRoot({
+          connection: redisConnection(),
+          prefix: uniquePrefix('health'),
+          scheduler: { tickInterval: 50 },
+          metrics: { sink: false },
+        }),
+        TenantQueueModule.registerQueue({ name: 'health-q' }),
+      ],
+      providers: [NoopProcessor, TenantQueueHealthIndicator],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+  });
+
+  afterAll(() => app?.close());
+
+  it('is up with Redis answering, the worker running and the scheduler ticking', async () => {
+    const indicator = app.get(TenantQueueHealthIndicator);
+    await waitFor(
+      async () => (await indicator.check()).tenantQueue.scheduler === 'ticking',
+      'a scheduler tick',
+    );
+    expect(await indicator.check()).toEqual({
+      tenantQueue: {
+        status: 'up',
+        redis: 'up',
+        workers: { 'health-q': 'running' },
+        scheduler: 'ticking',
+      },
+    });
+  });
+
+  it('is down when a worker has stopped', async () => {
+    await app.get(TenantQueueRegistry).getWorker('health-q')!.close();
+    const result = await app.get(TenantQueueHealthIndicator).check('queues');
+    expect(result.queues).toMatchObject({ status: 'down', workers: { 'health-q': 'stopped' } });
+  });
+});

@@ -1,0 +1,155 @@
+import { Controller, INestApplication, LoggerService, Module, UseGuards } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { ClsModule } from 'nestjs-cls';
+import {
+  InjectTenantQueue,
+  TenantContext,
+  TenantQueue,
+  TenantRequiredGuard,
+  TenantJob,
+  TenantProcessor,
+  TenantQueueModule,
+  TenantQueueRegistry,
+  TenantQueueRootMissingError,
+  TenantWorkerHost,
+} from '../../../lib';
+import { QueueConsumerCheck } from '../../../lib/core/processor/queue-consumer.check';
+import { uniquePrefix } from '../../support/redis-url';
+import { testConnection } from '../../support/test-redis';
+import { testRootImports } from '../../support/test-module';
+import { sleep, waitFor } from '../../support/wait';
+
+@TenantProcessor('media')
+class MediaProcessor extends TenantWorkerHost {
+  async process(job: TenantJob<{ file: string }>) {
+    return job.data.file;
+  }
+}
+
+/** Collects what the module logs at warn level. */
+class WarnLog implements LoggerService {
+  readonly warns: string[] = [];
+  log() {}
+  error() {}
+  debug() {}
+  verbose() {}
+  warn(message: unknown) {
+    this.warns.push(String(message));
+  }
+}
+
+async function boot(prefix: string, providers: unknown[], logger: LoggerService) {
+  @Module({
+    imports: [...testRootImports(prefix), TenantQueueModule.registerQueue({ name: 'media' })],
+    providers: providers as never[],
+  })
+  class AppModule {}
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+  const app = moduleRef.createNestApplication({ logger });
+  await app.init();
+  return app;
+}
+
+describe('wiring mistakes get a message naming the fix', () => {
+  const apps: INestApplication[] = [];
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
+  });
+
+  it('registerQueue without forRoot: a typed error naming forRoot, not a DI error', async () => {
+    @Module({ imports: [TenantQueueModule.registerQueue({ name: 'media' })] })
+    class AppModule {}
+    const compiled = Test.createTestingModule({ imports: [AppModule] }).compile();
+    await expect(compiled).rejects.toBeInstanceOf(TenantQueueRootMissingError);
+    await expect(compiled).rejects.toThrow(
+      "TenantQueueModule.registerQueue({ name: 'media' }) needs TenantQueueModule.forRoot({ connection })",
+    );
+  });
+
+  it("the Quick start's shape without forRoot: the typed error, whatever injects TenantContext", async () => {
+    @TenantProcessor('media')
+    class ContextProcessor extends TenantWorkerHost {
+      constructor(private readonly tenant: TenantContext) {
+        super();
+      }
+      async process() {
+        return this.tenant.tenantId;
+      }
+    }
+    @Controller('uploads')
+    @UseGuards(TenantRequiredGuard)
+    class UploadsController {
+      constructor(
+        @InjectTenantQueue('media') readonly media: TenantQueue,
+        readonly tenant: TenantContext,
+      ) {}
+    }
+    @Module({
+      imports: [TenantQueueModule.registerQueue({ name: 'media' })],
+      controllers: [UploadsController],
+      providers: [ContextProcessor],
+    })
+    class MediaModule {}
+    @Module({ imports: [ClsModule.forRoot({ global: true }), MediaModule] })
+    class AppModule {}
+    for (let i = 0; i < 3; i++) {
+      const compiled = Test.createTestingModule({ imports: [AppModule] }).compile();
+      await expect(compiled).rejects.toBeInstanceOf(TenantQueueRootMissingError);
+      await expect(compiled).rejects.toThrow(
+        /needs TenantQueueModule\.forRoot\(\{ connection \}\)/,
+      );
+    }
+    // With the root, the processor and the controller get the root's one TenantContext.
+    @Module({
+      imports: [
+        ClsModule.forRoot({ global: true }),
+        TenantQueueModule.forRoot({ connection: testConnection(), prefix: uniquePrefix() }),
+        MediaModule,
+      ],
+    })
+    class FixedModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [FixedModule] }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    apps.push(app);
+    await app.init();
+    const root = app.get(TenantContext, { strict: false });
+    expect(app.select(MediaModule).get(UploadsController).tenant).toBe(root);
+    expect(app.select(MediaModule).get(ContextProcessor)['tenant']).toBe(root);
+  });
+
+  it('a processor missing from providers: one warning naming the queue and the fix', async () => {
+    const log = new WarnLog();
+    apps.push(await boot(uniquePrefix(), [], log));
+    await waitFor(() => log.warns.some((w) => w.includes('"media"')), 'the warning', 15_000);
+    const warns = log.warns.filter((w) => w.includes('"media"'));
+    expect(warns).toHaveLength(1);
+    expect(warns[0]).toContain('no worker for it is running');
+    expect(warns[0]).toContain("Add its @TenantProcessor('media') class to a module's providers");
+  });
+
+  it('no warning when another app on the same Redis and prefix runs the worker, and it runs the jobs', async () => {
+    const prefix = uniquePrefix();
+    const workerLog = new WarnLog();
+    const producerLog = new WarnLog();
+    const worker = await boot(prefix, [MediaProcessor], workerLog); // consumes media itself
+    apps.push(worker);
+    const producer = await boot(prefix, [], producerLog); // producer only: the worker is elsewhere
+    apps.push(producer);
+    await waitFor(
+      async () => (await producer.get(QueueConsumerCheck).check()).length === 0,
+      'the other app to be seen as the worker',
+    );
+    await sleep(4000); // past the check at boot
+    expect(producerLog.warns.filter((w) => w.includes('"media"'))).toEqual([]);
+    expect(workerLog.warns.filter((w) => w.includes('"media"'))).toEqual([]);
+
+    // Same Redis, same prefix, same queue name: one queue, so the worker app runs the job.
+    const media = producer.get(TenantQueueRegistry).getQueue<{ file: string }>('media');
+    const job = await media.addForTenant('acme', 'thumbnail', { file: 'cat.png' });
+    await waitFor(
+      async () => (await media.bullQueue.getJobState(job.id)) === 'completed',
+      "the worker app to run the producer app's job",
+    );
+    expect((await media.bullQueue.getJob(job.id))!.returnvalue).toBe('cat.png');
+  });
+});

@@ -1,0 +1,159 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { freePort, hasRedisServer, startRedis, StartedRedis } from '../../support/redis-server';
+import { isClusterRun } from '../../support/test-redis';
+import { waitFor } from '../../support/wait';
+
+jest.setTimeout(240_000);
+
+const run = hasRedisServer() && !isClusterRun() ? describe : describe.skip;
+
+/** Bound of the app's shutdown in these tests (`shutdownTimeoutMs`). */
+const SHUTDOWN_MS = 3000;
+/** A loaded 2-core machine: what a process needs beyond the bound to exit. */
+const EXIT_SLACK_MS = 12_000;
+
+/** The fixture app as a real process: its JSON event lines and its whole output. */
+class AppProcess {
+  readonly events: Record<string, unknown>[] = [];
+  output = '';
+  exited: Promise<{ code: number | null; signal: string | null; at: number }>;
+  private readonly child: ChildProcess;
+
+  constructor(env: Record<string, string>) {
+    this.child = spawn(
+      process.execPath,
+      [
+        '-r',
+        'ts-node/register/transpile-only',
+        join(__dirname, '..', '..', 'fixtures', 'redis-down-app.ts'),
+      ],
+      { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let pending = '';
+    this.child.stdout!.on('data', (chunk: Buffer) => {
+      this.output += chunk.toString();
+      pending += chunk.toString();
+      const lines = pending.split('\n');
+      pending = lines.pop()!;
+      for (const line of lines) if (line.startsWith('{')) this.events.push(JSON.parse(line));
+    });
+    this.child.stderr!.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    this.exited = new Promise((resolve) =>
+      this.child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })),
+    );
+  }
+
+  event(key: string): Record<string, unknown> | undefined {
+    return this.events.find((event) => key in event);
+  }
+
+  async waitEvent(key: string, what: string, ms = 120_000): Promise<Record<string, unknown>> {
+    await waitFor(() => !!this.event(key) || this.child.exitCode !== null, what, ms);
+    const event = this.event(key);
+    if (!event) throw new Error(`${what}: the app exited first\n${this.output}`);
+    return event;
+  }
+
+  /** SIGTERM; resolves with how long the process took to exit. */
+  async terminate(): Promise<number> {
+    const sent = Date.now();
+    this.child.kill('SIGTERM');
+    const { at } = await this.exited;
+    return at - sent;
+  }
+
+  kill(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+  }
+
+  /** Lines of the module saying a connection was lost, per connection name. */
+  outageLines(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const match of this.output.matchAll(/Redis connection "([^"]+)" lost/g)) {
+      counts.set(match[1], (counts.get(match[1]) ?? 0) + 1);
+    }
+    return counts;
+  }
+}
+
+run('an app with a @TenantCron and workers, booted while Redis is down (real processes)', () => {
+  const apps: AppProcess[] = [];
+  let redis: StartedRedis | undefined;
+
+  afterAll(async () => {
+    apps.forEach((app) => app.kill());
+    await redis?.stop();
+  });
+
+  function boot(port: number, env: Record<string, string> = {}): AppProcess {
+    const app = new AppProcess({
+      REDIS_PORT: String(port),
+      TQ_PREFIX: `boot${port}`,
+      SHUTDOWN_MS: String(SHUTDOWN_MS),
+      ...env,
+    });
+    apps.push(app);
+    return app;
+  }
+
+  it('listens, answers an enqueue with 503 + Retry-After, and runs the cron and the workers once Redis is up', async () => {
+    const port = await freePort();
+    const app = boot(port);
+    const { listening } = await app.waitEvent('listening', 'the HTTP port while Redis is down');
+    const url = `http://127.0.0.1:${listening}/uploads`;
+
+    const refused = await fetch(url, { method: 'POST' });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect(await refused.json()).toMatchObject({
+      statusCode: 503,
+      error: 'EnqueueUnavailableError',
+      message: expect.stringContaining('NOT written'),
+    });
+
+    redis = await startRedis([], port);
+    await waitFor(
+      async () => (await fetch(url, { method: 'POST' })).status === 201,
+      'an enqueue accepted once Redis is up',
+      60_000,
+    );
+    await app.waitEvent('ran', 'the worker running the job', 60_000);
+    expect(app.event('ran')).toEqual({ ran: 'cat.png', tenant: 'acme' });
+    // The cron runs every minute: its driver was stored once Redis answered.
+    await app.waitEvent('cron', 'the @TenantCron firing for acme', 150_000);
+    expect(app.event('cron')).toEqual({ cron: 'acme' });
+
+    // One line per connection for the outage, never one per retry.
+    const lines = app.outageLines();
+    expect(lines.size).toBeGreaterThan(0);
+    for (const [name, count] of lines) expect([name, count]).toEqual([name, 1]);
+    expect(app.output).not.toMatch(/worker [\w-]+: connect ECONNREFUSED/);
+
+    // Redis goes away again while the app runs: SIGTERM still ends it within the bound.
+    await redis.stop();
+    redis = undefined;
+    const took = await app.terminate();
+    expect(took).toBeLessThan(SHUTDOWN_MS + EXIT_SLACK_MS);
+  });
+
+  it('SIGTERM while Redis was never up: the app exits within the shutdown bound', async () => {
+    const app = boot(await freePort());
+    await app.waitEvent('listening', 'the HTTP port while Redis is down');
+    const took = await app.terminate();
+    expect(took).toBeLessThan(SHUTDOWN_MS + EXIT_SLACK_MS);
+  });
+
+  it("redisAtBoot: 'required' fails the boot fast with RedisUnavailableAtBootError", async () => {
+    const started = Date.now();
+    const app = boot(await freePort(), { REDIS_AT_BOOT: 'required' });
+    const failed = await app.waitEvent('bootError', 'the failed boot');
+    expect(failed).toMatchObject({
+      bootError: 'RedisUnavailableAtBootError',
+      message: expect.stringContaining("redisAtBoot: 'optional'"),
+    });
+    expect(app.event('listening')).toBeUndefined();
+    await app.exited;
+    expect(Date.now() - started).toBeLessThan(120_000);
+  });
+});

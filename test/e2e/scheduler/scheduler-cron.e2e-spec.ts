@@ -1,0 +1,207 @@
+import { Injectable } from '@nestjs/common';
+import { TestingModule } from '@nestjs/testing';
+import { Queue } from 'bullmq';
+import {
+  InMemoryTenantDirectory,
+  InvalidScheduleError,
+  TenantContext,
+  TenantCron,
+  TenantCronRun,
+  TenantQueueRegistry,
+  TenantScheduler,
+  tenantCronJobId,
+} from '../../../lib';
+import { ManualClock, bootSchedulerApp } from '../../fixtures/scheduler-app';
+import { uniquePrefix } from '../../support/redis-url';
+import { sleep, waitFor } from '../../support/wait';
+
+jest.setTimeout(60_000);
+
+const at = Date.parse;
+
+interface Seen {
+  cron: string;
+  tenantId: string;
+  contextTenant: string | undefined;
+  occurrence: string;
+  jobId: string;
+}
+
+const seen: Seen[] = [];
+
+@Injectable()
+class Digests {
+  constructor(private readonly tenant: TenantContext) {}
+
+  private note(run: TenantCronRun) {
+    seen.push({
+      cron: run.name,
+      tenantId: run.tenantId,
+      contextTenant: this.tenant.tenantId,
+      occurrence: run.occurrence.toISOString(),
+      jobId: run.jobId,
+    });
+  }
+
+  @TenantCron('0 9 * * *', { name: 'utc-digest', jobOptions: { attempts: 1 } })
+  async utcDigest(run: TenantCronRun) {
+    await sleep(run.tenantId === 'slow' ? 300 : 1);
+    this.note(run);
+    if (run.tenantId === 'broken') throw new Error('broken tenant');
+  }
+
+  @TenantCron('0 9 * * *', { name: 'local-digest', timezone: 'tenant', queue: 'local-cron' })
+  async localDigest(run: TenantCronRun) {
+    this.note(run);
+  }
+
+  @TenantCron('0 * * * *', { name: 'hourly-once', timezone: 'Europe/Kyiv', missed: 'once' })
+  async hourly(run: TenantCronRun) {
+    this.note(run);
+  }
+}
+
+describe('@TenantCron fan-out', () => {
+  let app: TestingModule;
+  let scheduler: TenantScheduler;
+  let cronQueue: Queue;
+  const clock = new ManualClock(at('2026-06-01T00:00:00Z'));
+  const directory = new InMemoryTenantDirectory(
+    [
+      { id: 'kyiv', timezone: 'Europe/Kyiv' },
+      { id: 'ny', timezone: 'America/New_York' },
+      { id: 'plain' },
+      { id: 'broken', timezone: 'UTC' },
+      { id: 'slow', timezone: 'UTC' },
+      { id: 'paused', timezone: 'UTC', status: 'suspended' },
+    ],
+    2,
+  );
+
+  beforeAll(async () => {
+    app = await bootSchedulerApp({
+      prefix: uniquePrefix(),
+      clock,
+      directory,
+      providers: [Digests],
+    });
+    scheduler = app.get(TenantScheduler);
+    cronQueue = app.get(TenantQueueRegistry).getQueue('tq-cron').bullQueue;
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  const of = (cron: string) => seen.filter((s) => s.cron === cron);
+
+  it('enqueues one job per active tenant, runs each in its tenant context, isolates failures', async () => {
+    clock.set('2026-06-01T09:00:00.200Z');
+    await scheduler.tick();
+    const active = ['broken', 'kyiv', 'ny', 'plain', 'slow'];
+    await waitFor(() => of('utc-digest').length === active.length, 'every tenant digest');
+    const runs = of('utc-digest').sort((a, b) => a.tenantId.localeCompare(b.tenantId));
+    expect(runs.map((r) => r.tenantId)).toEqual(active);
+    for (const run of runs) {
+      expect(run.contextTenant).toBe(run.tenantId);
+      expect(run.occurrence).toBe('2026-06-01T09:00:00.000Z');
+      expect(run.jobId).toBe(tenantCronJobId('utc-digest', run.tenantId, at(run.occurrence)));
+    }
+    expect(runs.find((r) => r.tenantId === 'plain')!.jobId).toBe(
+      'utc-digest~plain~20260601T090000Z',
+    );
+    await waitFor(
+      async () => (await cronQueue.getJobCounts('completed')).completed >= 4,
+      'the healthy jobs to complete',
+    );
+    const broken = await cronQueue.getJob('utc-digest~broken~20260601T090000Z');
+    await waitFor(async () => (await broken!.isFailed()) === true, 'the broken job to fail');
+    expect((await cronQueue.getJob('utc-digest~slow~20260601T090000Z'))!.finishedOn).toBeDefined();
+    // The suspended tenant got no job.
+    expect(await cronQueue.getJob('utc-digest~paused~20260601T090000Z')).toBeUndefined();
+    // A second tick at the same instant adds nothing.
+    await scheduler.tick();
+    await sleep(200);
+    expect(of('utc-digest')).toHaveLength(active.length);
+  });
+
+  it("runs a timezone: 'tenant' cron at 09:00 in each tenant's own zone, following zone changes", async () => {
+    seen.length = 0;
+    const step = async (when: string) => {
+      clock.set(when);
+      await scheduler.tick();
+    };
+    await step('2026-06-02T06:00:00Z'); // 09:00 in Kyiv
+    await waitFor(() => of('local-digest').length === 1, 'the Kyiv digest');
+    expect(of('local-digest')[0]).toMatchObject({ tenantId: 'kyiv', contextTenant: 'kyiv' });
+
+    // Kyiv's tenant moves to New York: its next run follows the directory at once.
+    directory.upsert({ id: 'kyiv', timezone: 'America/New_York' });
+    await step('2026-06-02T09:00:00Z'); // 09:00 UTC: plain, broken, slow (not paused)
+    await waitFor(() => of('local-digest').length === 4, 'the UTC digests');
+    await step('2026-06-02T13:00:00Z'); // 09:00 in New York
+    await waitFor(() => of('local-digest').length === 6, 'the New York digests');
+    await step('2026-06-03T06:00:00Z'); // 09:00 in Kyiv: nobody there now
+    await sleep(300);
+    expect(
+      of('local-digest')
+        .map((r) => `${r.tenantId}@${r.occurrence}`)
+        .sort(),
+    ).toEqual([
+      'broken@2026-06-02T09:00:00.000Z',
+      'kyiv@2026-06-02T06:00:00.000Z',
+      'kyiv@2026-06-02T13:00:00.000Z',
+      'ny@2026-06-02T13:00:00.000Z',
+      'plain@2026-06-02T09:00:00.000Z',
+      'slow@2026-06-02T09:00:00.000Z',
+    ]);
+    directory.upsert({ id: 'kyiv', timezone: 'Europe/Kyiv' });
+  });
+
+  it("applies the missed policy per tenant ('once': the latest missed occurrence only)", async () => {
+    seen.length = 0;
+    // Last tick 06:00 UTC, next one 15:20 UTC: the hourly runs at 07:00..15:00 were missed.
+    clock.set('2026-06-03T15:20:00Z');
+    await scheduler.tick();
+    await waitFor(() => of('hourly-once').length === 5, 'one catch-up run per tenant');
+    await sleep(200);
+    const runs = of('hourly-once');
+    expect(runs).toHaveLength(5);
+    expect(new Set(runs.map((r) => r.occurrence))).toEqual(new Set(['2026-06-03T15:00:00.000Z']));
+  });
+});
+
+describe('@TenantCron validation at bootstrap', () => {
+  const boot = async (provider: new (...args: never[]) => unknown, withDirectory = true) => {
+    const app = bootSchedulerApp({
+      prefix: uniquePrefix(),
+      clock: new ManualClock(at('2026-06-01T00:00:00Z')),
+      directory: withDirectory ? new InMemoryTenantDirectory([{ id: 'a' }]) : undefined,
+      providers: [provider],
+    });
+    return app;
+  };
+
+  it('refuses a bad expression, a bad zone and a duplicate name with InvalidScheduleError', async () => {
+    @Injectable()
+    class BadExpression {
+      @TenantCron('0 25 * * *', { name: 'bad' })
+      run() {}
+    }
+    @Injectable()
+    class BadZone {
+      @TenantCron('0 9 * * *', { name: 'zone', timezone: 'Europe/Atlantis' })
+      run() {}
+    }
+    @Injectable()
+    class Twice {
+      @TenantCron('0 9 * * *', { name: 'same' })
+      one() {}
+      @TenantCron('0 10 * * *', { name: 'same' })
+      two() {}
+    }
+    await expect(boot(BadExpression)).rejects.toThrow(InvalidScheduleError);
+    await expect(boot(BadZone)).rejects.toThrow(/Unknown time zone "Europe\/Atlantis"/);
+    await expect(boot(Twice)).rejects.toThrow(/Two @TenantCron methods are named "same"/);
+  });
+});

@@ -1,0 +1,225 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { TestingModule } from '@nestjs/testing';
+import {
+  InMemoryTenantDirectory,
+  InvalidScheduleError,
+  TenantCron,
+  TenantScheduler,
+  tenantScheduleJobId,
+} from '../../../lib';
+import { ScheduleStore } from '../../../lib/scheduler/schedule.store';
+import { cronScheduleId, tenantScheduleId } from '../../../lib/scheduler/stored-schedule';
+import { parseStoredSchedule } from '../../../lib/scheduler/stored-schedule.dto';
+import { ManualClock, bootSchedulerApp } from '../../fixtures/scheduler-app';
+import { uniquePrefix } from '../../support/redis-url';
+import { TestRedisClient, openRedis } from '../../support/test-redis';
+
+jest.setTimeout(60_000);
+
+const at = Date.parse;
+const job = { queue: 'reports', name: 'report', data: { kind: 'hourly' } };
+
+/** Stored records this version cannot run: they must stay as they are, and block nothing. */
+describe('TenantScheduler: stored records it cannot read', () => {
+  let app: TestingModule;
+  let scheduler: TenantScheduler;
+  let store: ScheduleStore;
+  let redis: TestRedisClient;
+  let errors: string[];
+  let spy: jest.SpyInstance;
+  const clock = new ManualClock(at('2026-05-01T08:00:00Z'));
+
+  const bad: Record<string, string> = {
+    broken: '{"kind":"tenant","tenantId":"acme"',
+    future: JSON.stringify({ kind: 'every', tenantId: 'acme', key: 'future', every: 60_000 }),
+    nojob: JSON.stringify({
+      kind: 'tenant',
+      tenantId: 'acme',
+      key: 'nojob',
+      cron: '0 * * * *',
+      timezone: 'UTC',
+      enabled: true,
+      missed: 'skip',
+      maxCatchUp: 10,
+    }),
+  };
+  const due = at('2026-05-01T08:30:00Z');
+
+  beforeAll(async () => {
+    app = await bootSchedulerApp({
+      prefix: uniquePrefix(),
+      clock,
+      directory: new InMemoryTenantDirectory([{ id: 'acme' }]),
+      queues: ['reports'],
+      // Fewer than the bad records: a batch of them must not hold up the good one.
+      scheduler: { enabled: false, batchSize: 2 },
+    });
+    scheduler = app.get(TenantScheduler);
+    store = app.get(ScheduleStore);
+    redis = openRedis();
+  });
+
+  afterAll(async () => {
+    await app.close();
+    await redis.quit();
+  });
+
+  beforeEach(() => {
+    errors = [];
+    spy = jest
+      .spyOn(Logger.prototype, 'error')
+      .mockImplementation((message: unknown) => void errors.push(String(message)));
+  });
+  afterEach(() => spy.mockRestore());
+
+  async function writeBad(): Promise<void> {
+    for (const [key, raw] of Object.entries(bad)) {
+      const id = tenantScheduleId('acme', key);
+      await redis.hset(store.keys.defs, id, raw);
+      await redis.zadd(store.keys.due, due, id);
+      await redis.sadd(store.keys.tenant('acme'), key);
+    }
+  }
+
+  async function expectUntouched(): Promise<void> {
+    for (const [key, raw] of Object.entries(bad)) {
+      const id = tenantScheduleId('acme', key);
+      expect(await redis.hget(store.keys.defs, id)).toBe(raw);
+      expect(Number(await redis.zscore(store.keys.due, id))).toBe(due);
+    }
+  }
+
+  it('runs the readable schedule, leaves the others due and untouched, and logs each once', async () => {
+    await scheduler.upsert('acme', 'hourly', { cron: '0 * * * *', job });
+    await writeBad();
+
+    clock.set('2026-05-01T09:00:00.300Z');
+    const first = await scheduler.tick();
+    expect(first.jobIds).toEqual([
+      tenantScheduleJobId('acme', 'hourly', at('2026-05-01T09:00:00Z')),
+    ]);
+    expect(first.due).toBe(4);
+    await expectUntouched();
+    expect(errors).toHaveLength(3);
+    expect(errors.find((e) => e.includes('"t~acme~broken"'))).toMatch(
+      /Stored schedule "t~acme~broken" cannot be read: it is not JSON \(.*\)\. It is left in Redis/,
+    );
+    expect(errors.find((e) => e.includes('"t~acme~future"'))).toMatch(
+      /cannot be read: it has an unknown kind "every"/,
+    );
+    expect(errors.find((e) => e.includes('"t~acme~nojob"'))).toMatch(
+      /cannot be read: it has a bad "job".*TenantScheduler\.upsert\(\)/,
+    );
+
+    clock.set('2026-05-01T10:00:00.300Z');
+    const second = await scheduler.tick();
+    expect(second.jobIds).toEqual([
+      tenantScheduleJobId('acme', 'hourly', at('2026-05-01T10:00:00Z')),
+    ]);
+    await expectUntouched();
+    expect(errors).toHaveLength(3);
+  });
+
+  it('lists the readable schedules, refuses the unreadable ones by key, and upsert repairs one', async () => {
+    expect((await scheduler.list('acme')).map((s) => s.key)).toEqual(['hourly']);
+    for (const key of Object.keys(bad)) {
+      await expect(scheduler.next('acme', key)).rejects.toThrow(InvalidScheduleError);
+      await expect(scheduler.pause('acme', key)).rejects.toThrow(
+        new RegExp(`Stored schedule "t~acme~${key}" cannot be read`),
+      );
+    }
+    await expectUntouched();
+
+    const repaired = await scheduler.upsert('acme', 'broken', { cron: '30 * * * *', job });
+    expect(repaired.nextRunAt?.toISOString()).toBe('2026-05-01T10:30:00.000Z');
+    expect((await scheduler.list('acme')).map((s) => s.key)).toEqual(['broken', 'hourly']);
+    clock.set('2026-05-01T10:30:00.300Z');
+    expect((await scheduler.tick()).jobIds).toEqual([
+      tenantScheduleJobId('acme', 'broken', at('2026-05-01T10:30:00Z')),
+    ]);
+    expect(await scheduler.remove('acme', 'future')).toBe(true);
+    expect(await scheduler.remove('acme', 'nojob')).toBe(true);
+    expect((await scheduler.list('acme')).map((s) => s.key)).toEqual(['broken', 'hourly']);
+  });
+
+  it('keeps a claimed occurrence whose record became unreadable in the outbox until it can run', async () => {
+    const id = tenantScheduleId('acme', 'hourly');
+    const occurrence = at('2026-05-01T11:00:00Z');
+    const member = `${id}|${occurrence}`;
+    const good = await redis.hget(store.keys.defs, id);
+    // A claim left by a stopped instance, then the record is damaged.
+    await redis.zadd(store.keys.outbox, occurrence, member);
+    await redis.hset(store.keys.defs, id, '{"kind":"tenant"');
+    clock.set('2026-05-01T11:00:00.300Z');
+    const first = await scheduler.tick();
+    expect(first.recovered).toBe(1);
+    expect(first.jobIds).toEqual([]);
+    expect(await redis.zscore(store.keys.outbox, member)).not.toBeNull();
+    expect(errors.join('\n')).toMatch(/Stored schedule "t~acme~hourly" cannot be read/);
+
+    // Repaired, the occurrence is sent once its lease (claimTimeout, 30 s) runs out.
+    await redis.hset(store.keys.defs, id, good!);
+    clock.set(occurrence + 31_000);
+    const second = await scheduler.tick();
+    expect(second.recovered).toBe(1);
+    expect(second.jobIds).toContain(tenantScheduleJobId('acme', 'hourly', occurrence));
+    expect(await redis.zscore(store.keys.outbox, member)).toBeNull();
+  });
+});
+
+@Injectable()
+class Nightly {
+  @TenantCron('0 9 * * *', { name: 'records-nightly', missed: 'once' })
+  async run() {}
+}
+
+describe('@TenantCron drivers at bootstrap', () => {
+  const prefix = uniquePrefix();
+  const id = cronScheduleId('records-nightly');
+  const boot = (clock: ManualClock) =>
+    bootSchedulerApp({
+      prefix,
+      clock,
+      directory: new InMemoryTenantDirectory([{ id: 'acme' }]),
+      providers: [Nightly],
+    });
+
+  it('writes an unreadable driver again, and keeps one that still matches', async () => {
+    const redis = openRedis();
+    const warnings: string[] = [];
+    const spy = jest
+      .spyOn(Logger.prototype, 'warn')
+      .mockImplementation((message: unknown) => void warnings.push(String(message)));
+    try {
+      const first = await boot(new ManualClock(at('2026-06-01T00:00:00Z')));
+      const keys = first.get(ScheduleStore).keys;
+      await first.close();
+      await redis.hset(keys.defs, id, '{"kind":"cron","name":');
+      await redis.zadd(keys.due, at('2026-05-01T09:00:00Z'), id);
+
+      const second = await boot(new ManualClock(at('2026-06-01T00:00:00Z')));
+      await second.close();
+      expect(warnings.join('\n')).toMatch(
+        /@TenantCron "records-nightly": the stored driver is not JSON \(.*\); writing it again/,
+      );
+      expect(parseStoredSchedule(id, (await redis.hget(keys.defs, id))!)).toEqual({
+        kind: 'cron',
+        name: 'records-nightly',
+        cron: '0 9 * * *',
+        timezone: 'UTC',
+        enabled: true,
+        missed: 'once',
+        maxCatchUp: 10,
+      });
+      expect(Number(await redis.zscore(keys.due, id))).toBe(at('2026-06-01T09:00:00Z'));
+
+      // Unchanged, it keeps its next run, so the runs missed while no app ran are noticed.
+      const third = await boot(new ManualClock(at('2026-06-02T12:00:00Z')));
+      await third.close();
+      expect(Number(await redis.zscore(keys.due, id))).toBe(at('2026-06-01T09:00:00Z'));
+    } finally {
+      spy.mockRestore();
+      await redis.quit();
+    }
+  });
+});

@@ -1,0 +1,341 @@
+import { Logger } from '@nestjs/common';
+import { TestingModule } from '@nestjs/testing';
+import { Queue } from 'bullmq';
+import {
+  InMemoryTenantDirectory,
+  InvalidScheduleError,
+  InvalidTenantIdError,
+  TenantQueueRegistry,
+  TenantScheduler,
+  UnknownTenantQueueError,
+  tenantScheduleJobId,
+} from '../../../lib';
+import { ScheduleTicker } from '../../../lib/scheduler/schedule-ticker';
+import { ManualClock, bootSchedulerApp } from '../../fixtures/scheduler-app';
+import { uniquePrefix } from '../../support/redis-url';
+import { sleep, waitFor } from '../../support/wait';
+
+jest.setTimeout(60_000);
+
+const HOUR = 3_600_000;
+const at = Date.parse;
+const iso = (ms: number) => new Date(ms).toISOString();
+const job = { queue: 'reports', name: 'report', data: { kind: 'daily' } };
+
+describe('TenantScheduler: schedules as tenant data', () => {
+  let app: TestingModule;
+  let scheduler: TenantScheduler;
+  let bull: Queue;
+  const clock = new ManualClock(at('2026-01-01T00:00:00Z'));
+  const directory = new InMemoryTenantDirectory([
+    { id: 'acme', timezone: 'Europe/Kyiv' },
+    { id: 'globex', timezone: 'America/New_York' },
+  ]);
+
+  beforeAll(async () => {
+    app = await bootSchedulerApp({ prefix: uniquePrefix(), clock, directory, queues: ['reports'] });
+    scheduler = app.get(TenantScheduler);
+    bull = app.get(TenantQueueRegistry).getQueue('reports').bullQueue;
+  });
+
+  afterAll(async () => {
+    await app.close();
+  });
+
+  /** Moves the clock to each next run until `until`, ticking there; returns enqueued job ids. */
+  async function runUntil(tenantId: string, key: string, until: number): Promise<string[]> {
+    const ids: string[] = [];
+    for (;;) {
+      const [next] = await scheduler.next(tenantId, key, 1);
+      if (!next || next.getTime() > until) return ids;
+      clock.set(next.getTime());
+      ids.push(...(await scheduler.tick()).jobIds);
+    }
+  }
+
+  it('refuses bad cron expressions, zones, keys, tenants and queues with clear errors', async () => {
+    const bad = [
+      { cron: '61 * * * *', job },
+      { cron: '*/5 * * * * *', job },
+      { cron: '0 9 * * *', timezone: 'Mars/Olympus', job },
+      { cron: '0 9 * * *', timezone: '+03:00', job },
+      { cron: '0 9 * * *', missed: 'sometimes', job },
+      { cron: '0 9 * * *', maxCatchUp: 0, job },
+      { cron: '0 9 * * *', job: { ...job, opts: { jobId: 'x' } } },
+    ];
+    for (const input of bad) {
+      await expect(scheduler.upsert('acme', 'bad', input as never)).rejects.toThrow(
+        InvalidScheduleError,
+      );
+    }
+    await expect(scheduler.upsert('acme', 'bad', { cron: 'nope', job })).rejects.toThrow(
+      /Invalid cron expression "nope".*Use five fields/,
+    );
+    await expect(scheduler.upsert('acme', 'a:b', { cron: '0 9 * * *', job })).rejects.toThrow(
+      InvalidScheduleError,
+    );
+    await expect(scheduler.upsert('ac me', 'ok', { cron: '0 9 * * *', job })).rejects.toThrow(
+      InvalidTenantIdError,
+    );
+    await expect(
+      scheduler.upsert('acme', 'ok', { cron: '0 9 * * *', job: { ...job, queue: 'nowhere' } }),
+    ).rejects.toThrow(UnknownTenantQueueError);
+    expect(await scheduler.list('acme')).toEqual([]);
+  });
+
+  it('stores, lists, previews, pauses, resumes and removes a schedule', async () => {
+    clock.set('2026-03-06T00:00:00Z');
+    const saved = await scheduler.upsert('globex', 'nightly', {
+      cron: '30 2 * * *',
+      timezone: 'America/New_York',
+      job,
+    });
+    expect(saved).toMatchObject({
+      tenantId: 'globex',
+      key: 'nightly',
+      missed: 'skip',
+      enabled: true,
+    });
+    expect(iso(saved.nextRunAt!.getTime())).toBe('2026-03-06T07:30:00.000Z');
+    expect((await scheduler.next('globex', 'nightly', 4)).map((d) => d.toISOString())).toEqual([
+      '2026-03-06T07:30:00.000Z',
+      '2026-03-07T07:30:00.000Z',
+      '2026-03-08T07:00:00.000Z', // 02:30 does not exist: 03:00 EDT
+      '2026-03-09T06:30:00.000Z',
+    ]);
+    expect((await scheduler.list('globex')).map((s) => s.key)).toEqual(['nightly']);
+    expect((await scheduler.pause('globex', 'nightly')).nextRunAt).toBeNull();
+    clock.set('2026-03-06T07:30:00Z');
+    expect((await scheduler.tick()).jobIds).toEqual([]);
+    clock.set('2026-03-07T00:00:00Z');
+    const resumed = await scheduler.resume('globex', 'nightly');
+    expect(iso(resumed.nextRunAt!.getTime())).toBe('2026-03-07T07:30:00.000Z');
+    expect(await scheduler.remove('globex', 'nightly')).toBe(true);
+    expect(await scheduler.list('globex')).toEqual([]);
+    expect(await scheduler.remove('globex', 'nightly')).toBe(false);
+  });
+
+  it('enqueues each occurrence once, with a deterministic id, in the tenant context', async () => {
+    clock.set('2026-05-01T08:00:00Z');
+    await scheduler.upsert('acme', 'hourly', { cron: '0 * * * *', job });
+    clock.set('2026-05-01T09:00:00.300Z');
+    const first = await scheduler.tick();
+    const id = tenantScheduleJobId('acme', 'hourly', at('2026-05-01T09:00:00Z'));
+    expect(id).toBe('sched~acme~hourly~20260501T090000Z');
+    expect(first.jobIds).toEqual([id]);
+    expect((await scheduler.tick()).jobIds).toEqual([]);
+    const stored = await bull.getJob(id);
+    expect(stored?.name).toBe('report');
+    expect(stored?.data).toMatchObject({
+      kind: 'daily',
+      _tenant: { tenantId: 'acme', actorType: 'system', strategy: 'system' },
+    });
+    await scheduler.remove('acme', 'hourly');
+  });
+
+  describe.each([
+    {
+      zone: 'America/New_York',
+      cron: '30 2 * * *',
+      from: '2026-03-06T12:00:00Z',
+      to: '2026-03-10T12:00:00Z',
+      expected: [
+        '2026-03-07T07:30:00.000Z',
+        '2026-03-08T07:00:00.000Z', // gap: 03:00 EDT
+        '2026-03-09T06:30:00.000Z',
+        '2026-03-10T06:30:00.000Z',
+      ],
+    },
+    {
+      zone: 'America/New_York',
+      cron: '30 2 * * *',
+      from: '2026-10-30T12:00:00Z',
+      to: '2026-11-03T12:00:00Z',
+      expected: [
+        '2026-10-31T06:30:00.000Z',
+        '2026-11-01T07:30:00.000Z', // 02:30 EST (02:30 occurs once)
+        '2026-11-02T07:30:00.000Z',
+        '2026-11-03T07:30:00.000Z',
+      ],
+    },
+    {
+      zone: 'America/New_York',
+      cron: '0 * * * *',
+      from: '2026-11-01T03:30:00Z',
+      to: '2026-11-01T08:30:00Z',
+      expected: [
+        '2026-11-01T04:00:00.000Z',
+        '2026-11-01T05:00:00.000Z', // 01:00 EDT
+        '2026-11-01T07:00:00.000Z', // 02:00 EST: 01:00 EST (the repeat) does not run
+        '2026-11-01T08:00:00.000Z',
+      ],
+    },
+    {
+      zone: 'America/New_York',
+      cron: '0 * * * *',
+      from: '2026-03-08T05:30:00Z',
+      to: '2026-03-08T08:30:00Z',
+      expected: [
+        '2026-03-08T06:00:00.000Z',
+        '2026-03-08T07:00:00.000Z',
+        '2026-03-08T08:00:00.000Z',
+      ],
+    },
+    {
+      zone: 'America/New_York',
+      cron: '0 9 * * 1',
+      from: '2026-03-01T00:00:00Z',
+      to: '2026-03-17T00:00:00Z',
+      expected: [
+        '2026-03-02T14:00:00.000Z',
+        '2026-03-09T13:00:00.000Z',
+        '2026-03-16T13:00:00.000Z',
+      ],
+    },
+    {
+      zone: 'Europe/Kyiv',
+      cron: '30 2 * * *',
+      from: '2026-03-28T12:00:00Z',
+      to: '2026-03-30T12:00:00Z',
+      expected: ['2026-03-29T00:30:00.000Z', '2026-03-29T23:30:00.000Z'],
+    },
+    {
+      zone: 'Europe/Kyiv',
+      cron: '30 3 * * *',
+      from: '2026-03-28T12:00:00Z',
+      to: '2026-03-30T12:00:00Z',
+      expected: ['2026-03-29T01:00:00.000Z', '2026-03-30T00:30:00.000Z'], // gap: 04:00 EEST
+    },
+    {
+      zone: 'Europe/Kyiv',
+      cron: '0 * * * *',
+      from: '2026-10-24T22:30:00Z',
+      to: '2026-10-25T03:30:00Z',
+      expected: [
+        '2026-10-24T23:00:00.000Z',
+        '2026-10-25T00:00:00.000Z', // 03:00 EEST
+        '2026-10-25T02:00:00.000Z', // 04:00 EET: 03:00 EET (the repeat) does not run
+        '2026-10-25T03:00:00.000Z',
+      ],
+    },
+    {
+      zone: 'Europe/Kyiv',
+      cron: '0 9 * * 1',
+      from: '2026-10-18T00:00:00Z',
+      to: '2026-11-03T00:00:00Z',
+      expected: [
+        '2026-10-19T06:00:00.000Z',
+        '2026-10-26T07:00:00.000Z',
+        '2026-11-02T07:00:00.000Z',
+      ],
+    },
+  ])('$zone "$cron" from $from', ({ zone, cron, from, to, expected }) => {
+    it('runs exactly at the documented instants, once each', async () => {
+      clock.set(from);
+      const key = `dst-${Math.random().toString(36).slice(2, 8)}`;
+      await scheduler.upsert('globex', key, { cron, timezone: zone, job });
+      const ids = await runUntil('globex', key, at(to));
+      expect(ids).toEqual(expected.map((when) => tenantScheduleJobId('globex', key, at(when))));
+      await scheduler.remove('globex', key);
+    });
+  });
+
+  describe('missed runs (the scheduler was down for 5 h 10 min)', () => {
+    let warnings: string[];
+    let spy: jest.SpyInstance;
+
+    beforeEach(() => {
+      warnings = [];
+      spy = jest
+        .spyOn(Logger.prototype, 'warn')
+        .mockImplementation((message: unknown) => void warnings.push(String(message)));
+    });
+    afterEach(() => spy.mockRestore());
+
+    const start = at('2026-06-10T00:30:00Z');
+    const hours = (...h: number[]) => h.map((n) => at('2026-06-10T00:00:00Z') + n * HOUR);
+
+    it.each([
+      { missed: 'skip', maxCatchUp: undefined, runs: [] as number[] },
+      { missed: 'once', maxCatchUp: undefined, runs: hours(5) },
+      { missed: 'all', maxCatchUp: 3, runs: hours(3, 4, 5) },
+      { missed: 'all', maxCatchUp: 10, runs: hours(1, 2, 3, 4, 5) },
+    ])('$missed (maxCatchUp $maxCatchUp)', async ({ missed, maxCatchUp, runs }) => {
+      const key = `missed-${missed}-${maxCatchUp ?? 0}`;
+      clock.set(start);
+      await scheduler.upsert('acme', key, {
+        cron: '0 * * * *',
+        missed: missed as 'skip',
+        maxCatchUp,
+        job,
+      });
+      clock.set(start + 5 * HOUR + 10 * 60_000);
+      const result = await scheduler.tick();
+      expect(result.jobIds).toEqual(runs.map((run) => tenantScheduleJobId('acme', key, run)));
+      const [next] = await scheduler.next('acme', key, 1);
+      expect(iso(next.getTime())).toBe(iso(hours(6)[0]));
+      expect(warnings.join('\n')).toContain(
+        `tenant acme schedule "${key}": 5 missed run(s); policy "${missed}" runs ${runs.length}`,
+      );
+      // An on-time occurrence after the restart runs normally.
+      clock.set(hours(6)[0] + 500);
+      expect((await scheduler.tick()).jobIds).toEqual([
+        tenantScheduleJobId('acme', key, hours(6)[0]),
+      ]);
+      await scheduler.remove('acme', key);
+    });
+  });
+
+  it("follows the tenant's own zone, and recomputes the next run when it changes", async () => {
+    clock.set('2026-06-01T00:00:00Z');
+    const saved = await scheduler.upsert('acme', 'local', {
+      cron: '0 9 * * *',
+      timezone: 'tenant',
+      job,
+    });
+    expect(iso(saved.nextRunAt!.getTime())).toBe('2026-06-01T06:00:00.000Z'); // 09:00 Kyiv
+    directory.upsert({ id: 'acme', timezone: 'America/New_York' });
+    await scheduler.refreshTenant('acme');
+    const [next] = await scheduler.next('acme', 'local', 1);
+    expect(iso(next.getTime())).toBe('2026-06-01T13:00:00.000Z'); // 09:00 New York
+    clock.set('2026-06-01T06:00:00Z');
+    expect((await scheduler.tick()).jobIds).toEqual([]);
+    clock.set('2026-06-01T13:00:00Z');
+    expect((await scheduler.tick()).jobIds).toEqual([
+      tenantScheduleJobId('acme', 'local', at('2026-06-01T13:00:00Z')),
+    ]);
+    directory.upsert({ id: 'acme', timezone: 'Europe/Kyiv' });
+    await scheduler.remove('acme', 'local');
+  });
+});
+
+describe('the automatic tick', () => {
+  it('claims due occurrences on its own timer, and runs no tick after close', async () => {
+    const clock = new ManualClock(at('2026-07-01T08:59:00Z'));
+    const app = await bootSchedulerApp({
+      prefix: uniquePrefix(),
+      clock,
+      queues: ['reports'],
+      scheduler: { enabled: true, tickInterval: 20 },
+    });
+    let closed = false;
+    try {
+      const scheduler = app.get(TenantScheduler);
+      const bull = app.get(TenantQueueRegistry).getQueue('reports').bullQueue;
+      await scheduler.upsert('acme', 'auto', { cron: '0 9 * * *', job });
+      clock.set('2026-07-01T09:00:00.100Z');
+      const id = tenantScheduleJobId('acme', 'auto', at('2026-07-01T09:00:00Z'));
+      await waitFor(async () => (await bull.getJob(id)) !== undefined, 'the automatic tick');
+      const ticker = app.get(ScheduleTicker);
+      await app.close();
+      closed = true;
+      // Closed: no tick runs any more (a tick ends by stamping lastTickAt, even one that fails).
+      const last = ticker.lastTickAt;
+      expect(last).toBeDefined();
+      await sleep(10 * 20);
+      expect(ticker.lastTickAt).toBe(last);
+    } finally {
+      if (!closed) await app.close();
+    }
+  });
+});

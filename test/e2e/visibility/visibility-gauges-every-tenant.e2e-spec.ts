@@ -1,0 +1,91 @@
+/**
+ * Issue 22, item 7: with 3,000 tenants waiting one job each, `tenant_queue_backlog` added up to
+ * 1,000 (the gauge refresh listed at most 1,000 tenants), counters and gauges each picked their
+ * own first 100 tenants to label, and one queue whose keys were broken made the refresh fail for
+ * every queue, logged once a second. Gauges count every tenant, per queue on its own, under the
+ * counters' labels.
+ */
+import { Logger, Module } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
+import { Registry } from 'prom-client';
+import { TenantContext, TenantQueueModule, TenantQueueRegistry } from '../../../lib';
+import { TenantMetricsGauges } from '../../../lib/metrics/tenant-metrics.gauges';
+import { TenantMetricsRecorder } from '../../../lib/metrics/tenant-metrics.recorder';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
+import { TestRedisClient, openRedis } from '../../support/test-redis';
+import { waitFor } from '../../support/wait';
+
+const TENANTS = 3000;
+
+describe('issue 22: the gauges count every tenant, per queue, under the labels the counters chose', () => {
+  const prefix = uniquePrefix('gauges');
+  const registry = new Registry();
+  let moduleRef: TestingModule;
+  let redis: TestRedisClient;
+
+  beforeAll(async () => {
+    redis = openRedis();
+    @Module({
+      imports: [
+        ...testRootImports(prefix, {
+          metrics: { registry, flushIntervalMs: 100, gaugeIntervalMs: 0 },
+        }),
+        TenantQueueModule.registerQueue({ name: 'many', fairness: {} }),
+        TenantQueueModule.registerQueue({ name: 'broken' }),
+      ],
+    })
+    class GaugesModule {}
+    moduleRef = await Test.createTestingModule({ imports: [GaugesModule] }).compile();
+    await moduleRef.init();
+  });
+
+  afterAll(async () => {
+    await moduleRef?.close();
+    await redis?.quit();
+  });
+
+  it('sums to every waiting job over 3,000 tenants while another queue cannot be read', async () => {
+    const queues = moduleRef.get(TenantQueueRegistry);
+    const context = moduleRef.get(TenantContext);
+    const add = (queue: string, tenant: string) =>
+      context.run(tenant, () => queues.getQueue(queue).add('n', {}));
+    for (let at = 0; at < TENANTS; at += 100) {
+      await Promise.all(Array.from({ length: 100 }, (_, i) => add('many', `tenant-${at + i}`)));
+    }
+    await add('broken', 'someone');
+    const tenantsKey = (queue: string) => `{${prefix}:${queue}}:vis:tenants`;
+    await waitFor(
+      async () => (await redis.zcard(tenantsKey('many'))) === TENANTS,
+      'every tenant recorded',
+      30_000,
+    );
+    // The broken queue: its tenant list is not a sorted set any more.
+    await waitFor(async () => (await redis.zcard(tenantsKey('broken'))) === 1, 'the other queue');
+    await redis.del(tenantsKey('broken'));
+    await redis.set(tenantsKey('broken'), 'not a sorted set');
+
+    const errors: string[] = [];
+    jest.spyOn(Logger.prototype, 'error').mockImplementation((message: unknown) => {
+      errors.push(String(message));
+    });
+    const gauges = moduleRef.get(TenantMetricsGauges);
+    await gauges.refresh();
+    await gauges.refresh();
+    jest.restoreAllMocks();
+
+    const backlog = (await registry.getSingleMetric('tenant_queue_backlog')!.get()).values;
+    const many = backlog.filter((v) => v.labels.queue === 'many');
+    expect(many.reduce((sum, v) => sum + v.value, 0)).toBe(TENANTS);
+    // Labels: the ones the counters chose (the first 100 tenants seen, at enqueue), the rest
+    // under `other`; before, the gauges picked their own first 100, in their listing order.
+    const gaugeLabels = new Set(many.map((v) => String(v.labels.tenant)));
+    const first = Array.from({ length: 100 }, (_, i) => `tenant-${i}`);
+    expect(gaugeLabels).toEqual(new Set([...first, 'other']));
+    const labeler = moduleRef.get(TenantMetricsRecorder).labeler;
+    for (const tenant of first) expect(labeler.label(tenant)).toBe(tenant);
+    expect(labeler.label(`tenant-${TENANTS - 1}`)).toBe('other');
+    // The broken queue is logged once, not on every refresh.
+    expect(errors.filter((e) => e.includes('"broken"'))).toHaveLength(1);
+  }, 120_000);
+});
