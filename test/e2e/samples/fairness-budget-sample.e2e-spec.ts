@@ -1,10 +1,9 @@
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import request from 'supertest';
-import { TenantQueueModule } from '../../../lib';
 import { ApiBudgetModule } from '../../../sample-app/fairness/api-budget.module';
-import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 jest.setTimeout(60_000);
@@ -15,8 +14,7 @@ describe('sample: one budget across two queues, over HTTP (the tour step)', () =
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
-        ClsModule.forRoot({ global: true, middleware: { mount: true } }),
-        TenantQueueModule.forRoot({ connection: redisConnection(), prefix: uniquePrefix('bud') }),
+        ...testRootImports(uniquePrefix('bud'), {}, { middleware: { mount: true } }),
         ApiBudgetModule,
       ],
     }).compile();
