@@ -286,7 +286,9 @@ console.log(JSON.stringify({ status: res.status, tenantId: enqueued.tenantId, re
     const booted = execFileSync(process.execPath, ['main.js'], {
       cwd: esm,
       encoding: 'utf8',
-      env: { ...process.env, TQ_PREFIX: prefix },
+      // The app runs as in a user's project, on its own install: without a variant run's
+      // NODE_OPTIONS resolve hook (Nest 12's would map only the CommonJS half of its Nest).
+      env: { ...process.env, NODE_OPTIONS: undefined, TQ_PREFIX: prefix },
     });
     expect(JSON.parse(booted.trim().split('\n').pop()!)).toEqual({
       status: 201,
