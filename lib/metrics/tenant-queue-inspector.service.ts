@@ -74,7 +74,7 @@ export class TenantQueueInspector {
   ): Promise<void> {
     const keys = new VisibilityKeys(this.registry.getQueue(queue).definition);
     const [all, now] = await Promise.all([
-      this.redis.client.zrange(keys.tenants, 0, -1),
+      this.redis.client.zrange(keys.tenants, '0', '-1'),
       this.redisTime(),
     ]);
     for (let at = 0; at < all.length; at += pageSize) {
