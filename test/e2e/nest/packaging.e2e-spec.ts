@@ -225,9 +225,10 @@ const enqueued = await res.json();
 const bull = app.get(TenantQueueRegistry).getQueue('media').bullQueue;
 let result: unknown;
 for (let i = 0; i < 600 && result === undefined; i++) {
-  const job = await bull.getJob(enqueued.id);
-  if (job && (await job.isCompleted())) result = job.returnvalue;
-  else await new Promise((resolve) => setTimeout(resolve, 50));
+  // Read the job after its state says completed: a job read before that has no return value yet.
+  if ((await bull.getJobState(enqueued.id)) === 'completed') {
+    result = (await bull.getJob(enqueued.id))!.returnvalue;
+  } else await new Promise((resolve) => setTimeout(resolve, 50));
 }
 await app.close();
 console.log(JSON.stringify({ status: res.status, tenantId: enqueued.tenantId, result }));
