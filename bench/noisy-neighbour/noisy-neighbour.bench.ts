@@ -223,7 +223,7 @@ async function main() {
   updateBenchmarksPage(
     'noisy-neighbour',
     [
-      '![Per-job wait of tenants A and B over time, plain BullMQ vs this module](bench/results/noisy-neighbour.svg)',
+      '![Per-job wait of tenants A and B over time, plain BullMQ vs this module](../bench/results/noisy-neighbour.svg)',
       '',
       table(
         [
