@@ -34,9 +34,11 @@ async function snapshot(): Promise<string[]> {
     for (const key of await redis.keys(`${base}:${queue}:*`)) {
       if ((await redis.type(key)) === 'hash' && (await redis.hexists(key, 'data'))) ids.push(key);
     }
-    for (const id of await redis.hkeys(`${base}:~fair:jobs`)) ids.push(`${base} gate ${id}`);
+    // A job waiting in the gate counts as its BullMQ key, so its admission between two
+    // snapshots is no change.
+    for (const id of await redis.hkeys(`${base}:~fair:jobs`)) ids.push(`${base}:${queue}:${id}`);
   }
-  return [...new Set(ids.map((id) => id.replace(/ gate /, ':' + id.split(':')[1] + ':')))].sort();
+  return [...new Set(ids)].sort();
 }
 
 async function refusedCleanly(
