@@ -5,21 +5,19 @@ import type { Logger } from '@nestjs/common';
 export interface FairGateUpkeepTarget {
   /**
    * Runs the gate's upkeep script once (heartbeat of `consumerId` with `concurrency` slots, or
-   * leaving with -1; lease reaping, re-sends, dispatch) and hands over what it admitted.
+   * leaving with -1; slots of ended jobs freed, dispatch).
    */
   runTick(consumerId: string, concurrency: number, heartbeatTtlMs: number): Promise<void>;
   /** Resolves once the release calls in flight now have ended. */
   settleCalls(): Promise<void>;
   /** Whether a release call is in flight. */
   callsInFlight(): boolean;
-  /** Resolves once the sends to BullMQ in flight now have ended. */
-  settleSends(): Promise<void>;
 }
 
 /**
  * The fair gate's clocks: the periodic tick, the wake-up at the moment a rate-limited tenant may
  * start, this process's consumer heartbeat (its slots size the shared window), and the orderly
- * close. The admission path itself (enqueue, release, send) is `FairGate`'s.
+ * close. The admission path itself (enqueue, release) is `FairGate`'s.
  */
 export class FairGateUpkeep {
   readonly consumerId = randomUUID();
@@ -96,8 +94,8 @@ export class FairGateUpkeep {
   }
 
   /**
-   * Stops the clocks, lets the release calls, the tick and the sends in flight end, then runs
-   * one last tick: the acknowledgements of the last sends, and this process leaving the window.
+   * Stops the clocks, lets the release calls and the tick in flight end, then runs one last
+   * tick: this process leaving the window.
    */
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
@@ -108,9 +106,7 @@ export class FairGateUpkeep {
       await this.target.settleCalls();
       await this.ticking;
     }
-    await this.target.settleSends();
     await this.tick(this.concurrency > 0);
     this.isClosed = true;
-    await this.target.settleSends();
   }
 }

@@ -123,8 +123,6 @@ export class FairGateRegistry
       const budget = budgetOf(definition);
       gate = new FairGate(definition, options, {
         commands: () => fairCommands(this.redis.client),
-        enqueueCommands: () => fairCommands(this.redis.producer),
-        bullQueue: () => this.registry.getQueue(definition.name).bullQueue,
         hints: (tenants) => this.hints(definition, tenants),
         onSlowLane: (event) => this.events.emit('slowLane', event),
         logger: this.logger,

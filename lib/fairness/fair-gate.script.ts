@@ -9,7 +9,6 @@ type Arg = string | number;
 export interface FairCommands {
   tqFairEnqueue(...args: Arg[]): Promise<[string, string[] | string, number, string[]?]>;
   tqFairRelease(...args: Arg[]): Promise<[Arg[], string[], number, string[]?]>;
-  tqFairRefuse(...args: Arg[]): Promise<[Arg[], string[], number, string[]?]>;
   tqFairTick(...args: Arg[]): Promise<[Arg[], string[], number, string[]?]>;
   tqFairAdmin(...args: Arg[]): Promise<any[]>;
 }
@@ -20,7 +19,6 @@ export const FAIR_LUA_DIR = join(__dirname, 'lua');
 const FILES: Record<keyof FairCommands, string> = {
   tqFairEnqueue: 'fair-enqueue.lua',
   tqFairRelease: 'fair-release.lua',
-  tqFairRefuse: 'fair-refuse.lua',
   tqFairTick: 'fair-tick.lua',
   tqFairAdmin: 'fair-admin.lua',
 };
@@ -28,7 +26,8 @@ const FILES: Record<keyof FairCommands, string> = {
 /**
  * The prelude every gate script shares, in this order (each file uses what the ones before it
  * define): keys and helpers, a budget's shared state, the tenants' state, fair share of time,
- * floors, fair keys inside a tenant, dispatch, what follows an admission.
+ * floors, fair keys inside a tenant, BullMQ's side (the held jobs), dispatch, what follows an
+ * admission.
  */
 const PRELUDE = [
   'fair-keys.lua',
@@ -37,6 +36,7 @@ const PRELUDE = [
   'fair-time.lua',
   'fair-floor.lua',
   'fair-fairkey.lua',
+  'fair-bull.lua',
   'fair-dispatch.lua',
   'fair-settle.lua',
 ];

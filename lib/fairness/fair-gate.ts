@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { Job, Queue } from 'bullmq';
+import { Job, type Queue } from 'bullmq';
 import { TenantBacklogFullError } from '../core/errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import {
@@ -11,8 +11,8 @@ import {
 import { Messages } from '../tenant-queue.messages';
 import { SYSTEM_BUCKET } from '../tenant-queue.constants';
 import type { RedisClient } from '../core/redis/tenant-queue.redis';
-import { FairCommands } from './fair-gate.script';
-import { AdmittedJob, FairGateSender } from './fair-gate-sender';
+import { BULLMQ_MAJOR, bullClient } from '../core/bullmq';
+import { FairCommands, fairCommands } from './fair-gate.script';
 import { FairGateUpkeep } from './fair-gate-upkeep';
 import { ResolvedFairnessOptions, encodeRate } from './fairness-options';
 import { assertLane } from './lanes';
@@ -43,12 +43,25 @@ export const SYSTEM_TENANT = SYSTEM_BUCKET;
 const RELEASE_BATCH = 1000;
 const RELEASE_CALLS = 2;
 
+/**
+ * Where a gated job waits: BullMQ's own `delayed` set, due at this time (2^41 - 1 ms,
+ * 2039-09-07), so BullMQ's score (timestamp + delay) * 0x1000 + counter stays exact in a double
+ * and no promotion reaches it; the gate moves it to the wait list at its turn (fair-bull.lua).
+ */
+export const HOLD_UNTIL_MS = 2 ** 41 - 1;
+
+/**
+ * How often the gate checks what BullMQ holds of each admitted job (fair-tick.lua): a slot whose
+ * job ended without a release (a plain BullMQ worker, a process that died) is free within this,
+ * at most `leaseMs`.
+ */
+function checkEveryMs(options: ResolvedFairnessOptions): number {
+  return Math.min(options.leaseMs, Math.max(1000, options.tickMs));
+}
+
 export interface FairGateDeps {
   /** Upkeep (release, tick, admin): a client that waits out a short outage. */
   commands: () => FairCommands;
-  /** Enqueue: the producer's client (no offline queue), so a failed enqueue is never written later. */
-  enqueueCommands: () => FairCommands;
-  bullQueue: () => Queue;
   hints: (tenants: string[]) => Promise<FairHints>;
   onSlowLane: (event: SlowLaneEvent) => void;
   logger: Logger;
@@ -59,11 +72,11 @@ export interface FairGateDeps {
 }
 
 /**
- * The fair gate of one queue: its admission path. Jobs wait in per-tenant backlogs in Redis;
- * every script call (enqueue, release, tick, admin) ends by admitting the next jobs in fair
- * order, which this process then hands to BullMQ under their own job ids. No turn state lives
- * in memory here. Its clocks (tick, wake-up, heartbeat, close) are `upkeep`'s, the hand-over
- * to BullMQ is `sender`'s.
+ * The fair gate of one queue: its admission path. A job is written once, into BullMQ, held in
+ * BullMQ's delayed set (`HOLD_UNTIL_MS`); its id waits in its tenant's backlog in the gate.
+ * Every script call (enqueue, release, tick, admin) ends by admitting the next jobs in fair
+ * order: the same script moves their ids into BullMQ's wait list (fair-bull.lua). No turn state
+ * lives in memory here. Its clocks (tick, wake-up, heartbeat, close) are `upkeep`'s.
  */
 export class FairGate implements JobDispatcher {
   readonly base: string;
@@ -75,13 +88,10 @@ export class FairGate implements JobDispatcher {
   /** `share: 'time'`: a release carries the job's run time (triples instead of pairs). */
   readonly timeShare: boolean;
   private readonly releaseStride: number;
-  /** Ids BullMQ has taken since the last call: acknowledged in the next release or tick call. */
-  private acks: string[] = [];
   private releaseCalls = 0;
   /** A release call is due with nothing to release: a queue of the budget woke this one. */
   private kicked = false;
   private readonly calls = new Set<Promise<void>>();
-  private readonly sender: FairGateSender;
   private readonly laneIndex = new Map<string, number>();
   private readonly laneOfJob = new Map<string, string>();
   private readonly prioritized: boolean;
@@ -103,13 +113,15 @@ export class FairGate implements JobDispatcher {
         runTick: (consumerId, concurrency, ttl) => this.runTick(consumerId, concurrency, ttl),
         settleCalls: () => Promise.all([...this.calls]).then(() => undefined),
         callsInFlight: () => this.calls.size > 0,
-        settleSends: () => this.sender.settle(),
       },
       deps.logger,
     );
     this.config = JSON.stringify({
       jp: this.jobPrefix,
-      resend: options.resendAfterMs,
+      chk: checkEveryMs(options),
+      sys: SYSTEM_TENANT,
+      ...(BULLMQ_MAJOR < 6 ? { pl: true } : {}),
+      ...(this.prioritized ? { pr: true } : {}),
       tp: options.priorityByTurn && options.lanes.length < 2,
       dw: options.defaultWeight,
       dcap: options.defaultConcurrency,
@@ -126,16 +138,6 @@ export class FairGate implements JobDispatcher {
       ...(options.lanes.length
         ? { lanes: options.lanes.map((l) => l.name), shares: laneShares(options.lanes) }
         : {}),
-    });
-    this.sender = new FairGateSender({
-      queueName: definition.name,
-      lanes: options.lanes.length > 1,
-      prioritized: this.prioritized,
-      bullQueue: deps.bullQueue,
-      logger: deps.logger,
-      delivered: (jobs) => this.acknowledge(jobs),
-      dropped: (jobId) => this.release(jobId, 'x', 0),
-      refused: (refused) => this.refuse(refused),
     });
     for (const [index, lane] of options.lanes.entries()) {
       this.laneIndex.set(lane.name, index);
@@ -157,24 +159,18 @@ export class FairGate implements JobDispatcher {
     return this.commands;
   }
 
-  private enqueueClient: FairCommands | undefined;
-
-  private get enqueueRedis(): FairCommands {
-    this.enqueueClient ??= this.deps.enqueueCommands();
-    return this.enqueueClient;
-  }
-
   /**
-   * Enqueue path of the queue: into the tenants' backlogs, then whatever the window admits, in
-   * one script call, so a refused call (a backlog full) writes nothing. The admitted jobs are
-   * durable in the gate: their hand-over to BullMQ is not awaited (the tick re-sends them).
+   * Enqueue path of the queue: BullMQ's own add of each job (held in its delayed set) and the
+   * gate's record of their ids and turns, then whatever the window admits, in one MULTI: a
+   * refused call (a backlog full) takes back what it wrote, and no job's data crosses the
+   * network twice.
    */
   async dispatch(queue: Queue, jobs: PreparedJob[]): Promise<void> {
     // A delayed job would hold a slot while it waits: it goes to BullMQ directly, after the gate
     // took the others (the gate's refusal is the only one left once `validate` passed).
     const delayed = jobs.filter((job) => (job.opts.delay ?? 0) > 0);
     const gated = delayed.length ? jobs.filter((job) => !((job.opts.delay ?? 0) > 0)) : jobs;
-    if (gated.length) await this.enqueue(gated);
+    if (gated.length) await this.enqueue(queue, gated);
     if (delayed.length) {
       await directDispatcher.dispatch(
         queue,
@@ -194,31 +190,46 @@ export class FairGate implements JobDispatcher {
     }
   }
 
-  private async enqueue(gated: PreparedJob[]): Promise<void> {
+  private async enqueue(queue: Queue, gated: PreparedJob[]): Promise<void> {
     this.validate(gated);
     const tenants = [...new Set(gated.map((job) => job.tenantId ?? SYSTEM_TENANT))];
     const hints: (string | FairHint)[] = [];
     for (const [tenant, hint] of await this.deps.hints(tenants)) hints.push(tenant, hint);
+    const client = await bullClient(queue);
+    fairCommands(client);
+    const multi = client.multi();
     const args: string[] = [];
-    const admitted: AdmittedJob[] = [];
     const keys = this.options.fairKey;
+    // One clock for the call: each job is due at HOLD_UNTIL_MS exactly (see fair-bull.lua).
+    const timestamp = Date.now();
+    const delay = HOLD_UNTIL_MS - timestamp;
     for (const job of gated) {
       const [lane, opts] = keys
         ? withFairKey(this.laneOf(job), job, keys === 'actor')
         : this.laneOf(job);
-      const json = JSON.stringify({ n: job.name, d: job.data, o: opts });
-      args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, lane, json);
-      admitted.push({ name: job.name, data: job.data, opts: opts as PreparedJob['opts'] });
+      const held = { ...(opts as PreparedJob['opts']), timestamp, delay };
+      // Queued on the MULTI at once (nothing is sent before exec); BullMQ's own option check
+      // throws here, before anything is written.
+      void new Job(queue, job.name, job.data, held, job.opts.jobId).addJob(multi as never, {});
+      args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, lane, job.name);
     }
-    const [status, second, third, woken] = await this.enqueueRedis.tqFairEnqueue(
+    (multi as unknown as FairCommands).tqFairEnqueue(
       this.base,
       this.config,
       this.options.dispatchBatch,
       this.options.maxBacklog,
       JSON.stringify(hints),
-      0,
       ...args,
     );
+    const replies = (await multi.exec()) ?? [];
+    const failed = replies.find(([error]) => error);
+    const [status, second, third, woken] = (replies[replies.length - 1]?.[1] ?? []) as [
+      string,
+      string[] | string,
+      number,
+      string[]?,
+    ];
+    if (failed) throw failed[0];
     if (status === 'full') {
       const tenant = second as string;
       const backlog = Number(third);
@@ -230,11 +241,8 @@ export class FairGate implements JobDispatcher {
         Messages.tenantBacklogFull(this.definition.name, tenant, backlog, limit),
       );
     }
-    // Whatever this process admits of these later skips the JSON round trip.
-    this.sender.remember(admitted);
     this.upkeep.wakeIn(Number(third));
     if (woken) this.deps.kick?.(woken);
-    void this.sender.send(second as string[]);
   }
 
   /**
@@ -286,11 +294,12 @@ export class FairGate implements JobDispatcher {
   }
 
   /**
-   * Whether BullMQ got this job at the top priority, as every job of a tenant with a floor
-   * (fair-floor.lua): priority 0 where the gate prioritizes the others, else `lifo`.
+   * Whether BullMQ got this job at the top, as every job of a tenant with a floor
+   * (fair-floor.lua): BullMQ priority 0 where the gate prioritizes the others, else `lifo` (the
+   * admission writes both into the job, see moveIntoBull).
    */
   isTop(job: Job): boolean {
-    return this.prioritized ? !job.opts.priority : job.opts.lifo === true;
+    return this.prioritized ? !job.priority : job.opts.lifo === true;
   }
 
   /**
@@ -301,20 +310,17 @@ export class FairGate implements JobDispatcher {
   releaseNow(jobId: string, outcome: FairOutcome, runMs?: number): Promise<void> {
     if (this.upkeep.closed) return Promise.resolve();
     const pair = this.timeShare ? [jobId, outcome, runMs ?? ''] : [jobId, outcome];
-    return this.releaseCall(pair, true);
+    return this.releaseCall(pair);
   }
 
   private pump(): void {
     while (
       this.releaseCalls < RELEASE_CALLS &&
-      (this.pending.length > 0 || this.kicked || this.acks.length >= RELEASE_BATCH)
+      (this.pending.length > 0 || this.kicked)
     ) {
       this.kicked = false;
       this.releaseCalls++;
-      void this.releaseCall(
-        this.pending.splice(0, this.releaseStride * RELEASE_BATCH),
-        false,
-      ).finally(() => {
+      void this.releaseCall(this.pending.splice(0, this.releaseStride * RELEASE_BATCH)).finally(() => {
         this.releaseCalls--;
         this.pump();
       });
@@ -322,33 +328,27 @@ export class FairGate implements JobDispatcher {
   }
 
   /**
-   * One release call: frees `released` (flat pairs, triples with `share: 'time'`), acknowledges
-   * what BullMQ took since the last call, dispatches, and hands what it admitted to BullMQ. The
-   * promise ends after the script (`awaitSend` false) or once the admitted jobs are in BullMQ.
+   * One release call: frees `released` (flat pairs, triples with `share: 'time'`), dispatches,
+   * and moves what it admitted into BullMQ's wait list, all in the script: when the promise
+   * ends, the admitted jobs are BullMQ's to take.
    */
-  private releaseCall(released: (string | number)[], awaitSend: boolean): Promise<void> {
-    const acks = this.takeAcks();
+  private releaseCall(released: (string | number)[]): Promise<void> {
     const call: Promise<void> = this.redis
       .tqFairRelease(
         this.base,
         this.config,
         this.options.dispatchBatch,
         this.slowConfig,
-        acks.length,
-        ...acks,
         ...released,
       )
       .then(
-        ([events, jobs, wake, woken]) => {
+        ([events, , wake, woken]) => {
           this.emit(events);
           this.upkeep.wakeIn(Number(wake));
           if (woken) this.deps.kick?.(woken);
-          const sent = this.sender.send(jobs);
-          return awaitSend ? sent : undefined;
         },
         (error) => {
-          // The leases of this batch expire and the reaper frees them; unacknowledged sends
-          // are found in BullMQ by the tick.
+          // The tick finds the jobs of this batch ended in BullMQ and frees their slots.
           if (!this.upkeep.closed)
             this.deps.logger.warn(`fair release ${this.definition.name}: ${error}`);
         },
@@ -368,15 +368,6 @@ export class FairGate implements JobDispatcher {
     this.pump();
   }
 
-  private takeAcks(): string[] {
-    if (this.acks.length <= 4 * RELEASE_BATCH) {
-      const acks = this.acks;
-      this.acks = [];
-      return acks;
-    }
-    return this.acks.splice(0, 4 * RELEASE_BATCH);
-  }
-
   /** A local worker consumes this queue; its concurrency sizes the shared window. */
   addConsumer(concurrency: number): void {
     this.upkeep.addConsumer(concurrency);
@@ -391,30 +382,26 @@ export class FairGate implements JobDispatcher {
     return this.upkeep.tick(leaving);
   }
 
-  /** The upkeep script once, for `upkeep`: with the acknowledgements taken since the last call. */
+  /** The upkeep script once, for `upkeep`. */
   private async runTick(consumerId: string, concurrency: number, ttl: number): Promise<void> {
-    const acks = this.takeAcks();
-    const [events, jobs, wake, woken] = await this.redis.tqFairTick(
+    const [events, , wake, woken] = await this.redis.tqFairTick(
       this.base,
       this.config,
       this.options.dispatchBatch,
       this.slowConfig,
       this.jobPrefix,
-      this.options.resendAfterMs,
+      '',
       consumerId,
       concurrency,
       ttl,
       this.options.windowPerSlot,
-      acks.length,
-      ...acks,
     );
     this.emit(events);
     this.upkeep.wakeIn(Number(wake));
     if (woken) this.deps.kick?.(woken);
-    await this.sender.send(jobs);
   }
 
-  /** Runs an admin operation (weight, cap, min, pause, resume) and sends what it admits. */
+  /** Runs an admin operation (weight, cap, min, pause, resume); the script admits what it can. */
   async admin(tenantId: string, op: string, value = ''): Promise<unknown[]> {
     const reply = await this.redis.tqFairAdmin(
       this.base,
@@ -427,42 +414,12 @@ export class FairGate implements JobDispatcher {
     if (op !== 'get' && op !== 'floors') {
       this.upkeep.wakeIn(Number(reply[2]));
       if (reply[3]) this.deps.kick?.(reply[3] as string[]);
-      await this.sender.send((reply as [unknown, string[]])[1]);
     }
     return reply;
   }
 
   close(): Promise<void> {
     return this.upkeep.close();
-  }
-
-  private acknowledge(jobs: AdmittedJob[]): void {
-    for (const job of jobs) this.acks.push(job.opts.jobId);
-    if (this.acks.length >= RELEASE_BATCH) this.pump();
-  }
-
-  /**
-   * BullMQ will never take these jobs (or this process cannot read their gate entries): each
-   * becomes a failed BullMQ job with the reason (fair-refuse.lua), its slot freed.
-   */
-  private async refuse(refused: [AdmittedJob, string][]): Promise<void> {
-    const args: string[] = [];
-    for (const [job, reason] of refused) {
-      this.deps.logger.warn(reason);
-      args.push(job.opts.jobId, reason, job.name, JSON.stringify(job.data), '{"attempts":1}');
-    }
-    const [events, jobs, wake, woken] = await this.redis.tqFairRefuse(
-      this.base,
-      this.config,
-      this.options.dispatchBatch,
-      this.slowConfig,
-      '',
-      ...args,
-    );
-    this.emit(events);
-    this.upkeep.wakeIn(Number(wake));
-    if (woken) this.deps.kick?.(woken);
-    void this.sender.send(jobs);
   }
 
   private floorsWarnedAt = -Infinity;

@@ -44,12 +44,14 @@ local function popCandidate(s, size)
   end
 end
 
--- Picks up to maxN jobs and leases them. A lane below its reserved share of the worker slots is
+-- Picks up to maxN jobs, leases them and moves them into BullMQ's wait list or prioritized set
+-- (moveIntoBull, fair-bull.lua). A lane below its reserved share of the worker slots is
 -- served first, in declaration order, even when the window is full (so a click never waits for
 -- bulk work to drain); the rest of the window goes to the first lane with work. Inside a lane: lowest pass
 -- first, at most k of one tenant in a row while another is ready, skipping tenants at their cap
 -- and holding back tenants over their rate limit (GCRA on the tenant's tat).
--- Returns {id, json, priority, ...}: with cfg.tp (one lane) the tenant's in-flight count after
+-- Returns the ids it admitted. Each job's priority (see moveIntoBull): with cfg.tp (one lane)
+-- the tenant's in-flight count after
 -- the pick, so a tenant that just woke up runs ahead of a flood already admitted; else 0 with
 -- fewer than two lanes; else 1 while the lane
 -- has fewer priority-1 jobs in flight than its share of the slots, 2 beyond it. BullMQ runs
@@ -62,7 +64,7 @@ local function skipped(e, s, off, over, share)
   return off[e[1]] or (over and tenant(e[1]).inf >= share)
 end
 
-local function dispatch(maxN, now)
+local function dispatchOnce(maxN, now)
   wakeLimited(now)
   local st0 = redis.call('HMGET', kState, 'window', 'slots', 'below')
   local floors = floorCandidates(st0[3])
@@ -84,7 +86,7 @@ local function dispatch(maxN, now)
       share = math.max(1, math.floor(slots / math.max(1, redis.call('ZCARD', rKey('')))))
     end
   end
-  if room <= 0 and #LANES == 1 and extra <= 0 and not floors then return out end
+  if room <= 0 and #LANES == 1 and extra <= 0 and not floors then return out, 0 end
   local page = math.min(maxN, math.max(room, extra, 1)) + 1
   local lanes = {}
   -- Shares are of the workers' slots (running jobs), not of the window. A lane keeps up to twice
@@ -244,7 +246,7 @@ local function dispatch(maxN, now)
     deactivate(t)
     if BG and capped(tenants[t]) and backlog(tenants[t]) > 0 then budgetHold(t) end
   end
-  if #picks == 0 then return out end
+  if #picks == 0 then return out, 0 end
   local ids, at, lanesOf = {}, {}, {}
   for i, p in ipairs(picks) do
     local q = taken[p[2].l][p[1]]
@@ -256,16 +258,27 @@ local function dispatch(maxN, now)
     end
   end
   local vals = hmgetMany(kJobs, ids)
+  -- Where BullMQ holds each job: a job no longer in its delayed set was removed (job.remove,
+  -- clean, drain, obliterate) or moved by another client (promote): the gate drops it and it
+  -- takes no slot (a job another client set running is counted by the tick, see fair-tick.lua).
+  local held = readMany('ZMSCORE', cfg.jp .. 'delayed', ids)
+  local dropped, droppedVals = {}, {}
+  for i, id in ipairs(ids) do
+    if vals[i] and not held[i] then
+      dropped[#dropped + 1] = id
+      droppedVals[#droppedVals + 1] = vals[i]
+      vals[i] = false
+    end
+  end
   if TS then chargeTurns(picks, at, vals) end
-  local leases = {}
+  local leases, prios, missed = {}, {}, {}
   -- Formatted once: a number argument costs a printf per element.
-  local transit = fmt(2 * (now + (cfg.resend or 30000)))
+  local check = fmt(now + cfg.chk)
   local unreadable = {}
   for n, p in ipairs(picks) do
     local i = at[n]
     local v = i and vals[i]
-    local json = v and jobJson(v)
-    if v and not json then
+    if v and not jobJson(v) then
       -- An entry the gate cannot read: the job ends failed with the reason, its slot is free.
       failInBull(ids[i], UNREADABLE, '', '{}', '{"attempts":1}', now)
       unreadable[#unreadable + 1] = ids[i]
@@ -273,24 +286,28 @@ local function dispatch(maxN, now)
     end
     if v then
       out[#out + 1] = ids[i]
-      out[#out + 1] = json
-      out[#out + 1] = p[3]
-      leases[#leases + 1] = transit
+      prios[#prios + 1] = p[3]
+      leases[#leases + 1] = check
       leases[#leases + 1] = ids[i]
       if p[3] == 1 then
         lanesOf[#lanesOf + 1] = ids[i]
         lanesOf[#lanesOf + 1] = p[2].l
       end
     else
-      -- Listed without a record (removed meanwhile): it takes no slot.
+      -- Listed without a record, or no longer held by BullMQ: it takes no slot, and its tenant,
+      -- taken out of turn at its cap by this pick, is put back (see dispatch below).
       local r = tenants[p[1]]
       r.inf = r.inf - 1
+      r.dirty = true
+      missed[p[1]] = true
       if p[3] == 1 then p[2].p1 = p[2].p1 - 1 end
     end
   end
   if #unreadable > 0 then variadic('HDEL', kJobs, unreadable) end
+  if #dropped > 0 then forgetDropped(dropped, droppedVals, now) end
   if #leases > 0 then variadic('ZADD', kLeases, leases) end
   if #lanesOf > 0 then variadic('HSET', kLaneOf, lanesOf) end
+  moveIntoBull(out, prios)
   for _, s in ipairs(lanes) do
     if s.used then
       if s.l == '' then
@@ -301,6 +318,21 @@ local function dispatch(maxN, now)
       end
       laneVt[s.l] = s.vt
     end
+  end
+  for t in pairs(missed) do activate(t) end
+  return out, #dropped
+end
+
+-- Dispatch, again while picks met jobs BullMQ no longer holds (removed by a client: their
+-- turns went to nothing), up to a few passes per call (the tick goes on with the rest).
+local function dispatch(maxN, now)
+  local out, dropped = dispatchOnce(maxN, now)
+  local passes = 1
+  while dropped > 0 and #out < maxN and passes < 8 do
+    local more
+    more, dropped = dispatchOnce(maxN - #out, now)
+    for _, id in ipairs(more) do out[#out + 1] = id end
+    passes = passes + 1
   end
   return out
 end

@@ -1,32 +1,35 @@
 --[[
-  Enqueue into the fair gate, then dispatch what the window allows (the fast path: a light
-  tenant's job goes straight through in the same call). All or nothing: a refused call writes
-  nothing.
+  Enqueue into the fair gate. Runs in the producer's MULTI right after BullMQ's own adds of the
+  same jobs, each held in BullMQ's delayed set (fair-bull.lua): a job is written once, into
+  BullMQ; the gate records its id and turn, then dispatches what the window allows (the fast
+  path: a light tenant's job is admitted in the same call). A refused call (a backlog full)
+  takes back what those adds wrote (unadd): all or nothing.
   KEYS[1]  gate base key
   ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  per-tenant backlog limit (0 = none)
   ARGV[4]  directory/tier hints, flat JSON list [tenant, [weight, cap, rate, lanes], ...] ([] when none)
-  ARGV[5]  n, ids that follow before the jobs (always 0: acknowledgements go with release/tick)
-  ARGV[6..5+n] ignored
-  ARGV[6+n..] quadruples: job id, tenant, lane ('' without lanes; "<lane>\n<fair key>" for a
-           job with a fair key, cfg.fk), job json
-  Returns {'full', tenant, backlog} with nothing written, or {'ok', {id, json, priority, ...}, wake ms,
+  ARGV[5..] quadruples: job id, tenant, lane ('' without lanes; "<lane>\n<fair key>" for a
+           job with a fair key, cfg.fk), job name
+  Returns {'full', tenant, backlog} with nothing kept, or {'ok', {admitted id, ...}, wake ms,
   with a budget: the queues it woke}.
 ]]
 local now = nowMs()
 local maxBacklog = tonumber(ARGV[3])
-local nAck = tonumber(ARGV[5])
-local first = 6 + nAck
+local first = 5
 local ids = {}
 for i = first, #ARGV, 4 do ids[#ids + 1] = ARGV[i] end
--- A job id the gate holds already (or twice in this call) is admitted once.
+-- A job is the gate's when BullMQ holds it at the hold score (the add before this script wrote
+-- it) and the gate does not know it yet: a re-add of an id BullMQ has already (held, admitted or
+-- finished) wrote nothing there, and an id twice in one call is taken once.
 local known = hmgetMany(kJobs, ids)
-local new, seen = {}, {}
+local scores = readMany('ZMSCORE', cfg.jp .. 'delayed', ids)
+local new, seen, added = {}, {}, {}
 for j, id in ipairs(ids) do
-  if not known[j] and not seen[id] then
+  if not known[j] and isHeld(scores[j]) and not seen[id] then
     seen[id] = true
     new[#new + 1] = first + (j - 1) * 4
+    added[#added + 1] = id
   end
 end
 if maxBacklog > 0 then
@@ -39,16 +42,18 @@ if maxBacklog > 0 then
   loadTenants(list)
   for t, c in pairs(counts) do
     local length = backlog(tenant(t))
-    if length + c > maxBacklog then return {'full', t, length} end
+    if length + c > maxBacklog then
+      unadd(added, #ids)
+      return {'full', t, length}
+    end
   end
 end
--- (Acknowledgements go with release and tick calls, which free what BullMQ did not take.)
 local changed = applyHints(cjson.decode(ARGV[4]))
 local records, groups, order = {}, {}, {}
 for _, i in ipairs(new) do
   local id, t, l = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   records[#records + 1] = id
-  records[#records + 1] = ARGV[i + 3] .. '\n' .. t
+  records[#records + 1] = jobRecord(ARGV[i + 3], t)
   local g = l .. '\n' .. t
   -- With fair keys l may be "<lane>\n<key>": a length prefix keeps (lane, key, tenant) apart.
   if cfg.fk then g = #l .. ':' .. g end

@@ -4,7 +4,7 @@
   ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2]  job id
   Returns {'none'} when the gate does not hold the job;
-  {'admitted', tenant, acked (1 once BullMQ has it, 0 in transit)} when it was handed to BullMQ;
+  {'admitted', tenant, 1} when the gate admitted it (BullMQ's wait list, prioritized set, or running);
   {'gate', tenant, lane, position (0 = next; with fair keys, among all the tenant's jobs in the
    lane in its keys' turns), backlog length, turn rank (-1 = not in turn),
    tenants in turn, limited until (ms, -1 = none), now, weight, cap, in flight, paused (0/1),
@@ -18,7 +18,7 @@ local t = jobTenant(v)
 -- An entry without its tenant line is not placed anywhere (the gate fails it when it meets it).
 if not t then return {'none'} end
 local lease = redis.call('ZSCORE', kLeases, id)
-if lease then return {'admitted', t, tonumber(lease) % 2} end
+if lease then return {'admitted', t, 1} end
 local h = redis.call('HMGET', tKey(t), 'w', 'dw', 'cap', 'dcap', 'paused', 'slow')
 local inflight = tonumber(redis.call('HGET', kInf, t)) or 0
 local lane, laneAt, pos, size = '', 1, -1, 0

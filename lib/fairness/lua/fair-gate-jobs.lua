@@ -4,7 +4,8 @@
   ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2]  tenant
   ARGV[3]  most jobs to return
-  Returns {lane, id, json, ...}, lanes in priority order, each lane's next job first (with fair
+  Returns {lane, id, json, ...}, json {"n": name, "d": data, "o": options} read from the job
+  BullMQ holds (its stored options), lanes in priority order, each lane's next job first (with fair
   keys, in the turns of the tenant's keys). Writes nothing.
 ]]
 local t, limit = ARGV[2], tonumber(ARGV[3])
@@ -15,13 +16,13 @@ for _, l in ipairs(LANES) do
   if left <= 0 then break end
   local ids = backlogIds(t, l, left)
   if #ids > 0 then
-    local vals = hmgetMany(kJobs, ids)
-    for i, id in ipairs(ids) do
-      local json = vals[i] and jobJson(vals[i])
-      if json then
+    for _, id in ipairs(ids) do
+      local h = redis.call('HMGET', cfg.jp .. id, 'name', 'data', 'opts')
+      if h[1] then
         out[#out + 1] = l
         out[#out + 1] = id
-        out[#out + 1] = json
+        out[#out + 1] = '{"n":' .. cjson.encode(h[1]) .. ',"d":' .. (h[2] or '{}') .. ',"o":' ..
+          (h[3] or '{}') .. '}'
       end
     end
   end

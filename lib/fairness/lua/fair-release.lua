@@ -1,30 +1,26 @@
 --[[
-  Frees the slots of finished jobs (final outcomes only), acknowledges jobs BullMQ received,
-  updates the slow lane, and dispatches the next jobs in the same call.
+  Frees the slots of finished jobs (final outcomes only), updates the slow lane, and dispatches
+  the next jobs in the same call.
   KEYS[1]  gate base key
   ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  slow lane config, JSON: threshold (0 = off), window (ms), recoverAt
-  ARGV[4]  n, the number of acknowledged ids that follow
-  ARGV[5..4+n] acknowledged ids
-  ARGV[5+n..] pairs: job id, outcome (c completed | f failed for good | x cancelled); with
+  ARGV[4..] pairs: job id, outcome (c completed | f failed for good | x cancelled); with
            share 'time' (cfg.ts) triples: job id, outcome, measured run time (ms, '' unknown),
            where outcome r is a failed attempt that retries (charged, its slot kept)
-  Returns {{event, tenant, failures, ...}, {id, json, priority, ...}, ms until a rate-limited tenant wakes (-1 none),
+  Returns {{event, tenant, failures, ...}, {admitted id, ...}, ms until a rate-limited tenant wakes (-1 none),
            with a budget: the queues it woke}.
 ]]
 local now = nowMs()
 local slowCfg = cjson.decode(ARGV[3])
-local nAck = tonumber(ARGV[4])
-local acks, released = {}, {}
-for i = 5, 4 + nAck do acks[#acks + 1] = ARGV[i] end
+local released = {}
 local times = nil
 local retried, retryTimes = {}, {}
 if TS then
   -- Triples: the run time of each job comes with it; outcome r, a failed attempt that retries,
   -- is charged its run time and keeps its slot.
   times = {}
-  for i = 5 + nAck, #ARGV, 3 do
+  for i = 4, #ARGV, 3 do
     if ARGV[i + 1] == 'r' then
       retried[#retried + 1] = ARGV[i]
       retryTimes[ARGV[i]] = (tonumber(retryTimes[ARGV[i]]) or 0) + (tonumber(ARGV[i + 2]) or 0)
@@ -36,11 +32,10 @@ if TS then
   end
   chargeAttempts(retried, retryTimes)
 else
-  for i = 5 + nAck, #ARGV do released[#released + 1] = ARGV[i] end
+  for i = 4, #ARGV do released[#released + 1] = ARGV[i] end
 end
 local touched, events = {}, {}
 releaseMany(released, now, slowCfg, touched, events, times)
-acknowledge(acks, now, slowCfg, touched, events)
 afterRelease(touched, now, slowCfg, events)
 local out = dispatch(tonumber(ARGV[2]), now)
 flushTenants(now)

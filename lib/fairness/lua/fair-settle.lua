@@ -1,34 +1,7 @@
 --[[
-  Fair-gate prelude, the last part: what follows a job's admission: acknowledgements, releases,
-  the slow lane, directory/tier hints.
+  Fair-gate prelude, the last part: what follows a job's admission: releases, the slow lane,
+  directory/tier hints.
 ]]
--- BullMQ has these jobs now: their leases stop counting as in transit (a released job's lease is
--- gone already, and XX does not bring it back). Returns, as release pairs {id, 'x', ...}, those
--- BullMQ holds as finished already: it took nothing (a re-add of a finished job's id), so their
--- slots are freed at once (see acknowledge). Two variadic reads per call, whatever the count.
-local function ack(ids, now)
-  if #ids == 0 then return {} end
-  local score = fmt(2 * (now + cfg.lease) + 1)
-  local args = {}
-  for _, id in ipairs(ids) do
-    args[#args + 1] = score
-    args[#args + 1] = id
-  end
-  variadic('ZADD', kLeases, args, 'XX')
-  local noops = {}
-  if cfg.jp then
-    local done = readMany('ZMSCORE', cfg.jp .. 'completed', ids)
-    local failed = readMany('ZMSCORE', cfg.jp .. 'failed', ids)
-    for i, id in ipairs(ids) do
-      if done[i] or failed[i] then
-        noops[#noops + 1] = id
-        noops[#noops + 1] = 'x'
-      end
-    end
-  end
-  return noops
-end
-
 -- Counts one final failure towards the tenant's slow lane.
 local function countFailure(r, id, now, slowCfg, events)
   local fk = fKey(r.t)
@@ -101,16 +74,6 @@ local function releaseMany(pairsList, now, slowCfg, touched, events, times)
       end
     end
   end
-end
-
--- Acknowledges `ids` (see ack) and frees the slots of those BullMQ did not take, as cancelled
--- jobs that ran for 0 ms (share 'time': their charge is given back).
-local function acknowledge(ids, now, slowCfg, touched, events)
-  local noops = ack(ids, now)
-  if #noops == 0 then return end
-  local times = {}
-  for i = 1, #noops, 2 do times[noops[i]] = 0 end
-  releaseMany(noops, now, slowCfg, touched, events, times)
 end
 
 -- Leaves the slow lane once failures in the window fall to the recovery level.

@@ -1,21 +1,20 @@
 --[[
-  Periodic upkeep, run by every process: consumer heartbeat and window, acknowledgements, lease
-  reaping (a dead process never holds a slot), re-sending jobs that never reached BullMQ,
-  slow-lane recovery, dispatch.
+  Periodic upkeep, run by every process: consumer heartbeat and window, slots freed by what
+  BullMQ holds (a plain BullMQ worker or a dead process never holds a slot), jobs another client
+  set running counted against their tenant (adoptStrangers, fair-bull.lua), slow-lane
+  recovery, dispatch.
   KEYS[1]  gate base key
   ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  slow lane config (JSON, see fair-release.lua)
   ARGV[4]  BullMQ job key prefix ({<prefix>:<queue>}:<queue>:)
-  ARGV[5]  unused (the re-send delay is cfg.resend)
+  ARGV[5]  unused
   ARGV[6]  consumer id of this process
   ARGV[7]  this process's worker concurrency (0 = no worker, -1 = leaving)
   ARGV[8]  consumer heartbeat ttl (ms)
   ARGV[9]  window per consumer slot (factor)
-  ARGV[10] n, the number of acknowledged ids that follow
-  ARGV[11..10+n] acknowledged ids
   Returns {{event, tenant, failures, ...} (event 'floors': floors were held to the bound beyond
-           the window, failures = the floor tenants below their floor), {id, json, priority, ...}, ms until a rate-limited tenant wakes (-1 none),
+           the window, failures = the floor tenants below their floor), {admitted id, ...}, ms until a rate-limited tenant wakes (-1 none),
            with a budget: the queues it woke}.
 ]]
 local now = nowMs()
@@ -42,53 +41,37 @@ local win = math.max(cfg.minWin, math.ceil(total * tonumber(ARGV[9])))
 redis.call('HSET', kState, 'window', win, 'slots', total)
 
 local touched, events, released, out = {}, {}, {}, {}
-local acks = {}
-for i = 11, 10 + tonumber(ARGV[10]) do acks[#acks + 1] = ARGV[i] end
-acknowledge(acks, now, slowCfg, touched, events)
 
-local delivered = 2 * (now + cfg.lease) + 1
-local transit = 2 * (now + (cfg.resend or 30000))
-local expired = redis.call('ZRANGEBYSCORE', kLeases, '-inf', 2 * now + 1, 'WITHSCORES', 'LIMIT', 0, 200)
-for i = 1, #expired, 2 do
-  local id, acked = expired[i], tonumber(expired[i + 1]) % 2 == 1
-  local jk = jobPrefix .. id
-  if redis.call('EXISTS', jk) == 1 then
-    local f = redis.call('HMGET', jk, 'finishedOn', 'returnvalue', 'failedReason')
-    if not f[1] then
-      redis.call('ZADD', kLeases, delivered, id)
-    else
-      local outcome = 'f'
-      if f[2] then
-        outcome = 'c'
-      elseif f[3] and string.sub(f[3], 1, 11) == '[cancelled:' then
-        outcome = 'x'
-      end
-      released[#released + 1] = id
-      released[#released + 1] = outcome
-    end
-  elseif not acked then
-    -- Admitted but never handed to BullMQ (its sender died): send it again, same job id.
-    local v = redis.call('HGET', kJobs, id)
-    local json = v and jobJson(v)
-    if v and not json then
-      -- An entry the gate cannot read: failed with the reason, record and lease dropped.
-      failInBull(id, UNREADABLE, '', '{}', '{"attempts":1}', now)
-      redis.call('HDEL', kJobs, id)
-      redis.call('ZREM', kLeases, id)
-    elseif v then
-      redis.call('ZADD', kLeases, transit, id)
-      out[#out + 1] = id
-      out[#out + 1] = json
-      if #LANES > 1 then out[#out + 1] = 2 else out[#out + 1] = 0 end
-    else
-      redis.call('ZREM', kLeases, id)
-    end
-  else
-    -- BullMQ ran it and removed it, and no release reached the gate.
+-- Slots are freed by what Redis knows: each admitted job is checked cfg.chk ms after its
+-- admission, then every cfg.chk ms while BullMQ holds it (its lease score is the time of its next
+-- check). A job that finished (cfg.chk ago at least, so this process's own release, sent before
+-- BullMQ's moveToFinished, comes first) or that BullMQ no longer has frees its slot, whoever ran
+-- it: a plain BullMQ worker, or a process that died before its release reached the gate.
+local due = redis.call('ZRANGEBYSCORE', kLeases, '-inf', now, 'LIMIT', 0, 500)
+local later = {}
+local nextCheck = fmt(now + cfg.chk)
+for _, id in ipairs(due) do
+  local f = redis.call('HMGET', jobPrefix .. id, 'finishedOn', 'returnvalue', 'failedReason', 'timestamp')
+  if not f[4] then
+    -- BullMQ ran it and removed it (or a client removed it): its slot is free.
     released[#released + 1] = id
     released[#released + 1] = 'c'
+  elseif f[1] and tonumber(f[1]) <= now - cfg.chk then
+    local outcome = 'f'
+    if f[2] then
+      outcome = 'c'
+    elseif f[3] and string.sub(f[3], 1, 11) == '[cancelled:' then
+      outcome = 'x'
+    end
+    released[#released + 1] = id
+    released[#released + 1] = outcome
+  else
+    later[#later + 1] = nextCheck
+    later[#later + 1] = id
   end
 end
+if #later > 0 then variadic('ZADD', kLeases, later, 'XX') end
+adoptStrangers(now)
 releaseMany(released, now, slowCfg, touched, events)
 
 if slowCfg.threshold > 0 then

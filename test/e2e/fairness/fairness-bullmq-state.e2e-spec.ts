@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
-import { Job, Queue } from 'bullmq';
+import { Job, Queue, QueueEvents, Worker } from 'bullmq';
 import {
   InMemoryTenantDirectory,
   TenantContext,
@@ -8,12 +8,14 @@ import {
   TenantProcessor,
   TenantQueueModule,
   TenantQueueInspector,
+  TenantFairness,
   TenantQueueRegistry,
   TenantWorkerHost,
 } from '../../../lib';
 import { BULLMQ_VERSION } from '../../../lib/core/bullmq';
 import { uniquePrefix } from '../../support/redis-url';
 import { testRootImports } from '../../support/test-module';
+import { testConnection } from '../../support/test-redis';
 import { sleep, waitFor } from '../../support/wait';
 
 /** Jobs held in the processor until the test lets them finish. */
@@ -21,7 +23,9 @@ const running = new Map<string, () => void>();
 
 @TenantProcessor('stated', { concurrency: 4 })
 class HeldProcessor extends TenantWorkerHost {
-  process(job: TenantJob<{ n: number }>): Promise<string> {
+  process(job: TenantJob<{ n: number; fail?: boolean }>): Promise<string> {
+    // A job marked `fail` fails its first attempt (the retry test retries it from outside).
+    if (job.data.fail && job.attemptsMade === 0) return Promise.reject(new Error('first try'));
     return new Promise((resolve) => running.set(job.id!, () => resolve(`done ${job.data.n}`)));
   }
 }
@@ -45,7 +49,9 @@ describe(`fair queue seen through BullMQ's API (bullmq ${BULLMQ_VERSION})`, () =
         ...testRootImports(uniquePrefix('state'), {
           directory: { useValue: new InMemoryTenantDirectory([{ id: 'acme', maxConcurrency: 1 }]) },
         }),
-        TenantQueueModule.registerQueue({ name: 'stated', fairness: {} }),
+        TenantQueueModule.registerQueue({ name: 'stated', fairness: { tickMs: 200 } }),
+        // No processor of the module: a plain BullMQ worker runs its jobs (see below).
+        TenantQueueModule.registerQueue({ name: 'bare', fairness: { tickMs: 200 } }),
       ],
       providers: [HeldProcessor],
     })
@@ -116,5 +122,168 @@ describe(`fair queue seen through BullMQ's API (bullmq ${BULLMQ_VERSION})`, () =
     await waitFor(() => running.has('third'), 'third running after resume');
     running.get('third')!();
     await waitFor(async () => (await stateOf(bull, 'third')) === 'completed', 'third completed');
+  });
+
+  /** Runs `fn` as tenant acme. */
+  const asAcme = <T>(fn: () => Promise<T>) => moduleRef.get(TenantContext).run('acme', fn);
+
+  it('holds a gated job in BullMQ from add() on: delayed, enqueue timestamp, counted, awaitable', async () => {
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue<{ n: number }>('stated');
+    const bull = queue.bullQueue;
+    const events = new QueueEvents('stated', {
+      connection: testConnection(),
+      prefix: bull.opts.prefix,
+    });
+    await events.waitUntilReady();
+    try {
+      const before = Date.now();
+      await asAcme(() =>
+        queue.addBulk([
+          { name: 'work', data: { n: 4 }, opts: { jobId: 'held-a' } },
+          { name: 'work', data: { n: 5 }, opts: { jobId: 'held-b' } },
+        ]),
+      );
+      const after = Date.now();
+      await waitFor(() => running.has('held-a'), 'held-a running');
+      // acme's cap is 1: held-b waits in the gate, which is BullMQ's delayed set.
+      const held = (await Job.fromId(bull, 'held-b'))!;
+      expect(await held.getState()).toBe('delayed');
+      expect(held.timestamp).toBeGreaterThanOrEqual(before);
+      expect(held.timestamp).toBeLessThanOrEqual(after);
+      expect(held.data).toMatchObject({ n: 5, _tenant: { tenantId: 'acme' } });
+      expect(await bull.getJobCounts('active', 'delayed')).toEqual({ active: 1, delayed: 1 });
+      expect((await bull.getJobs(['delayed'])).map((job) => job.id)).toEqual(['held-b']);
+      const finished = held.waitUntilFinished(events, 20_000);
+
+      running.get('held-a')!();
+      await waitFor(() => running.has('held-b'), 'held-b admitted and running');
+      const running_ = (await Job.fromId(bull, 'held-b'))!;
+      // Admitted: no delay left in its options (lag is measured from its enqueue).
+      expect(running_.opts.delay ?? 0).toBe(0);
+      expect(running_.timestamp).toBe(held.timestamp);
+      running.get('held-b')!();
+      await expect(finished).resolves.toBe('done 5');
+    } finally {
+      await events.close();
+    }
+  });
+
+  it('lets BullMQ remove a gated job (job.remove, clean, drain): it never runs, the tenant goes on', async () => {
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue<{ n: number }>('stated');
+    const bull = queue.bullQueue;
+    const fairness = moduleRef.get(TenantFairness);
+    await asAcme(() =>
+      queue.addBulk([
+        { name: 'work', data: { n: 6 }, opts: { jobId: 'rm-run' } },
+        { name: 'work', data: { n: 7 }, opts: { jobId: 'rm-1' } },
+        { name: 'work', data: { n: 8 }, opts: { jobId: 'rm-2' } },
+        { name: 'work', data: { n: 9 }, opts: { jobId: 'rm-3' } },
+        { name: 'work', data: { n: 10 }, opts: { jobId: 'rm-last' } },
+      ]),
+    );
+    await waitFor(() => running.has('rm-run'), 'rm-run running');
+    await (await Job.fromId(bull, 'rm-1'))!.remove();
+    expect(await bull.clean(0, 1, 'delayed')).toHaveLength(1);
+    // drain(true) takes the delayed jobs too: the other two held ones.
+    await bull.drain(true);
+    expect(await bull.getJobCounts('delayed')).toEqual({ delayed: 0 });
+    await asAcme(() => queue.add('work', { n: 11 }, { jobId: 'rm-after' }));
+    running.get('rm-run')!();
+    // The gate drops the removed ids at their turn (no slot taken) and runs the next job.
+    await waitFor(() => running.has('rm-after'), 'the job added after the removals runs');
+    for (const id of ['rm-1', 'rm-2', 'rm-3', 'rm-last']) {
+      expect(running.has(id)).toBe(false);
+      expect(await stateOf(bull, id)).toBe('absent');
+    }
+    running.get('rm-after')!();
+    await waitFor(async () => (await stateOf(bull, 'rm-after')) === 'completed', 'rm-after done');
+    await waitFor(async () => {
+      const state = await fairness.getTenant('stated', 'acme');
+      return state.inFlight === 0 && state.backlog === 0;
+    }, 'nothing in flight or queued for acme');
+  });
+
+  it('keeps the cap for a failed job retried from outside (job.retry, as bull-board does)', async () => {
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue<{ n: number; fail?: boolean }>(
+      'stated',
+    );
+    const bull = queue.bullQueue;
+    await asAcme(() =>
+      queue.add('work', { n: 12, fail: true }, { jobId: 'retried', attempts: 1 }),
+    );
+    await waitFor(async () => (await stateOf(bull, 'retried')) === 'failed', 'retried failed');
+    await (await Job.fromId(bull, 'retried'))!.retry();
+    await waitFor(() => running.has('retried'), 'the retry runs');
+    // The gate counts it against acme once it saw it running at two ticks (about a second).
+    await waitFor(
+      async () => (await moduleRef.get(TenantFairness).getTenant('stated', 'acme')).inFlight === 1,
+      'the retried job counted',
+    );
+    await asAcme(() => queue.add('work', { n: 13 }, { jobId: 'after-retry' }));
+    await sleep(500);
+    expect(running.has('after-retry')).toBe(false);
+    expect(await stateOf(bull, 'after-retry')).toBe('delayed');
+    running.get('retried')!();
+    await waitFor(() => running.has('after-retry'), 'after-retry runs once the retry ended');
+    running.get('after-retry')!();
+    await waitFor(async () => (await stateOf(bull, 'after-retry')) === 'completed', 'done');
+  });
+
+  it('frees the slots of jobs a plain BullMQ worker ran, from what Redis holds', async () => {
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue<{ n: number }>('bare');
+    const bull = queue.bullQueue;
+    const done: string[] = [];
+    const worker = new Worker('bare', async (job) => void done.push(job.id!), {
+      connection: testConnection(),
+      prefix: bull.opts.prefix,
+    });
+    try {
+      const started = Date.now();
+      await asAcme(() =>
+        queue.addBulk(
+          [1, 2, 3, 4].map((n) => ({ name: 'work', data: { n }, opts: { jobId: `bare-${n}` } })),
+        ),
+      );
+      // acme's cap is 1 and the plain worker tells the gate nothing: each slot is freed by the
+      // gate's check of BullMQ's job (about a second), not by the 30 s lease.
+      await waitFor(() => done.length === 4, 'all four ran', 20_000);
+      expect(done).toEqual(['bare-1', 'bare-2', 'bare-3', 'bare-4']);
+      expect(Date.now() - started).toBeLessThan(15_000);
+      await waitFor(
+        async () => (await moduleRef.get(TenantFairness).getTenant('bare', 'acme')).inFlight === 0,
+        'no slot held',
+      );
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('obliterate takes the gated jobs too: none runs afterwards and the queue goes on', async () => {
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue<{ n: number }>('bare');
+    const bull = queue.bullQueue;
+    await asAcme(() =>
+      queue.addBulk(
+        [1, 2, 3].map((n) => ({ name: 'work', data: { n }, opts: { jobId: `ob-${n}` } })),
+      ),
+    );
+    expect(await bull.getJobCounts('delayed', 'waiting')).toEqual({ delayed: 2, waiting: 1 });
+    await bull.obliterate({ force: true });
+    const done: string[] = [];
+    const worker = new Worker('bare', async (job) => void done.push(job.id!), {
+      connection: testConnection(),
+      prefix: bull.opts.prefix,
+    });
+    try {
+      await asAcme(() => queue.add('work', { n: 4 }, { jobId: 'ob-after' }));
+      await waitFor(() => done.includes('ob-after'), 'the job added after obliterate runs', 20_000);
+      await sleep(300);
+      expect(done).toEqual(['ob-after']);
+      await waitFor(async () => {
+        const state = await moduleRef.get(TenantFairness).getTenant('bare', 'acme');
+        return state.inFlight === 0 && state.backlog === 0;
+      }, 'the gate holds nothing for acme');
+    } finally {
+      await worker.close();
+    }
   });
 });
