@@ -102,19 +102,21 @@ export interface TenantFairnessOptions {
   /** @default 16 */
   minWindow?: number;
   /**
-   * How long a slot is held without news before the reaper checks the job in BullMQ (a running
-   * or waiting job keeps its slot; a finished or vanished one gives it back).
+   * The longest between two checks of an admitted job in BullMQ by the tick (a running or
+   * waiting job keeps its slot; a finished or vanished one gives it back, whoever ran it). The
+   * tick checks each job every `max(1000, tickMs)` ms, at most every `leaseMs`.
    * @default 30000
    */
   leaseMs?: number;
   /**
-   * Period of each process's upkeep tick (lost signals, lease reaping, re-sends), in ms.
+   * Period of each process's upkeep tick (lost signals, slots of jobs that ended without a
+   * release, jobs other clients set running), in ms.
    * @default 1000
    */
   tickMs?: number;
   /**
-   * A job picked for BullMQ but not acknowledged after this long (its sender died) is re-sent
-   * under the same job id.
+   * @deprecated Nothing is re-sent since a job is written once, into BullMQ, at `add()`: the
+   * option is accepted (and checked) for existing configurations and has no effect.
    * @default 30000
    */
   resendAfterMs?: number;

@@ -274,15 +274,15 @@ local function dispatchOnce(maxN, now)
   local leases, prios, missed = {}, {}, {}
   -- Formatted once: a number argument costs a printf per element.
   local check = fmt(now + cfg.chk)
-  local unreadable = {}
+  local repaired = {}
   for n, p in ipairs(picks) do
     local i = at[n]
     local v = i and vals[i]
     if v and not jobJson(v) then
-      -- An entry the gate cannot read: the job ends failed with the reason, its slot is free.
-      failInBull(ids[i], UNREADABLE, '', '{}', '{"attempts":1}', now)
-      unreadable[#unreadable + 1] = ids[i]
-      v = nil
+      -- A record without its tenant line (not written by the gate): the job is BullMQ's and its
+      -- tenant is the backlog it came from, so the record is written again and the job admitted.
+      repaired[#repaired + 1] = ids[i]
+      repaired[#repaired + 1] = jobRecord('', p[1])
     end
     if v then
       out[#out + 1] = ids[i]
@@ -303,7 +303,7 @@ local function dispatchOnce(maxN, now)
       if p[3] == 1 then p[2].p1 = p[2].p1 - 1 end
     end
   end
-  if #unreadable > 0 then variadic('HDEL', kJobs, unreadable) end
+  if #repaired > 0 then variadic('HSET', kJobs, repaired) end
   if #dropped > 0 then forgetDropped(dropped, droppedVals, now) end
   if #leases > 0 then variadic('ZADD', kLeases, leases) end
   if #lanesOf > 0 then variadic('HSET', kLaneOf, lanesOf) end

@@ -6,8 +6,9 @@
   KEYS[1]  gate base key  {<prefix>:<queue>}:~fair  (every key below derives from it: one slot)
   ARGV[1]  gate config, JSON: dw (default weight), dcap (default cap, 0 = none), dmin (default
            floor, absent = none), k (max in a row),
-           win (fixed window, 0 = auto), minWin, lease (ms), resend (ms before an unacknowledged
-           send is re-sent), slowShare, rl (default rate limit "T:tol:max:per:burst", T and tol in
+           win (fixed window, 0 = auto), minWin, lease (ms), chk (ms between two checks of an
+           admitted job in BullMQ, see fair-tick.lua), sys (the system bucket), pl, pr
+           (fair-bull.lua), slowShare, rl (default rate limit "T:tol:max:per:burst", T and tol in
            ms, absent = none), lanes (lane names, priority order; absent = one lane ''),
            tp (true: priority by turn, see dispatch),
            shares (reserved share of the window per lane),
@@ -15,8 +16,9 @@
            jp (BullMQ's job key prefix {<prefix>:<queue>}:<queue>:, for its finished sets)
   Keys: :ready[:<lane>] zset tenant->pass | :state hash vt,last,streak[,:<lane>], p1:<lane>,
         window, slots (live workers' total concurrency)
-        :leases zset id->2*expiry (+1 once BullMQ has the job; even = in transit, re-sent when
-        it expires) | :jobs hash id->"<json>\n<tenant>" (the job and its data, one value)
+        :leases zset id->time of its next check (admitted jobs) | :jobs hash
+        id->'{"n":<name>}\n<tenant>' (the job itself is BullMQ's, held in its delayed set until
+        admitted, see fair-bull.lua) | :seen zset id->first seen running unadmitted
         :lane hash id->lane of jobs admitted within their lane's share | :slow set
         :limited zset tenant->ms when its rate limit lets the next job start
         Run-time state of every tenant, one hash per field for the whole gate (so a call reads
@@ -106,9 +108,9 @@ local function readMany(cmd, key, fields)
 end
 local function hmgetMany(key, fields) return readMany('HMGET', key, fields) end
 
--- A job's value "<json>\n<tenant>": its tenant, its JSON (JSON has no raw newline; a tenant id
--- might, so the first newline is the end of the JSON). nil for a value without its tenant line:
--- an entry the gate cannot read (see failInBull).
+-- A job's record '{"n":<name>}\n<tenant>' (jobRecord, fair-bull.lua): its tenant, its JSON
+-- (JSON has no raw newline; a tenant id might, so the first newline is the end of the JSON). nil
+-- for a record without its tenant line (not written by the gate, see dispatch).
 local function jobTenant(v)
   local at = string.find(v, '\n', 1, true)
   return at and string.sub(v, at + 1) or nil
@@ -117,10 +119,6 @@ local function jobJson(v)
   local at = string.find(v, '\n', 1, true)
   return at and string.sub(v, 1, at - 1) or nil
 end
-
--- Why a job the gate cannot read ends failed (see failInBull).
-local UNREADABLE = 'the fair gate could not read this job\'s entry (no tenant line): it was never ' ..
-  'run; enqueue it again'
 
 -- The id of the failed BullMQ record of gate job `id`: its own, where BullMQ accepts it as a
 -- custom id (not an integer, no ':'), else "refused-" and the id with ':' escaped.
@@ -131,9 +129,9 @@ local function failedIdFor(id)
   return id
 end
 
--- Ends a job the gate will not hand to BullMQ (refused by BullMQ, or an entry the gate cannot
--- read) as a failed BullMQ job with `reason`, so the failed list, the dead letters and
--- QueueEvents see it; nothing when BullMQ has a job of that id already.
+-- Ends a job BullMQ never had (one an older version kept in its gate, see forgetDropped) as a
+-- failed BullMQ job with `reason`, so the failed list, the dead letters and QueueEvents see it;
+-- nothing when BullMQ has a job of that id already.
 local function failInBull(id, reason, name, data, opts, now)
   local failedId = failedIdFor(id)
   local jk = cfg.jp .. failedId

@@ -1,12 +1,11 @@
 /**
- * Issue 22, item 5: one malformed gate entry took the queue down. A value without its tenant line
- * made every gate script fail ("attempt to perform arithmetic on a nil value"); unparsable JSON
- * made another tenant's `add()` throw an untyped SyntaxError after its job was written; both
- * stayed in transit and held the tenant's slots. A gate meeting an entry it cannot read fails that
- * job (failed, with the reason, slot freed) and goes on.
+ * Issue 22, item 5: one malformed gate entry took the queue down (a value without its tenant line
+ * made every gate script fail). Since a job is written once, into BullMQ (issue 25), the gate's
+ * record of a job holds only its name and tenant: a record it cannot read is written again from
+ * the backlog the job sits in, and the job runs; no script fails, no slot is held.
  *
- * Two apps on one prefix: the producer enqueues (its own jobs skip the parse, see FairGateSender),
- * the worker's releases admit the rest from the gate's copy, as a second process would.
+ * Two apps on one prefix: the producer enqueues, the worker's releases admit the rest, as a
+ * second process would.
  */
 import { Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
@@ -26,7 +25,7 @@ import { TestRedisClient, openRedis } from '../../support/test-redis';
 import { waitFor } from '../../support/wait';
 
 const QUEUE = 'bad-entry';
-const FAIRNESS = { window: 1, tickMs: 200, resendAfterMs: 1_000 };
+const FAIRNESS = { window: 1, tickMs: 200 };
 const ran: string[] = [];
 
 @TenantProcessor(QUEUE, { concurrency: 1 })
@@ -72,7 +71,7 @@ describe('issue 22: a gate entry the gate cannot read fails its job, and the gat
     await redis?.quit();
   });
 
-  it('fails a job whose entry has no tenant line, and one whose JSON is broken; the others run', async () => {
+  it('runs a job whose gate record has no tenant line, and one whose JSON is broken, with the others', async () => {
     const queue = producer.get(TenantQueueRegistry).getQueue<{ ms: number }>(QUEUE);
     const context = producer.get(TenantContext);
     const add = (tenant: string, ms: number) =>
@@ -84,7 +83,7 @@ describe('issue 22: a gate entry the gate cannot read fails its job, and the gat
     const others = [await add('B', 5), await add('B', 5)];
     const jobs = `{${prefix}:${QUEUE}}:~fair:jobs`;
     expect(await redis.hexists(jobs, noTenantLine)).toBe(1);
-    await redis.hset(jobs, noTenantLine, '{"n":"n","d":{},"o":{}}');
+    await redis.hset(jobs, noTenantLine, '{"n":"n"}');
     await redis.hset(jobs, brokenJson, '{"n":"n","d":{\nA');
     // Another tenant's add goes on while the gate meets them.
     others.push(await add('B', 5), await add('C', 5));
@@ -93,16 +92,15 @@ describe('issue 22: a gate entry the gate cannot read fails its job, and the gat
     const state = (id: string) => bull.getJobState(id);
     await waitFor(
       async () => {
-        for (const id of [first, ...others]) if ((await state(id)) !== 'completed') return false;
-        return (await state(noTenantLine)) === 'failed' && (await state(brokenJson)) === 'failed';
+        for (const id of [first, noTenantLine, brokenJson, ...others]) {
+          if ((await state(id)) !== 'completed') return false;
+        }
+        return true;
       },
-      'the readable jobs to complete and the unreadable ones to fail',
+      'every job to complete',
       30_000,
     );
-    expect((await bull.getJob(noTenantLine))!.failedReason).toMatch(/could not read/);
-    expect((await bull.getJob(brokenJson))!.failedReason).toMatch(/could not read its entry/);
-    expect(ran).not.toContain(noTenantLine);
-    expect(ran).not.toContain(brokenJson);
+    expect(ran.filter((id) => id === noTenantLine || id === brokenJson)).toHaveLength(2);
     const fairness = producer.get(TenantFairness);
     await waitFor(
       async () => {

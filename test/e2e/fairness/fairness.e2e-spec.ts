@@ -1,4 +1,5 @@
 import { TestingModule } from '@nestjs/testing';
+import { Job } from 'bullmq';
 import {
   addChunked,
   InMemoryTenantDirectory,
@@ -10,6 +11,7 @@ import {
   TenantQueueRegistry,
 } from '../../../lib';
 import { TenantQueueRedis } from '../../../lib/core/redis/tenant-queue.redis';
+import { tenantKeyPart } from '../../../lib/core/context/tenant-key';
 import { TenantEnvelopeCodec } from '../../../lib/core/envelope/tenant-envelope.codec';
 import { FairJobData, Started, bootFairApp } from '../../fixtures/fairness-app';
 import { enqueue, many } from '../../support/jobs';
@@ -244,49 +246,36 @@ describe('fair gate (one process, real Redis)', () => {
     expect((await fairness.getTenant('fair', 'A')).backlog).toBe(5);
   });
 
-  it('re-sends a job whose sender died between admission and BullMQ', async () => {
+  it('ends a job an older version left in its gate as a failed BullMQ job with its data, which a retry runs', async () => {
     const prefix = uniquePrefix();
     const started: Started[] = [];
-    moduleRef = await bootFairApp({
-      prefix,
-      fairness: { tickMs: 100, resendAfterMs: 1000 },
-      concurrency: 2,
-      started,
-    });
-    const redis = moduleRef.get(TenantQueueRedis).client as any; // the gate's upkeep connection
-    await waitFor(() => typeof redis.tqFairEnqueue === 'function', 'scripts loaded');
+    moduleRef = await bootFairApp({ prefix, fairness: { tickMs: 100 }, concurrency: 2, started });
+    const redis = moduleRef.get(TenantQueueRedis).client;
     const envelope = moduleRef.get(TenantEnvelopeCodec).create({
       tenantId: 'A',
       actor: { type: 'system' },
     });
-    const job = JSON.stringify({ n: 'work', d: { _tenant: envelope }, o: { jobId: 'lost-1' } });
-    const config = JSON.stringify({
-      resend: 1000,
-      dw: 1,
-      dcap: 0,
-      k: 5,
-      win: 0,
-      minWin: 16,
-      lease: 30000,
-    });
-    // What a producer wrote before dying: admitted and in transit, never handed to BullMQ.
-    const [status, admitted] = await redis.tqFairEnqueue(
-      `{${prefix}:fair}:~fair`,
-      config,
-      10,
-      0,
-      '[]',
-      0,
-      'lost-1',
-      'A',
-      '',
-      job,
-    );
-    expect([status, admitted[0]]).toEqual(['ok', 'lost-1']);
-    await waitFor(() => started.some((s) => s.jobId === 'lost-1'), 'the re-send');
+    // What a version before the written-once gate left in Redis: the whole job in the gate's
+    // record, its id in A's backlog, A in turn, and no BullMQ job.
+    const base = `{${prefix}:fair}:~fair`;
+    const record = JSON.stringify({ n: 'work', d: { _tenant: envelope, n: 7 }, o: { jobId: 'old-1' } });
+    await redis.hset(`${base}:jobs`, 'old-1', `${record}\nA`);
+    await redis.rpush(`${base}:q:${tenantKeyPart('A')}`, 'old-1');
+    await redis.hset(`${base}:bl`, 'A', 1);
+    await redis.zadd(`${base}:ready`, 0, 'A');
+    const bull = moduleRef.get(TenantQueueRegistry).getQueue('fair').bullQueue;
+    await waitFor(async () => (await bull.getJobState('old-1')) === 'failed', 'the old job failed');
+    const failed = (await Job.fromId(bull, 'old-1'))!;
+    expect(failed.failedReason).toMatch(/older|version/);
+    expect(failed.data).toMatchObject({ n: 7, _tenant: { tenantId: 'A' } });
+    expect(started.some((s) => s.jobId === 'old-1')).toBe(false);
+    await failed.retry();
+    await waitFor(() => started.some((s) => s.jobId === 'old-1'), 'the retried job ran');
+    await waitFor(async () => (await bull.getJobState('old-1')) === 'completed', 'completed');
+    expect(started.filter((s) => s.jobId === 'old-1')).toHaveLength(1);
     const fairness = moduleRef.get(TenantFairness);
     await waitFor(async () => (await fairness.getTenant('fair', 'A')).inFlight === 0, 'slot');
-    expect(started.filter((s) => s.jobId === 'lost-1')).toHaveLength(1);
+    expect((await fairness.getTenant('fair', 'A')).backlog).toBe(0);
   });
 
   it('validates fairness options at bootstrap, naming the field', async () => {
