@@ -14,7 +14,6 @@ import {
 } from '../../../lib';
 import { TenantQueueRedis } from '../../../lib/core/redis/tenant-queue.redis';
 import { tenantKeyPart } from '../../../lib/core/context/tenant-key';
-import { TenantEnvelopeCodec } from '../../../lib/core/envelope/tenant-envelope.codec';
 import { testRootImports } from '../../support/test-module';
 import { enqueue, many } from '../../support/jobs';
 import { uniquePrefix } from '../../support/redis-url';
