@@ -142,8 +142,20 @@ async function main() {
         20_000,
         stats,
       );
+      // A backlog drained: 20k jobs over 1,000 tenants all enqueued, then the workers start.
+      const plainDrain = await throughput(await plainSide(connection, 50), 1000, 20_000, stats, true);
+      const drain1000 = await throughput(
+        await moduleSide(connection, 50, {}),
+        1000,
+        20_000,
+        stats,
+        true,
+      );
       const row = {
         round,
+        plainDrainJobsPerSecond: plainDrain.jobsPerSecond,
+        drain1000TenantsJobsPerSecond: drain1000.jobsPerSecond,
+        drainRatio1000Tenants: Number((drain1000.jobsPerSecond / plainDrain.jobsPerSecond).toFixed(2)),
         loadAtStart,
         loadAtEnd: load1(),
         plainJobsPerSecond: plain.jobsPerSecond,
@@ -160,6 +172,8 @@ async function main() {
           fairness1Tenant: on1.cpuMicrosPerJob,
           fairness1000Tenants: on1000.cpuMicrosPerJob,
           fairness1000TenantsTurnPriority: turn.cpuMicrosPerJob,
+          plainDrain: plainDrain.cpuMicrosPerJob,
+          drain1000Tenants: drain1000.cpuMicrosPerJob,
         },
         redisPerJob: Object.fromEntries(
           (
@@ -169,6 +183,8 @@ async function main() {
               ['fairness1Tenant', on1],
               ['fairness1000Tenants', on1000],
               ['fairness1000TenantsTurnPriority', turn],
+              ['plainDrain', plainDrain],
+              ['drain1000Tenants', drain1000],
             ] as const
           ).map(([name, run]) => [
             name,

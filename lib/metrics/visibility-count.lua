@@ -4,7 +4,8 @@
   KEYS[1]  prefix of the queue's BullMQ keys, `<bullPrefix>:<queue>:` (one hash slot)
   ARGV[1]  most jobs to read (over every list; the oldest end of each list first)
   Returns {complete (1 when every job was read), then per tenant: tenant, waiting (wait,
-  paused, prioritized), delayed (not started yet), running (active), retrying (delayed after a
+  paused, prioritized), delayed (not started yet; not the jobs a fair gate holds there, which
+  the gate counts), running (active), retrying (delayed after a
   failed attempt), oldest due time of a waiting job (ms, -1 = none), oldest enqueuedAt among
   waiting jobs without a delay ('' = none)}. The tenant is read from the job's `_tenant`
   envelope ('-' when it has none).
@@ -43,9 +44,20 @@ local function read(id)
   return stat(t), tonumber(r[2]) or 0, tonumber(r[3]) or 0, tonumber(r[4]) or 0, iso
 end
 
+-- A fair gate's held jobs sit in BullMQ's delayed set at 2^41 - 1 ms (see fair-bull.lua): the gate
+-- counts them (as gated), so the delayed count stops below them.
+local HELD = '(9007199254736896'
+
 -- Up to the budget left, the oldest first: lists are pushed on the left, zsets are read low first.
 local function ids(key, kind)
-  local n = kind == 'list' and redis.call('LLEN', key) or redis.call('ZCARD', key)
+  local n
+  if kind == 'list' then
+    n = redis.call('LLEN', key)
+  elseif kind == 'delayed' then
+    n = redis.call('ZCOUNT', key, '-inf', HELD)
+  else
+    n = redis.call('ZCARD', key)
+  end
   if n == 0 then return {} end
   local take = math.min(n, budget)
   if take < n then complete = 0 end
@@ -71,7 +83,7 @@ end
 waiting(ids(p .. 'wait', 'list'))
 waiting(ids(p .. 'paused', 'list'))
 waiting(ids(p .. 'prioritized', 'zset'))
-for _, id in ipairs(ids(p .. 'delayed', 'zset')) do
+for _, id in ipairs(ids(p .. 'delayed', 'delayed')) do
   local s, _, _, atm = read(id)
   if atm > 0 then s[4] = s[4] + 1 else s[2] = s[2] + 1 end
 end

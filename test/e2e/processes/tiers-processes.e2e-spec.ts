@@ -71,7 +71,7 @@ describe('tiers across two worker processes (real Redis)', () => {
       90_000,
     );
     const all = await starts();
-    const metered = all.filter((s) => s.tenantId === 'metered').map((s) => s.admittedAt);
+    const metered = all.filter((s) => s.tenantId === 'metered').map((s) => s.at);
     metered.sort((a, b) => a - b);
     const inMinute = metered.filter((at) => at < metered[0] + 60_000).length;
     expect(inMinute).toBeGreaterThanOrEqual(540);
