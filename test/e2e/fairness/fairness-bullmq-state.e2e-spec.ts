@@ -266,7 +266,7 @@ describe(`fair queue seen through BullMQ's API (bullmq ${BULLMQ_VERSION})`, () =
         [1, 2, 3].map((n) => ({ name: 'work', data: { n }, opts: { jobId: `ob-${n}` } })),
       ),
     );
-    expect(await bull.getJobCounts('delayed', 'waiting')).toEqual({ delayed: 2, waiting: 1 });
+    expect(await bull.getJobCounts('delayed', 'waiting')).toMatchObject({ delayed: 2, waiting: 1 });
     await bull.obliterate({ force: true });
     const done: string[] = [];
     const worker = new Worker('bare', async (job) => void done.push(job.id!), {
