@@ -211,7 +211,7 @@ export class FairGate implements JobDispatcher {
       // Queued on the MULTI at once (nothing is sent before exec); BullMQ's own option check
       // throws here, before anything is written.
       void new Job(queue, job.name, job.data, held, job.opts.jobId).addJob(multi as never, {});
-      args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, lane, job.name);
+      args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, lane);
     }
     (multi as unknown as FairCommands).tqFairEnqueue(
       this.base,
@@ -219,6 +219,7 @@ export class FairGate implements JobDispatcher {
       this.options.dispatchBatch,
       this.options.maxBacklog,
       JSON.stringify(hints),
+      timestamp,
       ...args,
     );
     const replies = (await multi.exec()) ?? [];

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { TenantQueueDefinition } from '../types/queue-definition.interface';
-import { ENVELOPE_KEY, SYSTEM_BUCKET } from '../../tenant-queue.constants';
+import { ENVELOPE_KEY } from '../../tenant-queue.constants';
 import { RedisClient } from '../redis/tenant-queue.redis';
 import { LuaScripts } from '../redis/lua-scripts';
 import { PreparedJob } from './job-dispatcher.interface';
@@ -64,22 +64,18 @@ export class RedisJobIdOwners implements JobIdOwners {
   async claim(jobs: PreparedJob[], token: string): Promise<PreparedJob | undefined> {
     const redis = SCRIPTS.on(this.client());
     const prefix = this.definition.bullPrefix;
-    const gateJobs = `${prefix}:~fair:jobs`;
     // One call per chunk: a refusal in a later chunk leaves the earlier chunks' keys, which the
     // producer releases by the call's token.
     for (let start = 0; start < jobs.length; start += CHUNK) {
       const chunk = jobs.slice(start, start + CHUNK);
       const taken = await redis.tqJobIdOwners(
-        1 + 2 * chunk.length,
-        gateJobs,
+        2 * chunk.length,
         ...chunk.map((job) => this.ownerKey(job)),
         ...chunk.map((job) => `${prefix}:${this.definition.name}:${job.opts.jobId}`),
         this.ttlMs,
         ENVELOPE_KEY,
-        SYSTEM_BUCKET,
         token,
         ...chunk.map(ownerOf),
-        ...chunk.map((job) => job.opts.jobId),
       );
       if (taken > 0) return chunk[taken - 1];
     }

@@ -27,12 +27,12 @@ local function jobRecord(name, t)
 end
 
 -- Moves admitted jobs, in admission order, from BullMQ's delayed set to where a worker takes
--- them. prios[i]: the gate's priority for ids[i] (see dispatch): > 0 a BullMQ priority (with
+-- them. heads[i]: the job's name, own priority and stored options (HMGET, see dispatch). prios[i]: the gate's priority for ids[i] (see dispatch): > 0 a BullMQ priority (with
 -- lanes it wins over the job's own; by turn only where the job has none and is not lifo), -1 the
 -- top (a floor tenant's job: ahead of every other), 0 the job's own priority or lifo. Each job's
 -- stored options say what it runs with (`delay` 0; `lifo` for the top of an unprioritized queue,
 -- which is how the worker knows it, see FairGate.isTop).
-local function moveIntoBull(ids, prios)
+local function moveIntoBull(ids, prios, heads)
   if #ids == 0 then return end
   local jp = cfg.jp
   local meta = redis.call('HMGET', jp .. 'meta', 'paused', 'concurrency')
@@ -48,9 +48,9 @@ local function moveIntoBull(ids, prios)
   local events = jp .. 'events'
   for i, id in ipairs(ids) do
     local jk = jp .. id
-    local h = redis.call('HMGET', jk, 'priority', 'opts')
-    local own = tonumber(h[1]) or 0
-    local opts = string.gsub(h[2] or '{}', '"delay":[^,}]*', '"delay":0', 1)
+    local h = heads[i]
+    local own = tonumber(h[2]) or 0
+    local opts = string.gsub(h[3] or '{}', '"delay":[^,}]*', '"delay":0', 1)
     local lifo = string.find(opts, '"lifo":true', 1, true) ~= nil
     local p, bp = prios[i], own
     if p > 0 and (#LANES > 1 or not (own > 0 or lifo)) then
@@ -101,17 +101,18 @@ end
 local LEGACY = 'this job waited in the fair gate of a version that kept jobs outside BullMQ; ' ..
   'it was not run: retry it'
 
--- Jobs the gate met no longer held by BullMQ (see dispatch): their records go, except where the
--- tick counted the job as running already (adoptStrangers): that record stays with its lease
--- until the job ends. A record of an older version holding the whole job ends as a failed
--- BullMQ job with its data (LEGACY). vals: the records of ids.
-local function forgetDropped(ids, vals, now)
+-- Jobs the gate met no longer held by BullMQ (see dispatch): a record an older version kept of
+-- a queued job (the whole job) goes, and the job ends as a failed BullMQ job with its data
+-- (LEGACY); a record of a job the tick counted as running already (adoptStrangers) stays with
+-- its lease until the job ends.
+local function forgetDropped(ids, now)
   local leased = readMany('ZMSCORE', kLeases, ids)
+  local vals = hmgetMany(kJobs, ids)
   local gone = {}
   for i, id in ipairs(ids) do
     if not leased[i] then
       gone[#gone + 1] = id
-      local json = jobJson(vals[i])
+      local json = vals[i] and jobJson(vals[i])
       if json and string.find(json, '"d":', 1, true) and redis.call('EXISTS', cfg.jp .. id) == 0 then
         local ok, job = pcall(cjson.decode, json)
         if ok and type(job) == 'table' then

@@ -257,36 +257,39 @@ local function dispatchOnce(maxN, now)
       at[i] = #ids
     end
   end
-  local vals = hmgetMany(kJobs, ids)
   -- Where BullMQ holds each job: a job no longer in its delayed set was removed (job.remove,
   -- clean, drain, obliterate) or moved by another client (promote): the gate drops it and it
   -- takes no slot (a job another client set running is counted by the tick, see fair-tick.lua).
   local held = readMany('ZMSCORE', cfg.jp .. 'delayed', ids)
-  local dropped, droppedVals = {}, {}
+  -- Each held job's name, own priority and stored options, one read each: vals[i] becomes the
+  -- record the gate keeps while the job is admitted (its tenant, its name for share 'time').
+  local heads, vals, dropped = {}, {}, {}
   for i, id in ipairs(ids) do
-    if vals[i] and not held[i] then
-      dropped[#dropped + 1] = id
-      droppedVals[#droppedVals + 1] = vals[i]
+    local h = held[i] and redis.call('HMGET', cfg.jp .. id, 'name', 'priority', 'opts')
+    if h and h[1] then
+      heads[i] = h
+    else
       vals[i] = false
+      dropped[#dropped + 1] = id
     end
   end
+  for n, p in ipairs(picks) do
+    local i = at[n]
+    if i and heads[i] then vals[i] = jobRecord(heads[i][1], p[1]) end
+  end
   if TS then chargeTurns(picks, at, vals) end
-  local leases, prios, missed = {}, {}, {}
+  local leases, prios, admitted, records, missed = {}, {}, {}, {}, {}
   -- Formatted once: a number argument costs a printf per element.
   local check = fmt(now + cfg.chk)
-  local repaired = {}
   for n, p in ipairs(picks) do
     local i = at[n]
     local v = i and vals[i]
-    if v and not jobJson(v) then
-      -- A record without its tenant line (not written by the gate): the job is BullMQ's and its
-      -- tenant is the backlog it came from, so the record is written again and the job admitted.
-      repaired[#repaired + 1] = ids[i]
-      repaired[#repaired + 1] = jobRecord('', p[1])
-    end
     if v then
       out[#out + 1] = ids[i]
       prios[#prios + 1] = p[3]
+      admitted[#admitted + 1] = heads[i]
+      records[#records + 1] = ids[i]
+      records[#records + 1] = v
       leases[#leases + 1] = check
       leases[#leases + 1] = ids[i]
       if p[3] == 1 then
@@ -294,8 +297,8 @@ local function dispatchOnce(maxN, now)
         lanesOf[#lanesOf + 1] = p[2].l
       end
     else
-      -- Listed without a record, or no longer held by BullMQ: it takes no slot, and its tenant,
-      -- taken out of turn at its cap by this pick, is put back (see dispatch below).
+      -- No longer held by BullMQ: it takes no slot, and its tenant, taken out of turn at its
+      -- cap by this pick, is put back (see dispatch below).
       local r = tenants[p[1]]
       r.inf = r.inf - 1
       r.dirty = true
@@ -303,11 +306,11 @@ local function dispatchOnce(maxN, now)
       if p[3] == 1 then p[2].p1 = p[2].p1 - 1 end
     end
   end
-  if #repaired > 0 then variadic('HSET', kJobs, repaired) end
-  if #dropped > 0 then forgetDropped(dropped, droppedVals, now) end
+  if #dropped > 0 then forgetDropped(dropped, now) end
+  if #records > 0 then variadic('HSET', kJobs, records) end
   if #leases > 0 then variadic('ZADD', kLeases, leases) end
   if #lanesOf > 0 then variadic('HSET', kLaneOf, lanesOf) end
-  moveIntoBull(out, prios)
+  moveIntoBull(out, prios, admitted)
   for _, s in ipairs(lanes) do
     if s.used then
       if s.l == '' then

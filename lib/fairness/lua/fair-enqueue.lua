@@ -9,26 +9,28 @@
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  per-tenant backlog limit (0 = none)
   ARGV[4]  directory/tier hints, flat JSON list [tenant, [weight, cap, rate, lanes], ...] ([] when none)
-  ARGV[5..] quadruples: job id, tenant, lane ('' without lanes; "<lane>\n<fair key>" for a
-           job with a fair key, cfg.fk), job name
+  ARGV[5]  the adds' timestamp (ms, one for the call)
+  ARGV[6..] triples: job id, tenant, lane ('' without lanes; "<lane>\n<fair key>" for a job
+           with a fair key, cfg.fk)
   Returns {'full', tenant, backlog} with nothing kept, or {'ok', {admitted id, ...}, wake ms,
   with a budget: the queues it woke}.
 ]]
 local now = nowMs()
 local maxBacklog = tonumber(ARGV[3])
-local first = 5
+local stamp = ARGV[5]
+local first = 6
 local ids = {}
-for i = first, #ARGV, 4 do ids[#ids + 1] = ARGV[i] end
--- A job is the gate's when BullMQ holds it at the hold score (the add before this script wrote
--- it) and the gate does not know it yet: a re-add of an id BullMQ has already (held, admitted or
--- finished) wrote nothing there, and an id twice in one call is taken once.
-local known = hmgetMany(kJobs, ids)
+for i = first, #ARGV, 3 do ids[#ids + 1] = ARGV[i] end
+-- A job is new when BullMQ holds it at the hold score with this call's timestamp (the add just
+-- before this script wrote it): a re-add of an id BullMQ has already (held, admitted or
+-- finished) wrote nothing, and an id twice in one call is taken once. (Only the gate's own
+-- records of admitted jobs are kept by id: a queued job costs its id in a backlog, no more.)
 local scores = readMany('ZMSCORE', cfg.jp .. 'delayed', ids)
 local new, seen, added = {}, {}, {}
 for j, id in ipairs(ids) do
-  if not known[j] and isHeld(scores[j]) and not seen[id] then
+  if isHeld(scores[j]) and not seen[id] and redis.call('HGET', cfg.jp .. id, 'timestamp') == stamp then
     seen[id] = true
-    new[#new + 1] = first + (j - 1) * 4
+    new[#new + 1] = first + (j - 1) * 3
     added[#added + 1] = id
   end
 end
@@ -49,11 +51,9 @@ if maxBacklog > 0 then
   end
 end
 local changed = applyHints(cjson.decode(ARGV[4]))
-local records, groups, order = {}, {}, {}
+local groups, order = {}, {}
 for _, i in ipairs(new) do
   local id, t, l = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  records[#records + 1] = id
-  records[#records + 1] = jobRecord(ARGV[i + 3], t)
   local g = l .. '\n' .. t
   -- With fair keys l may be "<lane>\n<key>": a length prefix keeps (lane, key, tenant) apart.
   if cfg.fk then g = #l .. ':' .. g end
@@ -65,7 +65,6 @@ for _, i in ipairs(new) do
   end
   group[3][#group[3] + 1] = id
 end
-if #records > 0 then variadic('HSET', kJobs, records) end
 -- A tenant whose backlog was empty may need to be put in turn; one with a backlog already is in
 -- turn, or held back by its cap, pause or rate limit (each of which puts it back itself).
 local wake, lengths = {}, {}

@@ -13,12 +13,15 @@
 ]]
 local id = ARGV[2]
 local v = redis.call('HGET', kJobs, id)
-if not v then return {'none'} end
-local t = jobTenant(v)
--- An entry without its tenant line is not placed anywhere (the gate fails it when it meets it).
-if not t then return {'none'} end
-local lease = redis.call('ZSCORE', kLeases, id)
-if lease then return {'admitted', t, 1} end
+local t = v and jobTenant(v)
+if t and redis.call('ZSCORE', kLeases, id) then return {'admitted', t, 1} end
+-- A job waiting in the gate is held in BullMQ's delayed set (fair-bull.lua); its tenant is the
+-- one its envelope names (the system bucket without one), if it sits in that tenant's backlog.
+if not isHeld(redis.call('ZSCORE', cfg.jp .. 'delayed', id)) then return {'none'} end
+local ok, data = pcall(cjson.decode, redis.call('HGET', cfg.jp .. id, 'data') or '{}')
+local envelope = ok and type(data) == 'table' and data._tenant
+t = cfg.sys
+if type(envelope) == 'table' and type(envelope.tenantId) == 'string' then t = envelope.tenantId end
 local h = redis.call('HMGET', tKey(t), 'w', 'dw', 'cap', 'dcap', 'paused', 'slow')
 local inflight = tonumber(redis.call('HGET', kInf, t)) or 0
 local lane, laneAt, pos, size = '', 1, -1, 0
@@ -30,6 +33,7 @@ for i, l in ipairs(LANES) do
     break
   end
 end
+if pos < 0 then return {'none'} end
 local rank = redis.call('ZRANK', rKey(lane), t)
 local inTurn = redis.call('ZCARD', rKey(lane))
 local limited = redis.call('ZSCORE', kLimited, t)

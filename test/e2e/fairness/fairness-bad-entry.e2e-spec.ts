@@ -82,7 +82,7 @@ describe('issue 22: a gate entry the gate cannot read fails its job, and the gat
     const brokenJson = await add('A', 5);
     const others = [await add('B', 5), await add('B', 5)];
     const jobs = `{${prefix}:${QUEUE}}:~fair:jobs`;
-    expect(await redis.hexists(jobs, noTenantLine)).toBe(1);
+    // The gate keeps a record of a job only once admitted: these stand for records gone bad.
     await redis.hset(jobs, noTenantLine, '{"n":"n"}');
     await redis.hset(jobs, brokenJson, '{"n":"n","d":{\nA');
     // Another tenant's add goes on while the gate meets them.
