@@ -27,11 +27,13 @@ local function jobRecord(name, t)
 end
 
 -- Moves admitted jobs, in admission order, from BullMQ's delayed set to where a worker takes
--- them. heads[i]: the job's name, own priority and stored options (HMGET, see dispatch). prios[i]: the gate's priority for ids[i] (see dispatch): > 0 a BullMQ priority (with
--- lanes it wins over the job's own; by turn only where the job has none and is not lifo), -1 the
--- top (a floor tenant's job: ahead of every other), 0 the job's own priority or lifo. Each job's
--- stored options say what it runs with (`delay` 0; `lifo` for the top of an unprioritized queue,
--- which is how the worker knows it, see FairGate.isTop).
+-- them. heads[i]: the job's name, own priority and stored options (HMGET, see dispatch).
+-- prios[i]: the gate's priority for ids[i] (see dispatch): > 0 a BullMQ priority (with lanes it
+-- wins over the job's own; by turn only where the job has none and is not lifo), -1 the top (a
+-- floor tenant's job: ahead of every other), -2 the head of the wait list (a tenant below its
+-- share of the slots), 0 the job's own priority or lifo. Each job's stored options say what it
+-- runs with (`delay` 0; `lifo` for the top of an unprioritized queue, which is how the worker
+-- knows it, see FairGate.isTop).
 local function moveIntoBull(ids, prios, heads)
   if #ids == 0 then return end
   local jp = cfg.jp
@@ -53,8 +55,13 @@ local function moveIntoBull(ids, prios, heads)
     local opts = string.gsub(h[3] or '{}', '"delay":[^,}]*', '"delay":0', 1)
     local lifo = string.find(opts, '"lifo":true', 1, true) ~= nil
     local p, bp = prios[i], own
+    local ahead = false
     if p > 0 and (#LANES > 1 or not (own > 0 or lifo)) then
       bp = p
+    elseif p == -2 then
+      -- At the head of the wait list (its tenant is below its share of the slots), unless the
+      -- job asked for its own priority or lifo.
+      ahead = not (own > 0 or lifo)
     elseif p < 0 then
       bp = 0
       if not cfg.pr and not lifo then
@@ -65,7 +72,7 @@ local function moveIntoBull(ids, prios, heads)
     if bp > 0 then
       ranked[#ranked + 1] = id
       ranks[#ranks + 1] = bp
-    elseif lifo then
+    elseif lifo or ahead then
       front[#front + 1] = id
     else
       fifo[#fifo + 1] = id

@@ -87,6 +87,18 @@ local function dispatchOnce(maxN, now)
     end
   end
   if room <= 0 and #LANES == 1 and extra <= 0 and not floors then return out, 0 end
+  -- Without lanes or priority by turn, a tenant with no more than its share of the workers' slots
+  -- in flight (the slots over the tenants in turn: one that just woke up behind a flood) has its
+  -- job put at the head of BullMQ's wait list instead of behind the flood admitted before it
+  -- (moveIntoBull, priority -2). Admission itself keeps its turns, so weights hold.
+  -- Only with at least two slots per tenant in turn: with more tenants than that, every tenant
+  -- is below its share, and heads would turn the wait list into a stack.
+  local front = #LANES == 1 and not cfg.tp
+  local frontShare = 0
+  if front then
+    frontShare = math.floor((tonumber(st0[2]) or 0) / math.max(1, redis.call('ZCARD', rKey(''))))
+    front = frontShare >= 2
+  end
   local page = math.min(maxN, math.max(room, extra, 1)) + 1
   local lanes = {}
   -- Shares are of the workers' slots (running jobs), not of the window. A lane keeps up to twice
@@ -187,6 +199,8 @@ local function dispatchOnce(maxN, now)
         local priority = 0
         if r.min > 0 then
           priority = -1
+        elseif front and r.inf <= frontShare then
+          priority = -2
         elseif cfg.tp then
           -- The tenant's turn: its count in flight (BullMQ's priorities stop at 2^21).
           priority = math.min(r.inf, 2097152)

@@ -42,6 +42,28 @@ describe('fair gate (one process, real Redis)', () => {
     expect(started.filter((s) => s.tenantId === 'A').length).toBeLessThan(1000);
   });
 
+  it("starts a light tenant's first jobs ahead of the flood already admitted (by default)", async () => {
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: { tickMs: 100 },
+      concurrency: 4,
+      started,
+    });
+    // A fills the window (4 x 4 slots): 12 of its jobs wait in BullMQ's wait list, in order.
+    await enqueue(moduleRef, 'fair', 'A', many(400, { ms: 20 }));
+    await waitFor(() => started.length >= 4, 'A running');
+    const aBefore = started.filter((s) => s.tenantId === 'A').length;
+    await enqueue(moduleRef, 'fair', 'B', many(2, { ms: 20 }));
+    await waitFor(() => started.filter((s) => s.tenantId === 'B').length === 2, 'B started');
+    // B is below its share of the slots (4 / 2 tenants): its jobs go to the head of the wait
+    // list at their admission, so only the jobs running when they were admitted start before
+    // them, not the 12 of A's waiting ahead in admission order.
+    const lastB = started.findIndex((s) => s.tenantId === 'B' && s === started.filter((x) => x.tenantId === 'B')[1]);
+    const aAhead = started.slice(0, lastB).filter((s) => s.tenantId === 'A').length - aBefore;
+    expect(aAhead).toBeLessThanOrEqual(6);
+  });
+
   it('gives weights 3:1 completed shares within 10% while both are backlogged', async () => {
     const started: Started[] = [];
     moduleRef = await bootFairApp({
