@@ -26,7 +26,7 @@ function readCommands(client: RedisClient): FairReadCommands {
 
 /** The gate's own config string, so a script sees exactly the lanes and defaults it runs with. */
 function configOf(gate: FairGate): string {
-  return gate['config'];
+  return gate.config.script;
 }
 
 /** Up to `limit` jobs waiting in a tenant's backlog, next first. */

@@ -5,18 +5,17 @@ import { TenantQueueDefinition } from '../core/types/queue-definition.interface'
 import {
   JobDispatcher,
   PreparedJob,
-  TenantJobOptions,
   directDispatcher,
 } from '../core/queues/job-dispatcher.interface';
 import { Messages } from '../tenant-queue.messages';
 import { SYSTEM_BUCKET } from '../tenant-queue.constants';
 import type { RedisClient } from '../core/redis/tenant-queue.redis';
-import { BULLMQ_MAJOR, bullClient } from '../core/bullmq';
+import { bullClient } from '../core/bullmq';
 import { FairCommands, fairCommands } from './fair-gate.script';
+import { FairQueueConfig } from './fair-queue-config';
+import { FairGateEvents } from './fair-gate-events';
 import { FairGateUpkeep } from './fair-gate-upkeep';
-import { ResolvedFairnessOptions, encodeRate } from './fairness-options';
-import { assertLane } from './lanes';
-import { withFairKey } from './fair-key';
+import { ResolvedFairnessOptions } from './fairness-options';
 import { SlowLaneEvent } from './slow-lane-event.interface';
 
 /** Final outcome of a job: completed, failed for good, or cancelled (not a tenant failure). */
@@ -50,15 +49,6 @@ const RELEASE_CALLS = 2;
  */
 export const HOLD_UNTIL_MS = 2 ** 41 - 1;
 
-/**
- * How often the gate checks what BullMQ holds of each admitted job (fair-tick.lua): a slot whose
- * job ended without a release (a plain BullMQ worker, a process that died) is free within this,
- * at most `leaseMs`.
- */
-function checkEveryMs(options: ResolvedFairnessOptions): number {
-  return Math.min(options.leaseMs, Math.max(1000, options.tickMs));
-}
-
 export interface FairGateDeps {
   /** Upkeep (release, tick, admin): a client that waits out a short outage. */
   commands: () => FairCommands;
@@ -75,37 +65,27 @@ export interface FairGateDeps {
  * The fair gate of one queue: its admission path. A job is written once, into BullMQ, held in
  * BullMQ's delayed set (`HOLD_UNTIL_MS`); its id waits in its tenant's backlog in the gate.
  * Every script call (enqueue, release, tick, admin) ends by admitting the next jobs in fair
- * order: the same script moves their ids into BullMQ's wait list (fair-bull.lua). No turn state
- * lives in memory here. Its clocks (tick, wake-up, heartbeat, close) are `upkeep`'s.
+ * order: the same script moves their ids into BullMQ's wait list (fair-bull.lua), and `settle`
+ * takes its reply. No turn state lives in memory here. Its clocks (tick, wake-up, heartbeat,
+ * close) are `upkeep`'s; what it runs with is `config`'s.
  */
 export class FairGate implements JobDispatcher {
-  readonly base: string;
-  private readonly config: string;
-  private readonly slowConfig: string;
-  private readonly jobPrefix: string;
+  readonly config: FairQueueConfig;
   readonly upkeep: FairGateUpkeep;
   private pending: (string | number)[] = [];
-  /** `share: 'time'`: a release carries the job's run time (triples instead of pairs). */
-  readonly timeShare: boolean;
-  private readonly releaseStride: number;
   private releaseCalls = 0;
   /** A release call is due with nothing to release: a queue of the budget woke this one. */
   private kicked = false;
   private readonly calls = new Set<Promise<void>>();
-  private readonly laneIndex = new Map<string, number>();
-  private readonly laneOfJob = new Map<string, string>();
-  private readonly prioritized: boolean;
+  private readonly events: FairGateEvents;
 
   constructor(
     readonly definition: TenantQueueDefinition,
     readonly options: ResolvedFairnessOptions,
     private readonly deps: FairGateDeps,
   ) {
-    this.base = `${definition.bullPrefix}:~fair`;
-    this.jobPrefix = `${definition.bullPrefix}:${definition.name}:`;
-    this.timeShare = options.share === 'time';
-    this.releaseStride = this.timeShare ? 3 : 2;
-    this.prioritized = options.lanes.length > 1 || options.priorityByTurn;
+    this.config = new FairQueueConfig(definition, options, deps.budgetBase);
+    this.events = new FairGateEvents(definition.name, options, deps.onSlowLane, deps.logger);
     this.upkeep = new FairGateUpkeep(
       definition.name,
       options.tickMs,
@@ -116,39 +96,16 @@ export class FairGate implements JobDispatcher {
       },
       deps.logger,
     );
-    this.config = JSON.stringify({
-      jp: this.jobPrefix,
-      chk: checkEveryMs(options),
-      sys: SYSTEM_TENANT,
-      ...(BULLMQ_MAJOR < 6 ? { pl: true } : {}),
-      ...(this.prioritized ? { pr: true } : {}),
-      tp: options.priorityByTurn && options.lanes.length < 2,
-      dw: options.defaultWeight,
-      dcap: options.defaultConcurrency,
-      ...(options.defaultMinConcurrency ? { dmin: options.defaultMinConcurrency } : {}),
-      k: options.maxConsecutive,
-      win: options.window,
-      minWin: options.minWindow,
-      lease: options.leaseMs,
-      slowShare: options.slowLane.share,
-      ...(options.rateLimit ? { rl: encodeRate(options.rateLimit) } : {}),
-      ...(this.timeShare ? { ts: true } : {}),
-      ...(deps.budgetBase ? { bg: deps.budgetBase, bn: definition.name } : {}),
-      ...(options.fairKey ? { fk: options.fairKey } : {}),
-      ...(options.lanes.length
-        ? { lanes: options.lanes.map((l) => l.name), shares: laneShares(options.lanes) }
-        : {}),
-    });
-    for (const [index, lane] of options.lanes.entries()) {
-      this.laneIndex.set(lane.name, index);
-      for (const job of lane.jobs) this.laneOfJob.set(job, lane.name);
-    }
-    const slow = options.slowLane;
-    this.slowConfig = JSON.stringify({
-      threshold: slow.failureThreshold,
-      window: slow.windowMs,
-      recoverAt: slow.recoverAt,
-    });
+  }
+
+  /** The gate's base key. */
+  get base(): string {
+    return this.config.base;
+  }
+
+  /** `share: 'time'`: a release carries the job's run time (triples instead of pairs). */
+  get timeShare(): boolean {
+    return this.config.timeShare;
   }
 
   private commands: FairCommands | undefined;
@@ -175,8 +132,8 @@ export class FairGate implements JobDispatcher {
       await directDispatcher.dispatch(
         queue,
         delayed.map((job) => {
-          const opts = this.laneOf(job)[1] as PreparedJob['opts'];
-          return { ...job, opts: this.laneIndex.size > 1 ? { ...opts, priority: 2 } : opts };
+          const opts = this.config.laneOf(job)[1] as PreparedJob['opts'];
+          return { ...job, opts: this.config.lanes ? { ...opts, priority: 2 } : opts };
         }),
       );
     }
@@ -184,10 +141,7 @@ export class FairGate implements JobDispatcher {
 
   /** The gate's own checks of jobs about to be dispatched (their lanes), before anything is written. */
   validate(jobs: readonly PreparedJob[]): void {
-    for (const job of jobs) {
-      const asked = (job.opts as TenantJobOptions).lane;
-      if (asked !== undefined && !this.laneIndex.has(asked)) assertLane(this.definition, asked);
-    }
+    this.config.validate(jobs);
   }
 
   private async enqueue(queue: Queue, gated: PreparedJob[]): Promise<void> {
@@ -199,63 +153,47 @@ export class FairGate implements JobDispatcher {
     fairCommands(client);
     const multi = client.multi();
     const args: string[] = [];
-    const keys = this.options.fairKey;
     // One clock for the call: each job is due at HOLD_UNTIL_MS exactly (see fair-bull.lua).
     const timestamp = Date.now();
     const delay = HOLD_UNTIL_MS - timestamp;
     for (const job of gated) {
-      const [lane, opts] = keys
-        ? withFairKey(this.laneOf(job), job, keys === 'actor')
-        : this.laneOf(job);
+      const [place, opts] = this.config.placeOf(job);
       const held = { ...(opts as PreparedJob['opts']), timestamp, delay };
       // Queued on the MULTI at once (nothing is sent before exec); BullMQ's own option check
       // throws here, before anything is written.
       void new Job(queue, job.name, job.data, held, job.opts.jobId).addJob(multi as never, {});
-      args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, lane);
+      args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, place);
     }
+    const { base, script } = this.config;
+    const { dispatchBatch, maxBacklog } = this.options;
     (multi as unknown as FairCommands).tqFairEnqueue(
-      this.base,
-      this.config,
-      this.options.dispatchBatch,
-      this.options.maxBacklog,
+      base,
+      script,
+      dispatchBatch,
+      maxBacklog,
       JSON.stringify(hints),
       timestamp,
       ...args,
     );
     const replies = (await multi.exec()) ?? [];
     const failed = replies.find(([error]) => error);
-    const [status, second, third, woken] = (replies[replies.length - 1]?.[1] ?? []) as [
+    if (failed) throw failed[0];
+    const [status, second, third, woken] = replies[replies.length - 1][1] as [
       string,
       string[] | string,
       number,
       string[]?,
     ];
-    if (failed) throw failed[0];
     if (status === 'full') {
-      const tenant = second as string;
-      const backlog = Number(third);
-      const limit = this.options.maxBacklog;
+      const [tenant, backlog] = [second as string, Number(third)];
       throw new TenantBacklogFullError(
         this.definition.name,
         tenant,
         backlog,
-        Messages.tenantBacklogFull(this.definition.name, tenant, backlog, limit),
+        Messages.tenantBacklogFull(this.definition.name, tenant, backlog, maxBacklog),
       );
     }
-    this.upkeep.wakeIn(Number(third));
-    if (woken) this.deps.kick?.(woken);
-  }
-
-  /**
-   * The job's lane (its `lane` option, else its name's lane, else the default) and its options
-   * for BullMQ without `lane`. The gate gives admitted jobs their BullMQ priority (see dispatch in
-   * fair-dispatch.lua); a delayed job, which skips the gate, runs as work beyond its lane's share.
-   */
-  private laneOf(job: PreparedJob): [string, object] {
-    const asked = (job.opts as TenantJobOptions).lane;
-    if (!this.laneIndex.size) return ['', job.opts];
-    const { lane: _lane, ...opts } = job.opts as TenantJobOptions;
-    return [asked ?? this.laneOfJob.get(job.name) ?? this.options.defaultLane, opts];
+    this.settle([[], second as string[], third, woken]);
   }
 
   /** Up to `count` tenants waiting in this gate (in turn, or held by their rate limit), sampled. */
@@ -272,11 +210,11 @@ export class FairGate implements JobDispatcher {
 
   /**
    * A job reached its final outcome: free its slot and admit the next jobs. Releases are
-   * batched, at most `RELEASE_CALLS` calls in flight; each call also acknowledges what BullMQ
-   * took since the last one. `runMs`, the job's run time, is sent only with `share: 'time'`.
+   * batched, at most `RELEASE_CALLS` calls in flight. `runMs`, the job's run time, is sent only
+   * with `share: 'time'`.
    */
   release(jobId: string, outcome: FairOutcome, runMs?: number): void {
-    // After close the lease reaper of a live process frees the slot.
+    // After close the tick of a live process frees the slot.
     if (this.upkeep.closed) return;
     if (this.timeShare) this.pending.push(jobId, outcome, runMs ?? '');
     else this.pending.push(jobId, outcome);
@@ -300,13 +238,13 @@ export class FairGate implements JobDispatcher {
    * admission writes both into the job, see moveIntoBull).
    */
   isTop(job: Job): boolean {
-    return this.prioritized ? !job.priority : job.opts.lifo === true;
+    return this.config.prioritized ? !job.priority : job.opts.lifo === true;
   }
 
   /**
-   * Frees a floor tenant's job in a call of its own and waits for what that call admits to reach
-   * BullMQ: the tenant's next job is then at BullMQ's head before the worker slot this job frees
-   * fetches its next job, so the slot goes straight to it.
+   * Frees a floor tenant's job in a call of its own and waits for it: what the call admits is in
+   * BullMQ's wait list before the worker slot this job frees fetches its next job, so the slot
+   * goes straight to the tenant's next job.
    */
   releaseNow(jobId: string, outcome: FairOutcome, runMs?: number): Promise<void> {
     if (this.upkeep.closed) return Promise.resolve();
@@ -315,13 +253,11 @@ export class FairGate implements JobDispatcher {
   }
 
   private pump(): void {
-    while (
-      this.releaseCalls < RELEASE_CALLS &&
-      (this.pending.length > 0 || this.kicked)
-    ) {
+    while (this.releaseCalls < RELEASE_CALLS && (this.pending.length > 0 || this.kicked)) {
       this.kicked = false;
       this.releaseCalls++;
-      void this.releaseCall(this.pending.splice(0, this.releaseStride * RELEASE_BATCH)).finally(() => {
+      const stride = this.timeShare ? 3 : 2;
+      void this.releaseCall(this.pending.splice(0, stride * RELEASE_BATCH)).finally(() => {
         this.releaseCalls--;
         this.pump();
       });
@@ -334,20 +270,11 @@ export class FairGate implements JobDispatcher {
    * ends, the admitted jobs are BullMQ's to take.
    */
   private releaseCall(released: (string | number)[]): Promise<void> {
+    const { base, script, slowLane } = this.config;
     const call: Promise<void> = this.redis
-      .tqFairRelease(
-        this.base,
-        this.config,
-        this.options.dispatchBatch,
-        this.slowConfig,
-        ...released,
-      )
+      .tqFairRelease(base, script, this.options.dispatchBatch, slowLane, ...released)
       .then(
-        ([events, , wake, woken]) => {
-          this.emit(events);
-          this.upkeep.wakeIn(Number(wake));
-          if (woken) this.deps.kick?.(woken);
-        },
+        (reply) => this.settle(reply),
         (error) => {
           // The tick finds the jobs of this batch ended in BullMQ and frees their slots.
           if (!this.upkeep.closed)
@@ -378,44 +305,43 @@ export class FairGate implements JobDispatcher {
     this.upkeep.start();
   }
 
-  /** Runs the upkeep script now (also on a timer): reaps leases, re-sends, dispatches. */
+  /** Runs the upkeep script now (also on a timer): frees what ended, dispatches. */
   tick(leaving = false): Promise<void> {
     return this.upkeep.tick(leaving);
   }
 
   /** The upkeep script once, for `upkeep`. */
   private async runTick(consumerId: string, concurrency: number, ttl: number): Promise<void> {
-    const [events, , wake, woken] = await this.redis.tqFairTick(
-      this.base,
-      this.config,
-      this.options.dispatchBatch,
-      this.slowConfig,
-      this.jobPrefix,
-      '',
-      consumerId,
-      concurrency,
-      ttl,
-      this.options.windowPerSlot,
+    const { base, script, slowLane, jobPrefix } = this.config;
+    const { dispatchBatch, windowPerSlot } = this.options;
+    this.settle(
+      await this.redis.tqFairTick(
+        base,
+        script,
+        dispatchBatch,
+        slowLane,
+        jobPrefix,
+        '',
+        consumerId,
+        concurrency,
+        ttl,
+        windowPerSlot,
+      ),
     );
-    this.emit(events);
-    this.upkeep.wakeIn(Number(wake));
-    if (woken) this.deps.kick?.(woken);
   }
 
   /** Runs an admin operation (weight, cap, min, pause, resume); the script admits what it can. */
   async admin(tenantId: string, op: string, value = ''): Promise<unknown[]> {
+    const { base, script } = this.config;
     const reply = await this.redis.tqFairAdmin(
-      this.base,
-      this.config,
+      base,
+      script,
       this.options.dispatchBatch,
       tenantId,
       op,
       value,
     );
-    if (op !== 'get' && op !== 'floors') {
-      this.upkeep.wakeIn(Number(reply[2]));
-      if (reply[3]) this.deps.kick?.(reply[3] as string[]);
-    }
+    if (op !== 'get' && op !== 'floors') this.settle(reply as GateReply);
     return reply;
   }
 
@@ -423,50 +349,17 @@ export class FairGate implements JobDispatcher {
     return this.upkeep.close();
   }
 
-  private floorsWarnedAt = -Infinity;
-
   /**
-   * The floors of the tenants with work wanted more slots than BullMQ may hold beyond the window
-   * (the workers' slots): the gate admitted up to that bound and `below` floor tenants wait.
-   * Warned at most once a minute.
+   * What every admitting call ends with: its events (the slow lane, the floors' bound), the wake
+   * time of the next rate-limited tenant, the queues of the budget it woke. (The jobs it admitted
+   * are in BullMQ's wait list already.)
    */
-  private warnFloorsBounded(below: number): void {
-    const now = Date.now();
-    if (now - this.floorsWarnedAt < FLOORS_WARN_MS) return;
-    this.floorsWarnedAt = now;
-    const { name } = this.definition;
-    this.deps.logger.warn(
-      Messages.floorsBounded(name, below, this.options.defaultMinConcurrency),
-    );
-  }
-
-  private emit(events: (string | number)[]): void {
-    for (let i = 0; i + 2 < events.length; i += 3) {
-      if (events[i] === 'floors') {
-        this.warnFloorsBounded(Number(events[i + 2]));
-        continue;
-      }
-      const event: SlowLaneEvent = {
-        queue: this.definition.name,
-        tenantId: String(events[i + 1]),
-        failures: Number(events[i + 2]),
-        state: events[i] === 'enter' ? 'entered' : 'left',
-      };
-      const log =
-        event.state === 'entered'
-          ? Messages.slowLaneEnter(event.queue, event.tenantId, event.failures)
-          : Messages.slowLaneLeave(event.queue, event.tenantId, event.failures);
-      this.deps.logger.warn(log);
-      this.deps.onSlowLane(event);
-    }
+  private settle([events, , wake, woken]: GateReply): void {
+    this.events.emit(events);
+    this.upkeep.wakeIn(Number(wake));
+    if (woken) this.deps.kick?.(woken);
   }
 }
 
-/** How often the gate warns that the floors were held to their bound (see fair-dispatch.lua). */
-const FLOORS_WARN_MS = 60_000;
-
-/** Lane shares as the gate uses them: the first lane also gets what no lane reserved. */
-function laneShares(lanes: ResolvedFairnessOptions['lanes']): number[] {
-  const spare = Math.max(0, 1 - lanes.reduce((sum, lane) => sum + lane.share, 0));
-  return lanes.map((lane, index) => (index === 0 ? lane.share + spare : lane.share));
-}
+/** An admitting script's reply: events, the ids it admitted, wake ms, with a budget the queues it woke. */
+type GateReply = [(string | number)[], string[], number | string, string[]?];

@@ -318,7 +318,8 @@ describe('caller-chosen job ids: one tenant per id', () => {
     const fairness = p.app.get(TenantFairness);
     await fairness.pause('fair', 'waiting-co');
     await as('waiting-co', () => p.queue('fair').add('x', {}, { jobId: 'gated-1' }));
-    expect(await redis.hexists(`{${prefix}:fair}:~fair:jobs`, 'gated-1')).toBe(1);
+    // Waiting in the gate is waiting in BullMQ's delayed set: the id's owner is read from there.
+    expect(await p.queue('fair').bullQueue.getJobState('gated-1')).toBe('delayed');
     await redis.del(`{${prefix}:fair}:~id:gated-1`);
     await expect(
       as('globex', () => p.queue('fair').add('x', {}, { jobId: 'gated-1' })),

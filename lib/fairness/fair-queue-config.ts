@@ -1,0 +1,122 @@
+import { SYSTEM_BUCKET } from '../tenant-queue.constants';
+import { BULLMQ_MAJOR } from '../core/bullmq';
+import type { PreparedJob, TenantJobOptions } from '../core/queues/job-dispatcher.interface';
+import type { TenantQueueDefinition } from '../core/types/queue-definition.interface';
+import { ResolvedFairnessOptions, encodeRate } from './fairness-options';
+import { assertLane } from './lanes';
+import { withFairKey } from './fair-key';
+
+/**
+ * How often the gate checks what BullMQ holds of each admitted job (fair-tick.lua): a slot whose
+ * job ended without a release (a plain BullMQ worker, a process that died) is free within this,
+ * at most `leaseMs`.
+ */
+function checkEveryMs(options: ResolvedFairnessOptions): number {
+  return Math.min(options.leaseMs, Math.max(1000, options.tickMs));
+}
+
+/** Lane shares as the gate uses them: the first lane also gets what no lane reserved. */
+function laneShares(lanes: ResolvedFairnessOptions['lanes']): number[] {
+  const spare = Math.max(0, 1 - lanes.reduce((sum, lane) => sum + lane.share, 0));
+  return lanes.map((lane, index) => (index === 0 ? lane.share + spare : lane.share));
+}
+
+/**
+ * What one fair queue's gate runs with, resolved once when the gate is made: its keys, the
+ * config its scripts read (fair-keys.lua lists the fields), and where each job goes (its lane,
+ * its fair key). The gate, the explain and the job listing read the same copy.
+ */
+export class FairQueueConfig {
+  /** The gate's base key, in the queue's hash slot. */
+  readonly base: string;
+  /** BullMQ's key prefix of the queue, `<prefix>:<queue>:`. */
+  readonly jobPrefix: string;
+  /** The scripts' config (JSON). */
+  readonly script: string;
+  /** The slow lane's config (JSON): threshold, window, recoverAt. */
+  readonly slowLane: string;
+  /** `share: 'time'`: a release carries the job's run time. */
+  readonly timeShare: boolean;
+  /** The gate gives admitted jobs BullMQ priorities (lanes, priority by turn). */
+  readonly prioritized: boolean;
+  private readonly laneIndex = new Map<string, number>();
+  private readonly laneOfJob = new Map<string, string>();
+
+  constructor(
+    readonly definition: TenantQueueDefinition,
+    readonly options: ResolvedFairnessOptions,
+    budgetBase?: string,
+  ) {
+    this.base = `${definition.bullPrefix}:~fair`;
+    this.jobPrefix = `${definition.bullPrefix}:${definition.name}:`;
+    this.timeShare = options.share === 'time';
+    this.prioritized = options.lanes.length > 1 || options.priorityByTurn;
+    for (const [index, lane] of options.lanes.entries()) {
+      this.laneIndex.set(lane.name, index);
+      for (const job of lane.jobs) this.laneOfJob.set(job, lane.name);
+    }
+    this.script = JSON.stringify({
+      jp: this.jobPrefix,
+      chk: checkEveryMs(options),
+      sys: SYSTEM_BUCKET,
+      ...(BULLMQ_MAJOR < 6 ? { pl: true } : {}),
+      ...(this.prioritized ? { pr: true } : {}),
+      tp: options.priorityByTurn && options.lanes.length < 2,
+      dw: options.defaultWeight,
+      dcap: options.defaultConcurrency,
+      ...(options.defaultMinConcurrency ? { dmin: options.defaultMinConcurrency } : {}),
+      k: options.maxConsecutive,
+      win: options.window,
+      minWin: options.minWindow,
+      lease: options.leaseMs,
+      slowShare: options.slowLane.share,
+      ...(options.rateLimit ? { rl: encodeRate(options.rateLimit) } : {}),
+      ...(this.timeShare ? { ts: true } : {}),
+      ...(budgetBase ? { bg: budgetBase, bn: definition.name } : {}),
+      ...(options.fairKey ? { fk: options.fairKey } : {}),
+      ...(options.lanes.length
+        ? { lanes: options.lanes.map((l) => l.name), shares: laneShares(options.lanes) }
+        : {}),
+    });
+    const slow = options.slowLane;
+    this.slowLane = JSON.stringify({
+      threshold: slow.failureThreshold,
+      window: slow.windowMs,
+      recoverAt: slow.recoverAt,
+    });
+  }
+
+  /** Whether the queue has two lanes or more (their priorities win over a job's own). */
+  get lanes(): boolean {
+    return this.laneIndex.size > 1;
+  }
+
+  /** The gate's own checks of jobs about to be dispatched (their lanes), before anything is written. */
+  validate(jobs: readonly PreparedJob[]): void {
+    for (const job of jobs) {
+      const asked = (job.opts as TenantJobOptions).lane;
+      if (asked !== undefined && !this.laneIndex.has(asked)) assertLane(this.definition, asked);
+    }
+  }
+
+  /**
+   * The job's place as the enqueue script takes it (its lane, with its fair key where the queue
+   * has them) and its options for BullMQ without `lane` and `fairKey`.
+   */
+  placeOf(job: PreparedJob): [string, object] {
+    const keys = this.options.fairKey;
+    return keys ? withFairKey(this.laneOf(job), job, keys === 'actor') : this.laneOf(job);
+  }
+
+  /**
+   * The job's lane (its `lane` option, else its name's lane, else the default) and its options
+   * for BullMQ without `lane`. The gate gives admitted jobs their BullMQ priority (see dispatch in
+   * fair-dispatch.lua); a delayed job, which skips the gate, runs as work beyond its lane's share.
+   */
+  laneOf(job: PreparedJob): [string, object] {
+    const asked = (job.opts as TenantJobOptions).lane;
+    if (!this.laneIndex.size) return ['', job.opts];
+    const { lane: _lane, ...opts } = job.opts as TenantJobOptions;
+    return [asked ?? this.laneOfJob.get(job.name) ?? this.options.defaultLane, opts];
+  }
+}
