@@ -13,9 +13,9 @@ import {
   resolveTenantQueueOptions,
 } from './options/core.options';
 import { TenantEnvelopeCodec } from './envelope/tenant-envelope.codec';
-import { JobStageExplorer } from './processor/job-stage.explorer';
 import { QueueConsumerCheck } from './processor/queue-consumer.check';
 import { TenantJobPipeline } from './processor/tenant-job-pipeline';
+import { TenantSeams } from './seams/tenant-seams';
 import { TenantJobRunner } from './processor/tenant-job.runner';
 import { ScopedProcessorResolver } from './processor/scoped-processor.resolver';
 import { TenantProcessorExplorer } from './processor/tenant-processor.explorer';
@@ -64,8 +64,8 @@ const KERNEL: Provider[] = [
   TenantQueuePlugins,
   TenantQueueRegistry,
   TenantTiers,
+  TenantSeams,
   TenantJobPipeline,
-  JobStageExplorer,
   TenantJobRunner,
   ScopedProcessorResolver,
   TenantProcessorMetadataAccessor,

@@ -19,11 +19,9 @@ import {
 } from '../core/options/core.options';
 import { FairQueueFeature } from '../fairness/fair-queue.feature';
 import { TenantGuardsModule } from '../guards/tenant-guards.module';
-import { PoolJobRouter } from '../pools/pool-job.router';
 import { TenantPoolsModule } from '../pools/tenant-pools.module';
-import { TelemetryQueueFeature } from '../telemetry/telemetry-queue.feature';
 import { TenantTelemetryModule } from '../telemetry/tenant-telemetry.module';
-import { featuresReady, mountTenantResolution } from '../tenant-queue.module';
+import { mountTenantResolution } from '../tenant-queue.module';
 import { InMemoryQueueBackend } from './in-memory-queue.backend';
 import { InlineWorkerBackend } from './inline-worker.backend';
 import { TenantQueueTesting } from './tenant-queue-testing';
@@ -58,7 +56,6 @@ export class TenantQueueTestingModule implements NestModule {
       ...portProviders(options),
       TenantQueueTesting,
       FairQueueFeature,
-      featuresReady([FairQueueFeature, PoolJobRouter, TelemetryQueueFeature]),
     ];
     const core = TenantQueueCoreModule.register({
       queues: InMemoryQueueBackend,

@@ -70,11 +70,16 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     private readonly owners?: JobIdOwners,
     /** How long an enqueue may wait for Redis; unbounded when absent. */
     private readonly bound?: EnqueueBound,
-    /** The features' checks of each job (lanes, what a fair queue refuses), before any write. */
-    private readonly jobCheck?: (job: PreparedJob) => void,
+    /**
+     * The features' checks of each job (lanes, what a fair queue refuses), before any write:
+     * asked at the first job, once Nest has built the features.
+     */
+    private readonly jobCheckOf?: () => ((job: PreparedJob) => void) | undefined,
   ) {}
 
   private dispatcher: JobDispatcher | undefined;
+  /** `jobCheckOf()`'s answer: null when no feature checks this queue's jobs. */
+  private jobCheck: ((job: PreparedJob) => void) | null | undefined = undefined;
 
   get name(): string {
     return this.definition.name;
@@ -162,6 +167,7 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     if (dedup !== undefined) {
       prepared.opts.deduplication = { ...dedup, id: tenantDeduplicationId(tenantId, dedup.id) };
     }
+    if (this.jobCheck === undefined) this.jobCheck = this.jobCheckOf?.() ?? null;
     this.jobCheck?.(prepared);
     if (opts?.jobId != null) callerIds.add(prepared);
     return prepared;
