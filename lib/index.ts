@@ -113,35 +113,32 @@ export {
   InvalidTenantQueueOptionsError,
   UnknownTenantQueueError,
   JobCancelledError,
-  InvalidScheduleError,
   JobTimeoutError,
   TIMEOUT_REASON_PREFIX,
   NonRetryableError,
   NonErrorThrownError,
-  DeadLetterNotFoundError,
   DeadLetterResolvedError,
   TenantNotActiveError,
   PortNotConfiguredError,
   TenantPortUnavailableError,
-  TenantBacklogFullError,
-  InvalidLaneError,
-  InvalidFairKeyError,
-  UnknownPoolError,
-  PoolRoutingUnavailableError,
   JobScopeUnavailableError,
   TenantQueueRootMissingError,
   InvalidJobOptionsError,
   JobIdTakenError,
   EnqueueUnavailableError,
   RedisUnavailableAtBootError,
-  TenantQueueExceptionFilter,
   TenantSourceConflictError,
   InvalidRunMarkerTableError,
   InvalidJobIdError,
-  UnknownTierError,
   RedisBackendRequiredError,
 } from './core/errors';
 export type { TenantSourceReading } from './core/errors';
+export { UnknownTierError } from './core/tenants';
+export { TenantBacklogFullError, InvalidLaneError, InvalidFairKeyError } from './fairness';
+export { UnknownPoolError, PoolRoutingUnavailableError } from './pools';
+export { DeadLetterNotFoundError } from './dead-letters';
+export { InvalidScheduleError } from './scheduler';
+export { TenantQueueExceptionFilter } from './tenant-queue-exception.filter';
 
 // Dead letters: jobs that failed for good, per tenant.
 export { DeadLetters } from './dead-letters';

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { InvalidScheduleError, InvalidTenantQueueOptionsError } from './core/errors';
+import { InvalidTenantQueueOptionsError } from './core/errors';
+import { InvalidScheduleError } from './scheduler';
 import { suggestOption } from './core/options/option-names';
 import { resolveTenantQueueOptions } from './core/options/core.options';
 import { resolveEnvelopeOptions } from './core/options/envelope.options';

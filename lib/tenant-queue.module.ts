@@ -31,6 +31,9 @@ import { firstUnknownOption, unknownOptionWhy } from './core/options/option-name
 import { Messages } from './tenant-queue.messages';
 import { ConfigurableTenantQueueModule } from './tenant-queue.module-definition';
 
+/** @internal The features that keep nothing in Redis (the testing module brings these). */
+export const REDIS_FREE_FEATURES = [TenantGuardsModule, TenantPoolsModule, TenantTelemetryModule];
+
 /** The features `forRoot` brings, each a Nest module plugged into the kernel's seams. */
 const DEFAULT_FEATURES = [
   TenantGuardsModule,

@@ -1,2 +1,5 @@
 export * from './dead-letter.interface';
 export * from './dead-letters.service';
+export * from './dead-letter-not-found.error';
+// @internal: for the inspector's dead-letter counts.
+export { DeadLettersScript } from './dead-letters.script';

@@ -1,13 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { InvalidFairKeyError, InvalidJobOptionsError } from '../core/errors';
+import { InvalidJobOptionsError } from '../core/errors';
+import { isSafeText } from '../core/envelope/quick-check';
+import { InvalidFairKeyError } from './errors';
 import { PreparedJob } from '../core/queues/job-dispatcher.interface';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { QueueFeature, QueueOptionsSlice } from '../core/queues/queue-feature.interface';
 import { TenantQueueFeature } from '../core/queues/queue-seams.decorator';
+import { MAX_FAIR_KEY_LENGTH } from '../tenant-queue.constants';
 import { Messages } from '../tenant-queue.messages';
 import {
   FairnessQueueOptions,
-  ResolvedFairnessOptions,
   fairnessOf,
   isFairnessOn,
   resolveFairnessOptions,
@@ -64,8 +66,17 @@ export class FairQueueFeature implements QueueFeature {
     const fair = isFairnessOn(fairness);
     const keyed = fair && resolveFairnessOptions(definition.name, fairness!).fairKey !== undefined;
     return (job: TenantLaneJob) => {
+      const fairKey = job.opts.fairKey;
+      if (fairKey !== undefined) {
+        if (job.tenantId === undefined) {
+          throw new InvalidFairKeyError(Messages.fairKeyWithoutTenant(definition.name, job.name));
+        }
+        if (!isSafeText(fairKey, MAX_FAIR_KEY_LENGTH)) {
+          throw new InvalidFairKeyError(Messages.invalidFairKey(fairKey, MAX_FAIR_KEY_LENGTH));
+        }
+      }
       if (job.opts.lane !== undefined) assertLane(definition, job.opts.lane);
-      if (job.opts.fairKey !== undefined && !keyed) {
+      if (fairKey !== undefined && !keyed) {
         throw new InvalidFairKeyError(Messages.fairKeysOff(definition.name));
       }
       if (fair && job.opts.parent !== undefined) {

@@ -1,8 +1,5 @@
 import { Module } from '@nestjs/common';
-import {
-  TenantQueueControls,
-  TenantQueueStateSource,
-} from '../metrics/tenant-queue-state-source.interface';
+import { TenantQueueControls, TenantQueueStateSource } from '../metrics';
 import { FairGateRegistry } from './fair-gate.registry';
 import { FairQueueFeature } from './fair-queue.feature';
 import { FairReleaseStage } from './fair-release.stage';

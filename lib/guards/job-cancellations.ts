@@ -4,7 +4,6 @@ import { TenantContext } from '../core/context/tenant-context';
 import { CancelReason, parseCancelReason } from '../core/errors';
 import { TenantActor } from '../core/types/actor.interface';
 import { TenantJob } from '../core/types/tenant-job.interface';
-import { WorkerPlugin } from '../core/processor/tenant-job-pipeline';
 import { TenantWorkerPlugin } from '../core/processor/tenant-worker-plugin.decorator';
 import { TenantJobRunner } from '../core/processor/tenant-job.runner';
 
@@ -38,7 +37,7 @@ export type JobCancelledListener = (event: JobCancelledEvent) => void;
  */
 @Injectable()
 @TenantWorkerPlugin(10)
-export class JobCancellations implements WorkerPlugin {
+export class JobCancellations {
   private readonly logger = new Logger('TenantQueue');
   private readonly listeners = new Set<JobCancelledListener>();
 

@@ -4,7 +4,7 @@ import { TENANT_QUEUE_BACKEND, TenantQueueBackend } from '../core/queues/queue-b
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { JobRoute, JobRouter } from '../core/queues/queue-feature.interface';
 import { TenantTiers } from '../core/tenants/tenant-tiers.service';
-import { RegisterTenantQueueOptions } from '../interfaces/register-queue-options.interface';
+import { PooledQueueOptions } from './pool-queue-options.interface';
 import { RedisPoolIdLedger } from './pool-ids.script';
 import { resolvePools } from './pool-options';
 import { PoolRouter } from './pool-router';
@@ -12,7 +12,7 @@ import { PoolRouter } from './pool-router';
 /** Dedicated pools: which pools a queue has, and which pool takes each job (`PoolRouter`). */
 @Injectable()
 @TenantRouter({
-  poolsOf: (options, root) => resolvePools(options as RegisterTenantQueueOptions, root.tiers),
+  poolsOf: (options, root) => resolvePools(options as PooledQueueOptions, root.tiers),
 })
 export class PoolJobRouter implements JobRouter {
   constructor(
@@ -25,7 +25,7 @@ export class PoolJobRouter implements JobRouter {
     const router = new PoolRouter(
       definition.name,
       new Set(definition.pools),
-      (definition.registered as RegisterTenantQueueOptions).routing,
+      (definition.registered as PooledQueueOptions).routing,
       this.tiers,
       client ? new RedisPoolIdLedger(definition, client) : undefined,
     );

@@ -1,7 +1,6 @@
 import { IsBoolean, IsInt, IsOptional, Matches, Max, Min, validateSync } from 'class-validator';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
-import { TenantQueueModuleOptions } from '../interfaces/tenant-queue-options.interface';
-import { TenantSchedulerOptions } from '../interfaces/tenant-scheduler-options.interface';
+import { TenantQueueModuleOptions, TenantSchedulerOptions } from '../interfaces';
 import { Messages } from '../tenant-queue.messages';
 import { validationWhy } from '../core/options/option-names';
 

@@ -17,7 +17,7 @@ import {
 import { TenantJobStage } from '../../../lib/core/processor/tenant-job-stage.decorator';
 import { TenantWorkerPlugin } from '../../../lib/core/processor/tenant-worker-plugin.decorator';
 import { PreparedJob } from '../../../lib/core/queues/job-dispatcher.interface';
-import { EnqueueObserver, QueueFeature } from '../../../lib/core/queues/queue-feature.interface';
+import { EnqueueObserver } from '../../../lib/core/queues/queue-feature.interface';
 import {
   TenantEnqueueObserver,
   TenantQueueFeature,
@@ -68,7 +68,7 @@ class AppWorkerPlugin implements WorkerPlugin {
     checked.push(`${options.name} after [${earlier.map((queue) => queue.name).join(',')}]`),
 })
 @TenantEnqueueObserver(5)
-class AppQueueFeature implements QueueFeature, EnqueueObserver {
+class AppQueueFeature implements EnqueueObserver {
   enqueued(definition: TenantQueueDefinition, jobs: PreparedJob[]) {
     seen.push(`enqueued ${jobs.length} on ${definition.name}`);
   }
