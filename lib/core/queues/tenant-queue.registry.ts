@@ -17,7 +17,6 @@ import { Messages } from '../../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 const DEFAULT_ATTEMPTS = 3;
 const DEFAULT_BACKOFF = { type: 'exponential', delay: 1000, jitter: 0.5 } as const;
-const DEFAULT_DEAD_LETTER_CAP = 1000;
 
 /**
  * Runtime registry of this app's tenant queues (and, read from the worker launcher, their
@@ -179,7 +178,6 @@ export class TenantQueueRegistry implements OnApplicationShutdown {
         ...input.defaultJobOptions,
       },
       bullPrefix: bullPrefixFor(this.options.prefix, input.name, this.plugins.keyGroupOf(input)),
-      deadLetterCap: input.deadLetterCap ?? DEFAULT_DEAD_LETTER_CAP,
       registered: input,
     };
   }
