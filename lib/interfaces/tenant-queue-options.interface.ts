@@ -1,7 +1,7 @@
 import type { CoreModuleOptions } from '../core/types/core-options.interface';
 import type { TenantGuardOptions } from '../guards';
 import type { TenantQueueMetricsOptions } from '../metrics';
-import type { TenantSchedulerOptions } from './tenant-scheduler-options.interface';
+import type { TenantSchedulerOptions } from '../scheduler';
 
 export type {
   CoreModuleOptions,

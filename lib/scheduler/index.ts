@@ -20,3 +20,4 @@ export { InvalidScheduleError } from './invalid-schedule.error';
 // @internal: for the dashboard and the health indicator.
 export { TenantCronExplorer } from './tenant-cron.explorer';
 export { ScheduleTicker } from './schedule-ticker';
+export type { TenantSchedulerOptions } from './tenant-scheduler-options.interface';

@@ -1,6 +1,6 @@
 import { IsBoolean, IsInt, IsOptional, Matches, Max, Min, validateSync } from 'class-validator';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
-import { TenantQueueModuleOptions, TenantSchedulerOptions } from '../interfaces';
+import { TenantSchedulerOptions } from './tenant-scheduler-options.interface';
 import { Messages } from '../tenant-queue.messages';
 import { validationWhy } from '../core/options/option-names';
 
@@ -22,7 +22,7 @@ class SchedulerSchema {
 
 /** Validates the module's `scheduler` option once and fills in defaults. */
 export function resolveTenantSchedulerOptions(
-  moduleOptions: TenantQueueModuleOptions,
+  moduleOptions: { scheduler?: TenantSchedulerOptions },
 ): ResolvedTenantSchedulerOptions {
   const input = moduleOptions?.scheduler ?? {};
   const errors = validateSync(Object.assign(new SchedulerSchema(), input), {
