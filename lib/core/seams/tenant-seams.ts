@@ -11,6 +11,7 @@ import { SeamDeclaration, SeamKind, SeamProvider, bySeamPlace, seamOf } from './
 export class TenantSeams {
   private readonly declared = new Map<SeamKind, SeamDeclaration[]>();
   private readonly found = new Map<SeamKind, SeamProvider<unknown>[]>();
+  private readonly instanceLists = new Map<SeamKind, unknown[]>();
 
   constructor(private readonly discovery: DiscoveryService) {}
 
@@ -55,8 +56,13 @@ export class TenantSeams {
     return providers as SeamProvider<T>[];
   }
 
-  /** The instances of `kind`, in order. */
-  instances<T>(kind: SeamKind): T[] {
-    return this.providers<T>(kind).map((provider) => provider.instance);
+  /** The instances of `kind`, in order (one array per kind: writes read it per call). */
+  instances<T>(kind: SeamKind): readonly T[] {
+    let instances = this.instanceLists.get(kind);
+    if (!instances) {
+      instances = this.providers(kind).map((provider) => provider.instance);
+      this.instanceLists.set(kind, instances);
+    }
+    return instances as T[];
   }
 }
