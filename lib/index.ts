@@ -117,10 +117,8 @@ export {
   TIMEOUT_REASON_PREFIX,
   NonRetryableError,
   NonErrorThrownError,
-  DeadLetterResolvedError,
   TenantNotActiveError,
   PortNotConfiguredError,
-  TenantPortUnavailableError,
   JobScopeUnavailableError,
   TenantQueueRootMissingError,
   InvalidJobOptionsError,
@@ -128,7 +126,6 @@ export {
   EnqueueUnavailableError,
   RedisUnavailableAtBootError,
   TenantSourceConflictError,
-  InvalidRunMarkerTableError,
   InvalidJobIdError,
   RedisBackendRequiredError,
 } from './core/errors';
@@ -136,7 +133,9 @@ export type { TenantSourceReading } from './core/errors';
 export { UnknownTierError } from './core/tenants';
 export { TenantBacklogFullError, InvalidLaneError, InvalidFairKeyError } from './fairness';
 export { UnknownPoolError, PoolRoutingUnavailableError } from './pools';
-export { DeadLetterNotFoundError } from './dead-letters';
+export { DeadLetterNotFoundError, DeadLetterResolvedError } from './dead-letters';
+export { InvalidRunMarkerTableError } from './idempotency/invalid-run-marker-table.error';
+export { TenantPortUnavailableError } from './guards';
 export { InvalidScheduleError } from './scheduler';
 export { TenantQueueExceptionFilter } from './tenant-queue-exception.filter';
 

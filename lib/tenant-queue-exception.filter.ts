@@ -5,9 +5,9 @@ import {
   JobIdTakenError,
   MissingTenantError,
   TenantNotActiveError,
-  TenantPortUnavailableError,
   TenantSourceConflictError,
 } from './core/errors';
+import { TenantPortUnavailableError } from './guards';
 import { TenantBacklogFullError } from './fairness';
 
 type Mapped = abstract new (...args: never[]) => Error;

@@ -9,3 +9,4 @@ export type { TenantGuardOptions } from './tenant-guard-options.interface';
 export * from './tenant-queue-ports.interface';
 // @internal: for the testing module.
 export { PORT_TOKENS, omitPortOptions, portProviders } from './port-providers';
+export { TenantPortUnavailableError } from './tenant-port-unavailable.error';

@@ -1,4 +1,4 @@
-import { TenantPortUnavailableError } from '../core/errors';
+import { TenantPortUnavailableError } from './tenant-port-unavailable.error';
 import { InMemoryTenantDirectory } from '../testing';
 import { resolveGuardOptions } from './tenant-guard.options';
 import {
