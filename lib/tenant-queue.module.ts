@@ -10,7 +10,14 @@ import {
 } from '@nestjs/common';
 import { ClsModule } from 'nestjs-cls';
 import { TenantQueueCoreModule } from './core/core.module';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from './core/options/core.options';
+import {
+  ResolvedTenantQueueOptions,
+  TENANT_QUEUE_FEATURE_OPTIONS,
+  TENANT_QUEUE_OPTIONS,
+} from './core/options/core.options';
+import { CoreModuleOptions } from './core/types/core-options.interface';
+import { TenantQueuePortOptions } from './guards';
+import { TenantQueueModuleOptions } from './interfaces/tenant-queue-options.interface';
 import { TenantResolutionMiddleware } from './core/context/tenant-resolution.middleware';
 import { TenantQueueRootMissingError } from './core/errors/tenant-queue-root-missing.error';
 import { QueueConsumerCheck } from './core/processor/queue-consumer.check';
@@ -30,6 +37,25 @@ import { InvalidTenantQueueOptionsError } from './core/errors';
 import { firstUnknownOption, unknownOptionWhy } from './core/options/option-names';
 import { Messages } from './tenant-queue.messages';
 import { ConfigurableTenantQueueModule } from './tenant-queue.module-definition';
+
+/**
+ * @internal The names of the features' slices of `forRoot`'s options (the compiler checks the
+ * list), for the kernel's refusal of an unknown name; both roots provide it.
+ */
+export const FEATURE_OPTIONS: Provider = {
+  provide: TENANT_QUEUE_FEATURE_OPTIONS,
+  useValue: Object.keys({
+    scheduler: true,
+    guards: true,
+    metrics: true,
+    directory: true,
+    entitlementChecker: true,
+    actorPermissionChecker: true,
+  } satisfies Record<
+    Exclude<keyof (TenantQueueModuleOptions & TenantQueuePortOptions), keyof CoreModuleOptions>,
+    true
+  >),
+};
 
 /** @internal The features that keep nothing in Redis (the testing module brings these). */
 export const REDIS_FREE_FEATURES = [TenantGuardsModule, TenantPoolsModule, TenantTelemetryModule];
@@ -96,7 +122,8 @@ export function checkQueueOptionNames(queue: RegisterTenantQueueOptions): void {
 @Module({
   // ClsModule: the resolution middleware is built in this module's scope.
   imports: [ClsModule, TenantQueueCoreModule.register(), ...DEFAULT_FEATURES],
-  exports: [TenantQueueCoreModule, ...DEFAULT_FEATURES],
+  providers: [FEATURE_OPTIONS],
+  exports: [TenantQueueCoreModule, ...DEFAULT_FEATURES, TENANT_QUEUE_FEATURE_OPTIONS],
 })
 export class TenantQueueModule extends ConfigurableTenantQueueModule implements NestModule {
   constructor(

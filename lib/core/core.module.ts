@@ -8,6 +8,7 @@ import { TenantContext } from './context/tenant-context';
 import { TenantResolutionMiddleware } from './context/tenant-resolution.middleware';
 import { TenantResolver } from './context/tenant-resolver';
 import {
+  TENANT_QUEUE_FEATURE_OPTIONS,
   TENANT_QUEUE_MODULE_OPTIONS,
   TENANT_QUEUE_OPTIONS,
   resolveTenantQueueOptions,
@@ -48,7 +49,7 @@ const KERNEL: Provider[] = [
   {
     provide: TENANT_QUEUE_OPTIONS,
     useFactory: resolveTenantQueueOptions,
-    inject: [TENANT_QUEUE_MODULE_OPTIONS],
+    inject: [TENANT_QUEUE_MODULE_OPTIONS, { token: TENANT_QUEUE_FEATURE_OPTIONS, optional: true }],
   },
   {
     provide: TENANT_JOB_CLS_OPTIONS,

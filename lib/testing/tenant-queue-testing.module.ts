@@ -13,11 +13,16 @@ import { TenantQueuePortOptions, PORT_TOKENS, omitPortOptions, portProviders } f
 import { TenantQueueCoreModule } from '../core/core.module';
 import {
   ResolvedTenantQueueOptions,
+  TENANT_QUEUE_FEATURE_OPTIONS,
   TENANT_QUEUE_MODULE_OPTIONS,
   TENANT_QUEUE_OPTIONS,
 } from '../core/options/core.options';
 import { FairQueueFeature } from '../fairness';
-import { REDIS_FREE_FEATURES, mountTenantResolution } from '../tenant-queue.module';
+import {
+  FEATURE_OPTIONS,
+  REDIS_FREE_FEATURES,
+  mountTenantResolution,
+} from '../tenant-queue.module';
 import { InMemoryQueueBackend } from './in-memory-queue.backend';
 import { InlineWorkerBackend } from './inline-worker.backend';
 import { TenantQueueTesting } from './tenant-queue-testing';
@@ -50,6 +55,7 @@ export class TenantQueueTestingModule implements NestModule {
         useValue: { connection: {}, ...omitPortOptions(options) },
       },
       ...portProviders(options),
+      FEATURE_OPTIONS,
       TenantQueueTesting,
       FairQueueFeature,
     ];
@@ -65,6 +71,7 @@ export class TenantQueueTestingModule implements NestModule {
         core,
         ...FEATURES,
         TENANT_QUEUE_MODULE_OPTIONS,
+        TENANT_QUEUE_FEATURE_OPTIONS,
         ...PORT_TOKENS,
         TenantQueueTesting,
         FairQueueFeature,
