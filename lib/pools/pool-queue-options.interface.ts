@@ -17,7 +17,6 @@ export type TenantPoolRouting =
   | Record<string, string>
   | ((tenant: TenantRoute) => string | undefined | Promise<string | undefined>);
 
-
 /** The pools slice of `registerQueue`'s options. */
 export interface PoolQueueOptions {
   /**

@@ -21,9 +21,9 @@ class SchedulerSchema {
 }
 
 /** Validates the module's `scheduler` option once and fills in defaults. */
-export function resolveTenantSchedulerOptions(
-  moduleOptions: { scheduler?: TenantSchedulerOptions },
-): ResolvedTenantSchedulerOptions {
+export function resolveTenantSchedulerOptions(moduleOptions: {
+  scheduler?: TenantSchedulerOptions;
+}): ResolvedTenantSchedulerOptions {
   const input = moduleOptions?.scheduler ?? {};
   const errors = validateSync(Object.assign(new SchedulerSchema(), input), {
     whitelist: true,
