@@ -28,6 +28,31 @@ const kernelOnly = (up) => ({
   },
 });
 
+/**
+ * A feature folder (every folder of lib/ but the kernel) imports another feature only through
+ * that feature's index.ts; the kernel (lib/core) is importable anywhere by path.
+ */
+const featureThroughIndex = {
+  files: ['lib/*/**/*.ts'],
+  ignores: ['lib/core/**'],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            group: ['../*/**', '!../core/**', '../../*/**', '!../../core/**'],
+            message:
+              "A feature imports another feature only through its index.ts: import from '../<feature>' " +
+              'and export what is needed there (marked @internal when it is not public API), or ' +
+              'move the shared piece to lib/core.',
+          },
+        ],
+      },
+    ],
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '**/*.js', '!eslint.config.mjs'] },
   ...tseslint.configs.recommended,
@@ -40,4 +65,5 @@ export default tseslint.config(
   kernelOnly(1),
   kernelOnly(2),
   kernelOnly(3),
+  featureThroughIndex,
 );

@@ -42,7 +42,6 @@ const config = {
     'ScheduleStore',
     'ScheduleTicker',
     'TenantEnvelopeCodec',
-    'TenantJobPipeline',
     'TenantJobRouter',
     'TenantJobRunner',
     'TenantQueueBackend',

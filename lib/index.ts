@@ -113,35 +113,31 @@ export {
   InvalidTenantQueueOptionsError,
   UnknownTenantQueueError,
   JobCancelledError,
-  InvalidScheduleError,
   JobTimeoutError,
   TIMEOUT_REASON_PREFIX,
   NonRetryableError,
   NonErrorThrownError,
-  DeadLetterNotFoundError,
-  DeadLetterResolvedError,
   TenantNotActiveError,
   PortNotConfiguredError,
-  TenantPortUnavailableError,
-  TenantBacklogFullError,
-  InvalidLaneError,
-  InvalidFairKeyError,
-  UnknownPoolError,
-  PoolRoutingUnavailableError,
   JobScopeUnavailableError,
   TenantQueueRootMissingError,
   InvalidJobOptionsError,
   JobIdTakenError,
   EnqueueUnavailableError,
   RedisUnavailableAtBootError,
-  TenantQueueExceptionFilter,
   TenantSourceConflictError,
-  InvalidRunMarkerTableError,
   InvalidJobIdError,
-  UnknownTierError,
   RedisBackendRequiredError,
 } from './core/errors';
 export type { TenantSourceReading } from './core/errors';
+export { UnknownTierError } from './core/tenants';
+export { TenantBacklogFullError, InvalidLaneError, InvalidFairKeyError } from './fairness';
+export { UnknownPoolError, PoolRoutingUnavailableError } from './pools';
+export { DeadLetterNotFoundError, DeadLetterResolvedError } from './dead-letters';
+export { InvalidRunMarkerTableError } from './idempotency/invalid-run-marker-table.error';
+export { TenantPortUnavailableError } from './guards';
+export { InvalidScheduleError } from './scheduler';
+export { TenantQueueExceptionFilter } from './tenant-queue-exception.filter';
 
 // Dead letters: jobs that failed for good, per tenant.
 export { DeadLetters } from './dead-letters';

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { InvalidScheduleError, InvalidTenantQueueOptionsError } from './core/errors';
+import { InvalidTenantQueueOptionsError } from './core/errors';
+import { InvalidScheduleError } from './scheduler';
 import { suggestOption } from './core/options/option-names';
 import { resolveTenantQueueOptions } from './core/options/core.options';
 import { resolveEnvelopeOptions } from './core/options/envelope.options';
@@ -9,7 +10,10 @@ import { resolveGuardOptions } from './guards/tenant-guard.options';
 import { resolveMetricsOptions } from './metrics/metrics.options';
 import { validateScheduleInput } from './scheduler/tenant-schedule.dto';
 import { resolveTenantSchedulerOptions } from './scheduler/tenant-scheduler.options';
-import { checkQueueOptionNames } from './tenant-queue.module';
+import { FEATURE_OPTIONS, checkQueueOptionNames } from './tenant-queue.module';
+
+/** The features' `forRoot` option names, as the root module gives them to the kernel. */
+const featureOptions = (FEATURE_OPTIONS as { useValue: string[] }).useValue;
 
 /** The message `check` throws, which must be a typed error. */
 function refusal(
@@ -30,22 +34,42 @@ const root = { connection: { host: '127.0.0.1' } };
 describe('an unknown option name is refused with the name meant', () => {
   it.each([
     // [object, call, the field named, the suggestion]
-    ['forRoot', () => resolveTenantQueueOptions({ ...root, prefx: 'a' } as never), 'prefix'],
     [
       'forRoot',
-      () => resolveTenantQueueOptions({ ...root, enqueueTimeout: 1 } as never),
+      () => resolveTenantQueueOptions({ ...root, prefx: 'a' } as never, featureOptions),
+      'prefix',
+    ],
+    [
+      'forRoot',
+      () => resolveTenantQueueOptions({ ...root, enqueueTimeout: 1 } as never, featureOptions),
       'enqueueTimeoutMs',
     ],
-    ['forRoot', () => resolveTenantQueueOptions({ ...root, banana: 1 } as never), null],
-    ['forRoot', () => resolveTenantQueueOptions({ ...root, directroy: {} } as never), 'directory'],
+    [
+      'forRoot',
+      () => resolveTenantQueueOptions({ ...root, banana: 1 } as never, featureOptions),
+      null,
+    ],
+    [
+      'forRoot',
+      () => resolveTenantQueueOptions({ ...root, directroy: {} } as never, featureOptions),
+      'directory',
+    ],
     [
       'forRoot.resolution',
-      () => resolveTenantQueueOptions({ ...root, resolution: { oder: ['header'] } } as never),
+      () =>
+        resolveTenantQueueOptions(
+          { ...root, resolution: { oder: ['header'] } } as never,
+          featureOptions,
+        ),
       'order',
     ],
     [
       'forRoot.resolution',
-      () => resolveTenantQueueOptions({ ...root, resolution: { strategies: ['header'] } } as never),
+      () =>
+        resolveTenantQueueOptions(
+          { ...root, resolution: { strategies: ['header'] } } as never,
+          featureOptions,
+        ),
       'order',
     ],
     [
@@ -126,7 +150,9 @@ describe('an unknown option name is refused with the name meant', () => {
         'enabled, slowLane, rateLimit, lanes, defaultLane, priorityByTurn).',
     );
     expect(
-      refusal(() => resolveTenantQueueOptions({ ...root, resolution: { oder: [] } } as never)),
+      refusal(() =>
+        resolveTenantQueueOptions({ ...root, resolution: { oder: [] } } as never, featureOptions),
+      ),
     ).toContain('"resolution.oder": is not a known option; did you mean "order"?');
   });
 

@@ -315,7 +315,7 @@ export const Messages = {
     `with options BullMQ accepts.`,
   stageWithoutPhase: (name: string | undefined, phases: readonly string[]) =>
     `The job stage ${name ?? '(anonymous)'} declares no phase: decorate its class with ` +
-    `@TenantJobStage(phase), or pass the phase to useStage(stage, phase). Phases, outermost ` +
+    `@TenantJobStage(phase, order), or pass the phase to useStage(stage, phase). Phases, outermost ` +
     `first: ${phases.join(', ')}.`,
   // scheduler: stored records
   unreadableSchedule: (id: string, reason: string) =>

@@ -10,22 +10,26 @@ import {
 } from '@nestjs/common';
 import { ClsModule } from 'nestjs-cls';
 import { TenantQueueCoreModule } from './core/core.module';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from './core/options/core.options';
+import {
+  ResolvedTenantQueueOptions,
+  TENANT_QUEUE_FEATURE_OPTIONS,
+  TENANT_QUEUE_OPTIONS,
+} from './core/options/core.options';
+import { CoreModuleOptions } from './core/types/core-options.interface';
+import { TenantQueuePortOptions } from './guards';
+import { TenantQueueModuleOptions } from './interfaces/tenant-queue-options.interface';
 import { TenantResolutionMiddleware } from './core/context/tenant-resolution.middleware';
 import { TenantQueueRootMissingError } from './core/errors/tenant-queue-root-missing.error';
 import { QueueConsumerCheck } from './core/processor/queue-consumer.check';
 import { TenantQueueRegistry } from './core/queues/tenant-queue.registry';
 import { TenantDeadLettersModule } from './dead-letters/tenant-dead-letters.module';
-import { FairQueueFeature } from './fairness/fair-queue.feature';
 import { TenantFairnessModule } from './fairness/tenant-fairness.module';
 import { TenantGuardsModule } from './guards/tenant-guards.module';
 import { TenantIdempotencyModule } from './idempotency/tenant-idempotency.module';
 import { RegisterTenantQueueOptions } from './interfaces/register-queue-options.interface';
 import { TenantMetricsModule } from './metrics/tenant-metrics.module';
-import { PoolJobRouter } from './pools/pool-job.router';
 import { TenantPoolsModule } from './pools/tenant-pools.module';
 import { TenantSchedulerModule } from './scheduler/tenant-scheduler.module';
-import { TelemetryQueueFeature } from './telemetry/telemetry-queue.feature';
 import { TenantTelemetryModule } from './telemetry/tenant-telemetry.module';
 import { TENANT_CONTEXT_OF_ROOT, getTenantQueueToken } from './tenant-queue.constants';
 import { TenantContext } from './core/context/tenant-context';
@@ -35,20 +39,26 @@ import { Messages } from './tenant-queue.messages';
 import { ConfigurableTenantQueueModule } from './tenant-queue.module-definition';
 
 /**
- * @internal Resolved once every feature that plugs into queue registration (checks, router,
- * dispatcher wrappers) has registered: each queue provider waits for it, whatever the order in
- * which Nest builds modules.
+ * @internal The names of the features' slices of `forRoot`'s options (the compiler checks the
+ * list), for the kernel's refusal of an unknown name; both roots provide it.
  */
-export const TENANT_QUEUE_FEATURES_READY = Symbol('TENANT_QUEUE_FEATURES_READY');
+export const FEATURE_OPTIONS: Provider = {
+  provide: TENANT_QUEUE_FEATURE_OPTIONS,
+  useValue: Object.keys({
+    scheduler: true,
+    guards: true,
+    metrics: true,
+    directory: true,
+    entitlementChecker: true,
+    actorPermissionChecker: true,
+  } satisfies Record<
+    Exclude<keyof (TenantQueueModuleOptions & TenantQueuePortOptions), keyof CoreModuleOptions>,
+    true
+  >),
+};
 
-/** @internal `TENANT_QUEUE_FEATURES_READY`, given the features that plug into registration. */
-export function featuresReady(features: unknown[]): Provider {
-  return {
-    provide: TENANT_QUEUE_FEATURES_READY,
-    useFactory: () => true,
-    inject: features as never,
-  };
-}
+/** @internal The features that keep nothing in Redis (the testing module brings these). */
+export const REDIS_FREE_FEATURES = [TenantGuardsModule, TenantPoolsModule, TenantTelemetryModule];
 
 /** The features `forRoot` brings, each a Nest module plugged into the kernel's seams. */
 const DEFAULT_FEATURES = [
@@ -112,8 +122,8 @@ export function checkQueueOptionNames(queue: RegisterTenantQueueOptions): void {
 @Module({
   // ClsModule: the resolution middleware is built in this module's scope.
   imports: [ClsModule, TenantQueueCoreModule.register(), ...DEFAULT_FEATURES],
-  providers: [featuresReady([FairQueueFeature, PoolJobRouter, TelemetryQueueFeature])],
-  exports: [TenantQueueCoreModule, ...DEFAULT_FEATURES],
+  providers: [FEATURE_OPTIONS],
+  exports: [TenantQueueCoreModule, ...DEFAULT_FEATURES, TENANT_QUEUE_FEATURE_OPTIONS],
 })
 export class TenantQueueModule extends ConfigurableTenantQueueModule implements NestModule {
   constructor(
@@ -131,11 +141,7 @@ export class TenantQueueModule extends ConfigurableTenantQueueModule implements 
       new TenantQueueRootMissingError(Messages.rootModuleMissing(queues.map((q) => q?.name)));
     const providers: Provider[] = queues.map((queue) => ({
       provide: getTenantQueueToken(queue.name),
-      useFactory: (
-        registry?: TenantQueueRegistry,
-        consumers?: QueueConsumerCheck,
-        _features?: boolean,
-      ) => {
+      useFactory: (registry?: TenantQueueRegistry, consumers?: QueueConsumerCheck) => {
         if (!registry) throw rootMissing();
         checkQueueOptionNames(queue);
         const created = registry.createQueue(queue);
@@ -145,7 +151,6 @@ export class TenantQueueModule extends ConfigurableTenantQueueModule implements 
       inject: [
         { token: TenantQueueRegistry, optional: true },
         { token: QueueConsumerCheck, optional: true },
-        { token: TENANT_QUEUE_FEATURES_READY, optional: true },
       ],
     }));
     // What the importing module's providers inject from the root, resolved here first: without

@@ -22,14 +22,11 @@ async function main() {
       metrics: { sink: sinkName === 'none' ? false : 'prometheus', registry: new Registry() },
     } as never);
     const listeners: Record<string, (job: unknown) => void> = {};
-    const pipeline = { useStage() {}, useWorkerPlugin() {}, useEnqueueObserver() {} };
     const recorder = new TenantMetricsRecorder(
-      pipeline as never,
       {} as never,
       { tenantIdPattern: /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/ } as never,
       options,
       createMetricsSink(options),
-      pipeline as never,
       { close: async () => undefined } as never,
     );
     recorder.attach(

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import { BULL_BOARD_INSTANCE } from '@bull-board/nestjs';
-import { fairnessOf, isFairnessOn } from '../fairness/fairness-options';
-import { TenantQueueInspector } from '../metrics/tenant-queue-inspector.service';
+import { fairnessOf, isFairnessOn } from '../fairness';
+import { TenantQueueInspector } from '../metrics';
 import type { TenantQueue } from '../core/queues/tenant-queue';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { BullBoardQueueAdapter, TenantBullBoardOptions } from './tenant-bull-board.options';

@@ -2,7 +2,7 @@ import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
-import { RegisterTenantQueueOptions } from '../interfaces/register-queue-options.interface';
+import { RegisterTenantQueueOptions } from '../interfaces';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueModule } from '../tenant-queue.module';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';

@@ -8,14 +8,15 @@ import { TenantContext } from './context/tenant-context';
 import { TenantResolutionMiddleware } from './context/tenant-resolution.middleware';
 import { TenantResolver } from './context/tenant-resolver';
 import {
+  TENANT_QUEUE_FEATURE_OPTIONS,
   TENANT_QUEUE_MODULE_OPTIONS,
   TENANT_QUEUE_OPTIONS,
   resolveTenantQueueOptions,
 } from './options/core.options';
 import { TenantEnvelopeCodec } from './envelope/tenant-envelope.codec';
-import { JobStageExplorer } from './processor/job-stage.explorer';
 import { QueueConsumerCheck } from './processor/queue-consumer.check';
 import { TenantJobPipeline } from './processor/tenant-job-pipeline';
+import { TenantSeams } from './seams/tenant-seams';
 import { TenantJobRunner } from './processor/tenant-job.runner';
 import { ScopedProcessorResolver } from './processor/scoped-processor.resolver';
 import { TenantProcessorExplorer } from './processor/tenant-processor.explorer';
@@ -48,7 +49,7 @@ const KERNEL: Provider[] = [
   {
     provide: TENANT_QUEUE_OPTIONS,
     useFactory: resolveTenantQueueOptions,
-    inject: [TENANT_QUEUE_MODULE_OPTIONS],
+    inject: [TENANT_QUEUE_MODULE_OPTIONS, { token: TENANT_QUEUE_FEATURE_OPTIONS, optional: true }],
   },
   {
     provide: TENANT_JOB_CLS_OPTIONS,
@@ -64,8 +65,8 @@ const KERNEL: Provider[] = [
   TenantQueuePlugins,
   TenantQueueRegistry,
   TenantTiers,
+  TenantSeams,
   TenantJobPipeline,
-  JobStageExplorer,
   TenantJobRunner,
   ScopedProcessorResolver,
   TenantProcessorMetadataAccessor,

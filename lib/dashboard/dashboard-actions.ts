@@ -1,13 +1,13 @@
 import { BadRequestException, NotFoundException, NotImplementedException } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { jobLogRef } from '../core/context/tenant-log-fields';
-import { DeadLetters } from '../dead-letters/dead-letters.service';
-import { TenantQueueInspector } from '../metrics/tenant-queue-inspector.service';
+import { DeadLetters } from '../dead-letters';
 import {
+  TenantQueueInspector,
   TenantQueueControls,
   TenantQueueSettingsChange,
   TenantQueueStateSource,
-} from '../metrics/tenant-queue-state-source.interface';
+} from '../metrics';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { TenantTiers } from '../core/tenants/tenant-tiers.service';

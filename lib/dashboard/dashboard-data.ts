@@ -1,9 +1,6 @@
-import { DeadLetters } from '../dead-letters/dead-letters.service';
-import { TenantQueueInspector } from '../metrics/tenant-queue-inspector.service';
-import { TenantQueueControls } from '../metrics/tenant-queue-state-source.interface';
-import { TenantQueueStats } from '../metrics/tenant-queue-stats.interface';
-import { TenantCronExplorer } from '../scheduler/tenant-cron.explorer';
-import { TenantScheduler } from '../scheduler/tenant-scheduler';
+import { DeadLetters } from '../dead-letters';
+import { TenantQueueInspector, TenantQueueControls, TenantQueueStats } from '../metrics';
+import { TenantCronExplorer, TenantScheduler } from '../scheduler';
 import { TenantTiers } from '../core/tenants/tenant-tiers.service';
 
 /** Anything waiting, running or recorded in the window: the queue is one the tenant uses. */

@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import { jobLogRef } from '../core/context/tenant-log-fields';
-import { DeadLetters } from '../dead-letters/dead-letters.service';
-import { TenantQueueStateSource } from '../metrics/tenant-queue-state-source.interface';
+import { DeadLetters } from '../dead-letters';
+import { TenantQueueStateSource } from '../metrics';
 import { RUN_OPTIONS_KEY } from '../core/envelope/job-run-options';
 import { ENVELOPE_KEY } from '../tenant-queue.constants';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';

@@ -1,5 +1,5 @@
 import { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
-import { TenantQueueControls } from '../metrics/tenant-queue-state-source.interface';
+import { TenantQueueControls } from '../metrics';
 
 /**
  * Options of `TenantQueueDashboardModule.register`.

@@ -18,15 +18,10 @@ import {
   Type,
   UseGuards,
 } from '@nestjs/common';
-import { DeadLetters } from '../dead-letters/dead-letters.service';
-import { DeadLetterNotFoundError, TenantQueueError, UnknownTenantQueueError } from '../core/errors';
-import { TenantQueueInspector } from '../metrics/tenant-queue-inspector.service';
-import {
-  TenantQueueControls,
-  TenantQueueStateSource,
-} from '../metrics/tenant-queue-state-source.interface';
-import { TenantCronExplorer } from '../scheduler/tenant-cron.explorer';
-import { TenantScheduler } from '../scheduler/tenant-scheduler';
+import { DeadLetters, DeadLetterNotFoundError } from '../dead-letters';
+import { TenantQueueError, UnknownTenantQueueError } from '../core/errors';
+import { TenantQueueInspector, TenantQueueControls, TenantQueueStateSource } from '../metrics';
+import { TenantCronExplorer, TenantScheduler } from '../scheduler';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { TenantTiers } from '../core/tenants/tenant-tiers.service';

@@ -10,7 +10,7 @@ import {
   Type,
 } from '@nestjs/common';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
-import { TenantQueueControls } from '../metrics/tenant-queue-state-source.interface';
+import { TenantQueueControls } from '../metrics';
 import { Messages } from '../tenant-queue.messages';
 import {
   ResolvedDashboardOptions,

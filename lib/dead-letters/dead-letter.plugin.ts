@@ -2,7 +2,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Job, Worker } from 'bullmq';
 import { parseCancelReason } from '../core/errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
-import { TenantJobPipeline, WorkerPlugin } from '../core/processor/tenant-job-pipeline';
+import { WorkerPlugin } from '../core/processor/tenant-job-pipeline';
+import { TenantWorkerPlugin } from '../core/processor/tenant-worker-plugin.decorator';
 import { TenantProcessorOptions } from '../core/processor/tenant-processor.decorator';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { DeadLetters } from './dead-letters.service';
@@ -29,18 +30,16 @@ const UNREADABLE_MEMORY = 10_000;
  * on this worker's `completed` event or by the next sweep, while BullMQ still keeps the job.
  */
 @Injectable()
+@TenantWorkerPlugin(40)
 export class DeadLetterWorkerPlugin implements WorkerPlugin {
   private readonly logger = new Logger('TenantQueue');
   private readonly unreadableIds = new Set<string>();
   private readonly unreadableCounts = new Map<string, number>();
 
   constructor(
-    pipeline: TenantJobPipeline,
     private readonly deadLetters: DeadLetters,
     private readonly registry: TenantQueueRegistry,
-  ) {
-    pipeline.useWorkerPlugin(this);
-  }
+  ) {}
 
   attach(worker: Worker, definition: TenantQueueDefinition, _options: TenantProcessorOptions) {
     worker.on('failed', (job, error) => {

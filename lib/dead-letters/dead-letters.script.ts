@@ -1,4 +1,8 @@
 import { tenantKeyPart } from '../core/context/tenant-key';
+import {
+  DEFAULT_DEAD_LETTER_CAP,
+  DeadLetterQueueOptions,
+} from './dead-letter-queue-options.interface';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { RedisClient } from '../core/redis/tenant-queue.redis';
 import { LuaScripts } from '../core/redis/lua-scripts';
@@ -57,7 +61,7 @@ export class DeadLettersScript {
       jobId,
       finishedOn,
       json,
-      definition.deadLetterCap ?? 1000,
+      (definition.registered as DeadLetterQueueOptions).deadLetterCap ?? DEFAULT_DEAD_LETTER_CAP,
       final ? '1' : '0',
       tenantId,
     );

@@ -2,11 +2,9 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { TenantContext } from '../core/context/tenant-context';
 import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
-import {
-  DeadLetterNotFoundError,
-  DeadLetterResolvedError,
-  TenantNotActiveError,
-} from '../core/errors';
+import { TenantNotActiveError } from '../core/errors';
+import { DeadLetterResolvedError } from './dead-letter-resolved.error';
+import { DeadLetterNotFoundError } from './dead-letter-not-found.error';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { TenantDirectory } from '../core/types/tenant-directory.interface';
 import { EnqueuedJob } from '../core/types/tenant-job.interface';

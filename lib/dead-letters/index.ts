@@ -1,2 +1,7 @@
 export * from './dead-letter.interface';
 export * from './dead-letters.service';
+export * from './dead-letter-not-found.error';
+export type { DeadLetterQueueOptions } from './dead-letter-queue-options.interface';
+// @internal: for the inspector's dead-letter counts.
+export { DeadLettersScript } from './dead-letters.script';
+export * from './dead-letter-resolved.error';

@@ -1,21 +1,29 @@
 import { InvalidTenantQueueOptionsError } from '../core/errors';
-import { TenantQueuePlugins } from '../core/queues/tenant-queue-plugins';
+import { CoreQueueOptions } from '../core/types/queue-definition.interface';
 import { bullPrefixFor } from '../tenant-queue.constants';
-import { FairQueueFeature } from './fair-queue.feature';
+import { fairQueueOptions } from './fair-queue.feature';
+
+/** Checks queues in turn, each against those registered before it, as the registry does. */
+function feature() {
+  const registered: CoreQueueOptions[] = [];
+  return {
+    checkQueue(options: CoreQueueOptions): void {
+      fairQueueOptions.checkQueue!(options, registered);
+      registered.push(options);
+    },
+  };
+}
 
 describe('budget (registerQueue({ budget }))', () => {
-  const feature = () => new FairQueueFeature(new TenantQueuePlugins());
-
   it('puts a budget queue under the budget hash tag, a queue without one under its own', () => {
-    const plugins = new TenantQueuePlugins();
-    new FairQueueFeature(plugins);
-    const group = plugins.keyGroupOf({
+    const plugins = fairQueueOptions;
+    const group = plugins.keyGroupOf!({
       name: 'api-a',
       budget: 'tenant-api',
       fairness: true,
     } as never);
     expect(bullPrefixFor('tq', 'api-a', group)).toBe('{tq:~budget:tenant-api}:api-a');
-    expect(plugins.keyGroupOf({ name: 'solo', fairness: true } as never)).toBeUndefined();
+    expect(plugins.keyGroupOf!({ name: 'solo', fairness: true } as never)).toBeUndefined();
     expect(bullPrefixFor('tq', 'solo', undefined)).toBe('{tq:solo}');
   });
 

@@ -1,5 +1,4 @@
-import type { JobGatePlace, JobHold } from '../metrics/job-explanation.interface';
-import type { GateJob, GateJobAnswer } from '../metrics/tenant-queue-state-source.interface';
+import type { JobGatePlace, JobHold, GateJob, GateJobAnswer } from '../metrics';
 import type { RedisClient } from '../core/redis/tenant-queue.redis';
 import type { FairGate } from './fair-gate';
 import { LuaScripts } from '../core/redis/lua-scripts';

@@ -14,15 +14,14 @@ import { TenantQueueDefinition } from '../core/types/queue-definition.interface'
 import { TenantLimits } from '../core/types/tenant-tier-options.interface';
 import { TenantTiers } from '../core/tenants/tenant-tiers.service';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/options/core.options';
-import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
+import { TenantWorkerPlugin } from '../core/processor/tenant-worker-plugin.decorator';
 import { TenantProcessorOptions } from '../core/processor/tenant-processor.decorator';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
-import { TenantQueuePlugins } from '../core/queues/tenant-queue-plugins';
+import { TenantDispatcher } from '../core/queues/queue-seams.decorator';
 import { FairGate, FairHint, FairHints, SYSTEM_TENANT } from './fair-gate';
 import { fairCommands } from './fair-gate.script';
-import { FairReleaseStage } from './fair-release.stage';
 import { budgetBase, budgetOf } from './fair-budget';
 import { encodeRate, fairnessOf, isFairnessOn, resolveFairnessOptions } from './fairness-options';
 import { SlowLaneEvent } from './slow-lane-event.interface';
@@ -32,6 +31,8 @@ import { SlowLaneEvent } from './slow-lane-event.interface';
  * attaches slot release to their workers, runs the upkeep ticks, and closes it all on shutdown.
  */
 @Injectable()
+@TenantDispatcher(10)
+@TenantWorkerPlugin(20)
 export class FairGateRegistry
   implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown
 {
@@ -47,21 +48,15 @@ export class FairGateRegistry
   private readonly prefix: string;
 
   constructor(
-    private readonly pipeline: TenantJobPipeline,
     private readonly registry: TenantQueueRegistry,
     private readonly redis: TenantQueueRedis,
     private readonly tiers: TenantTiers,
     @Inject(TENANT_QUEUE_OPTIONS) options: ResolvedTenantQueueOptions,
-    queuePlugins: TenantQueuePlugins,
     private readonly launcher: TenantWorkerLauncher,
   ) {
     this.hintTtl = options.tierCacheMs;
     this.prefix = options.prefix;
     this.unsubscribe = tiers.onRefresh((tenantId) => this.refreshHints(tenantId));
-    queuePlugins.useDispatcher((definition) => this.gateFor(definition));
-    pipeline.useWorkerPlugin({
-      attach: (worker, definition, options) => this.attach(worker, definition, options),
-    });
   }
 
   /** Validates every fair queue's options at bootstrap (a typed error names the field). */
@@ -69,8 +64,6 @@ export class FairGateRegistry
     for (const name of this.registry.getQueueNames()) {
       this.gateFor(this.registry.getQueue(name).definition);
     }
-    // Successes release in the job path, only where a fair queue exists.
-    if (this.gates.size) this.pipeline.useStage(new FairReleaseStage((d) => this.gateFor(d)));
   }
 
   onApplicationBootstrap(): void {
@@ -112,6 +105,11 @@ export class FairGateRegistry
     } finally {
       this.sweeping = false;
     }
+  }
+
+  /** @internal The fair gate claims the dispatch path of each fair queue. */
+  dispatcherFor(definition: TenantQueueDefinition): FairGate | undefined {
+    return this.gateFor(definition);
   }
 
   gateFor(definition: TenantQueueDefinition): FairGate | undefined {
@@ -167,11 +165,8 @@ export class FairGateRegistry
     this.unsubscribe();
   }
 
-  private attach(
-    worker: Worker,
-    definition: TenantQueueDefinition,
-    options: TenantProcessorOptions,
-  ): void {
+  /** @internal */
+  attach(worker: Worker, definition: TenantQueueDefinition, options: TenantProcessorOptions): void {
     const gate = this.gateFor(definition);
     if (!gate) return;
     gate.addConsumer(options.concurrency ?? 1);

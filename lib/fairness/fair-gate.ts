@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Job, type Queue } from 'bullmq';
-import { TenantBacklogFullError } from '../core/errors';
+import { TenantBacklogFullError } from './errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import {
   JobDispatcher,

@@ -1,13 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { InvalidFairKeyError, InvalidJobOptionsError } from '../core/errors';
+import { InvalidJobOptionsError } from '../core/errors';
+import { isSafeText } from '../core/envelope/quick-check';
+import { InvalidFairKeyError } from './errors';
 import { PreparedJob } from '../core/queues/job-dispatcher.interface';
-import { CoreQueueOptions, TenantQueueDefinition } from '../core/types/queue-definition.interface';
-import { QueueFeature } from '../core/queues/queue-feature.interface';
-import { TenantQueuePlugins } from '../core/queues/tenant-queue-plugins';
+import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
+import { QueueFeature, QueueOptionsSlice } from '../core/queues/queue-feature.interface';
+import { TenantQueueFeature } from '../core/queues/queue-seams.decorator';
+import { MAX_FAIR_KEY_LENGTH } from '../tenant-queue.constants';
 import { Messages } from '../tenant-queue.messages';
 import {
   FairnessQueueOptions,
-  ResolvedFairnessOptions,
   fairnessOf,
   isFairnessOn,
   resolveFairnessOptions,
@@ -17,6 +19,38 @@ import { budgetKeyGroup, checkBudget, checkSameBudget } from './fair-budget';
 
 type TenantLaneJob = PreparedJob & { opts: { lane?: string; fairKey?: string } };
 
+/** The `fairness` and `budget` options of each queue, checked as it registers. */
+export const fairQueueOptions: QueueOptionsSlice = {
+  checkQueue(options, earlier) {
+    const fairness = (options as FairnessQueueOptions).fairness;
+    const resolved = isFairnessOn(fairness)
+      ? resolveFairnessOptions(options.name, fairness!)
+      : undefined;
+    const budget = checkBudget(options);
+    if (budget === undefined || !resolved) return;
+    // The first queue registered in the budget, to check the others against.
+    const first = earlier.find(
+      (queue) =>
+        checkBudget(queue) === budget && isFairnessOn((queue as FairnessQueueOptions).fairness),
+    );
+    if (!first) return;
+    const firstFairness = (first as FairnessQueueOptions).fairness!;
+    checkSameBudget(
+      budget,
+      options.name,
+      resolved,
+      first.name,
+      resolveFairnessOptions(first.name, firstFairness),
+    );
+  },
+
+  /** A queue of a budget takes the budget's hash tag (its pools too). */
+  keyGroupOf(options) {
+    const budget = checkBudget(options);
+    return budget === undefined ? undefined : budgetKeyGroup(budget);
+  },
+};
+
 /**
  * What fairness asks of every queue, also under `TenantQueueTestingModule` (no gate there): its
  * `fairness` options valid at `registerQueue`; a job's `lane` one the queue declares; a `fairKey`
@@ -25,39 +59,24 @@ type TenantLaneJob = PreparedJob & { opts: { lane?: string; fairKey?: string } }
  * and rate limit on each of its queues.
  */
 @Injectable()
+@TenantQueueFeature(10, fairQueueOptions)
 export class FairQueueFeature implements QueueFeature {
-  constructor(plugins: TenantQueuePlugins) {
-    plugins.useQueueFeature(this);
-  }
-
-  /** The first queue registered in each budget, to check the others against. */
-  private readonly budgets = new Map<string, [queue: string, options: ResolvedFairnessOptions]>();
-
-  checkQueue(options: Readonly<CoreQueueOptions>): void {
-    const fairness = (options as FairnessQueueOptions).fairness;
-    const resolved = isFairnessOn(fairness)
-      ? resolveFairnessOptions(options.name, fairness!)
-      : undefined;
-    const budget = checkBudget(options);
-    if (budget === undefined || !resolved) return;
-    const first = this.budgets.get(budget);
-    if (!first) this.budgets.set(budget, [options.name, resolved]);
-    else checkSameBudget(budget, options.name, resolved, ...first);
-  }
-
-  /** A queue of a budget takes the budget's hash tag (its pools too). */
-  keyGroupOf(options: Readonly<CoreQueueOptions>): string | undefined {
-    const budget = checkBudget(options);
-    return budget === undefined ? undefined : budgetKeyGroup(budget);
-  }
-
   jobCheckFor(definition: TenantQueueDefinition): (job: PreparedJob) => void {
     const fairness = fairnessOf(definition);
     const fair = isFairnessOn(fairness);
     const keyed = fair && resolveFairnessOptions(definition.name, fairness!).fairKey !== undefined;
     return (job: TenantLaneJob) => {
+      const fairKey = job.opts.fairKey;
+      if (fairKey !== undefined) {
+        if (job.tenantId === undefined) {
+          throw new InvalidFairKeyError(Messages.fairKeyWithoutTenant(definition.name, job.name));
+        }
+        if (!isSafeText(fairKey, MAX_FAIR_KEY_LENGTH)) {
+          throw new InvalidFairKeyError(Messages.invalidFairKey(fairKey, MAX_FAIR_KEY_LENGTH));
+        }
+      }
       if (job.opts.lane !== undefined) assertLane(definition, job.opts.lane);
-      if (job.opts.fairKey !== undefined && !keyed) {
+      if (fairKey !== undefined && !keyed) {
         throw new InvalidFairKeyError(Messages.fairKeysOff(definition.name));
       }
       if (fair && job.opts.parent !== undefined) {

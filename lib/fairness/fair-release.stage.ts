@@ -10,7 +10,7 @@ import type { FairGate } from './fair-gate';
  * with `share: 'time'` every failed attempt is charged its run time here.
  * Outermost stage: it sees the job's own outcome after every other stage.
  */
-@TenantJobStage('observe')
+@TenantJobStage('observe', 30)
 export class FairReleaseStage implements JobStage {
   private readonly gates = new WeakMap<TenantQueueDefinition, FairGate | null>();
 

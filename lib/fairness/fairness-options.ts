@@ -242,7 +242,21 @@ function resolveLanes(
 
 /** The `fairness` slice of `registerQueue`'s options. */
 export interface FairnessQueueOptions {
+  /**
+   * Fair share across tenants for this queue (`true` for the defaults). Off when absent.
+   * @default undefined
+   */
   fairness?: TenantFairnessOptions | boolean;
+  /**
+   * A named budget shared with other fair queues: a tenant's cap (`maxConcurrency`,
+   * `defaultConcurrency`, `TenantFairness.setConcurrency`) and rate limit count its jobs in every
+   * queue of the budget together, so spreading work over queues does not multiply its share.
+   * Needs `fairness`; the queues of one budget need the same `defaultConcurrency` and
+   * `rateLimit`. Same rules as a queue name. The queue's keys (and its pools') move under the
+   * budget's hash tag (`{<prefix>:~budget:<budget>}:<queue>`): drain a queue before adding it to
+   * a budget, removing it, or moving it to another one.
+   * @default undefined
+   */
   budget?: string;
 }
 

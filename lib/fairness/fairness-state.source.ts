@@ -7,7 +7,7 @@ import {
   TenantQueueControls,
   TenantQueueLiveState,
   TenantQueueStateSource,
-} from '../metrics/tenant-queue-state-source.interface';
+} from '../metrics';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { explainGateJob, listGateJobs } from './fair-explain';

@@ -1,4 +1,4 @@
-import { InvalidLaneError } from '../core/errors';
+import { InvalidLaneError } from './errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { Messages } from '../tenant-queue.messages';
 import { fairnessOf, isFairnessOn, resolveFairnessOptions } from './fairness-options';

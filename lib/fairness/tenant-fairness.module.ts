@@ -1,10 +1,8 @@
 import { Module } from '@nestjs/common';
-import {
-  TenantQueueControls,
-  TenantQueueStateSource,
-} from '../metrics/tenant-queue-state-source.interface';
+import { TenantQueueControls, TenantQueueStateSource } from '../metrics';
 import { FairGateRegistry } from './fair-gate.registry';
 import { FairQueueFeature } from './fair-queue.feature';
+import { FairReleaseStage } from './fair-release.stage';
 import { FairnessStateSource } from './fairness-state.source';
 import { TenantFairness } from './tenant-fairness.service';
 
@@ -16,6 +14,12 @@ import { TenantFairness } from './tenant-fairness.service';
   providers: [
     FairQueueFeature,
     FairGateRegistry,
+    // Successes release in the job path, on the queues with a fair gate (`appliesTo`).
+    {
+      provide: FairReleaseStage,
+      useFactory: (gates: FairGateRegistry) => new FairReleaseStage((d) => gates.gateFor(d)),
+      inject: [FairGateRegistry],
+    },
     TenantFairness,
     FairnessStateSource,
     { provide: TenantQueueStateSource, useExisting: FairnessStateSource },

@@ -1,4 +1,4 @@
-import { TenantPortUnavailableError } from '../core/errors';
+import { TenantPortUnavailableError } from './tenant-port-unavailable.error';
 import { Messages } from '../tenant-queue.messages';
 
 /**

@@ -5,3 +5,8 @@ export * from './requires-actor-permission.decorator';
 export * from './use-job-guards.decorator';
 export { JobCancellations } from './job-cancellations';
 export type { JobCancelledEvent, JobCancelledListener } from './job-cancellations';
+export type { TenantGuardOptions } from './tenant-guard-options.interface';
+export * from './tenant-queue-ports.interface';
+// @internal: for the testing module.
+export { PORT_TOKENS, omitPortOptions, portProviders } from './port-providers';
+export { TenantPortUnavailableError } from './tenant-port-unavailable.error';

@@ -4,7 +4,7 @@ import { TenantContext } from '../core/context/tenant-context';
 import { CancelReason, parseCancelReason } from '../core/errors';
 import { TenantActor } from '../core/types/actor.interface';
 import { TenantJob } from '../core/types/tenant-job.interface';
-import { TenantJobPipeline } from '../core/processor/tenant-job-pipeline';
+import { TenantWorkerPlugin } from '../core/processor/tenant-worker-plugin.decorator';
 import { TenantJobRunner } from '../core/processor/tenant-job.runner';
 
 /**
@@ -36,22 +36,22 @@ export type JobCancelledListener = (event: JobCancelledEvent) => void;
  * @publicApi
  */
 @Injectable()
+@TenantWorkerPlugin(10)
 export class JobCancellations {
   private readonly logger = new Logger('TenantQueue');
   private readonly listeners = new Set<JobCancelledListener>();
 
   constructor(
-    pipeline: TenantJobPipeline,
-    runner: TenantJobRunner,
+    private readonly runner: TenantJobRunner,
     private readonly context: TenantContext,
-  ) {
-    pipeline.useWorkerPlugin({
-      attach: (worker: Worker) =>
-        worker.on('failed', (job: Job | undefined) => {
-          const reason = parseCancelReason(job?.failedReason);
-          if (!job || !reason || this.listeners.size === 0) return;
-          runner.runInJobContext(job, () => this.emit(job as TenantJob, reason));
-        }),
+  ) {}
+
+  /** @internal Listens to the `failed` event of each worker the module starts. */
+  attach(worker: Worker): void {
+    worker.on('failed', (job: Job | undefined) => {
+      const reason = parseCancelReason(job?.failedReason);
+      if (!job || !reason || this.listeners.size === 0) return;
+      this.runner.runInJobContext(job, () => this.emit(job as TenantJob, reason));
     });
   }
 

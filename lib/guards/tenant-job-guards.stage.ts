@@ -54,7 +54,7 @@ const PORTS = [
  * `JobCancelledError`; a port that fails throws `TenantPortUnavailableError` (retried).
  */
 @Injectable()
-@TenantJobStage('admission')
+@TenantJobStage('admission', 10)
 export class TenantJobGuardsStage implements JobStage, OnModuleInit {
   private readonly requirements = new Map<Type, Requirements>();
 

@@ -1,5 +1,5 @@
-import { TenantPortUnavailableError } from '../core/errors';
-import { InMemoryTenantDirectory } from '../testing/in-memory-tenant-directory';
+import { TenantPortUnavailableError } from './tenant-port-unavailable.error';
+import { InMemoryTenantDirectory } from '../testing';
 import { resolveGuardOptions } from './tenant-guard.options';
 import {
   PermissiveTenantDirectory,

@@ -21,7 +21,7 @@ const BUSY_POLL_MS = 1_000;
  * running twice. The marker is written when the handler returns, before BullMQ records completion.
  */
 @Injectable()
-@TenantJobStage('dedupe')
+@TenantJobStage('dedupe', 10)
 export class IdempotencyStage implements JobStage {
   private readonly logger = new Logger('TenantQueue');
   private readonly script: IdempotencyScript;

@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import { InvalidRunMarkerTableError } from '../core/errors';
+import { InvalidRunMarkerTableError } from './invalid-run-marker-table.error';
 import { TenantJob } from '../core/types/tenant-job.interface';
 import { Messages } from '../tenant-queue.messages';
 import { runIdentity } from '../core/processor/run-identity';

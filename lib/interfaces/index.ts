@@ -4,5 +4,5 @@ export * from '../core/types/tenant-job.interface';
 export * from './tenant-queue-options.interface';
 export * from './register-queue-options.interface';
 export * from '../core/types/tenant-directory.interface';
-export * from './tenant-scheduler-options.interface';
-export * from '../guards/tenant-queue-ports.interface';
+export type { TenantSchedulerOptions } from '../scheduler';
+export type { TenantQueuePortOptions, TenantQueuePortProvider } from '../guards';

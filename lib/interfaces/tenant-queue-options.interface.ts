@@ -1,7 +1,7 @@
 import type { CoreModuleOptions } from '../core/types/core-options.interface';
-import type { TenantGuardOptions } from '../guards/tenant-guard-options.interface';
-import type { TenantQueueMetricsOptions } from '../metrics/metrics-options.interface';
-import type { TenantSchedulerOptions } from './tenant-scheduler-options.interface';
+import type { TenantGuardOptions } from '../guards';
+import type { TenantQueueMetricsOptions } from '../metrics';
+import type { TenantSchedulerOptions } from '../scheduler';
 
 export type {
   CoreModuleOptions,
@@ -9,7 +9,7 @@ export type {
   TenantResolutionOptions,
   TenantResolverName,
 } from '../core/types/core-options.interface';
-export type { TenantGuardOptions } from '../guards/tenant-guard-options.interface';
+export type { TenantGuardOptions } from '../guards';
 
 /**
  * `TenantQueueModule.forRoot`'s options: the kernel's, plus each feature's slice.

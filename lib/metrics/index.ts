@@ -20,3 +20,10 @@ export type {
 export type { GateJobAnswer } from './tenant-queue-state-source.interface';
 export type { TenantQueueSummary, QueueJobCounts } from './queue-summary.interface';
 export type { TenantLagHistory, TenantLagPoint } from './lag-history';
+// @internal: for the features that build on metrics (fairness's state source, telemetry's sink).
+export type {
+  GateJob,
+  TenantQueueSettings,
+  TenantQueueSettingsChange,
+} from './tenant-queue-state-source.interface';
+export { TenantLabeler, resolveMetricsOptions } from './metrics.options';

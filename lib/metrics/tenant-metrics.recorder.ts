@@ -1,6 +1,8 @@
 import { TenantWorkerLauncher } from '../core/processor/worker-launcher';
 import { TenantJobStage } from '../core/processor/tenant-job-stage.decorator';
-import { TenantQueuePlugins } from '../core/queues/tenant-queue-plugins';
+import { TenantWorkerPlugin } from '../core/processor/tenant-worker-plugin.decorator';
+import { TenantEnqueueObserver } from '../core/queues/queue-seams.decorator';
+import { EnqueueObserver } from '../core/queues/queue-feature.interface';
 import {
   BeforeApplicationShutdown,
   Inject,
@@ -13,12 +15,7 @@ import { jobLogRef, tenantLogFields } from '../core/context/tenant-log-fields';
 import { TIMEOUT_REASON_PREFIX, parseCancelReason } from '../core/errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { TenantJob } from '../core/types/tenant-job.interface';
-import {
-  JobRunContext,
-  JobStage,
-  TenantJobPipeline,
-  WorkerPlugin,
-} from '../core/processor/tenant-job-pipeline';
+import { JobRunContext, JobStage, WorkerPlugin } from '../core/processor/tenant-job-pipeline';
 import { PreparedJob } from '../core/queues/job-dispatcher.interface';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/options/core.options';
 import { TenantQueueRedis, settlesWithin } from '../core/redis/tenant-queue.redis';
@@ -49,9 +46,16 @@ const DEAD_LETTERED_FIELD = 4;
  * never waits on Redis and writes no job id there.
  */
 @Injectable()
-@TenantJobStage('observe')
+@TenantJobStage('observe', 10)
+@TenantWorkerPlugin(30)
+@TenantEnqueueObserver(10)
 export class TenantMetricsRecorder
-  implements JobStage, WorkerPlugin, OnApplicationBootstrap, BeforeApplicationShutdown
+  implements
+    JobStage,
+    WorkerPlugin,
+    EnqueueObserver,
+    OnApplicationBootstrap,
+    BeforeApplicationShutdown
 {
   private readonly logger = new Logger('TenantQueue');
   /** The tenant labels of this app's metrics: counters and gauges (TenantMetricsGauges) alike. */
@@ -63,17 +67,13 @@ export class TenantMetricsRecorder
   private flushAgain: Promise<void> | undefined;
 
   constructor(
-    pipeline: TenantJobPipeline,
     private readonly redis: TenantQueueRedis,
     @Inject(TENANT_QUEUE_OPTIONS) private readonly rootOptions: ResolvedTenantQueueOptions,
     @Inject(TENANT_QUEUE_METRICS_OPTIONS) private readonly options: ResolvedMetricsOptions,
     @Inject(MetricsSink) private readonly sink: MetricsSink,
-    queuePlugins: TenantQueuePlugins,
     private readonly launcher: TenantWorkerLauncher,
   ) {
     this.labeler = new TenantLabeler(options);
-    pipeline.useWorkerPlugin(this);
-    queuePlugins.useEnqueueObserver((definition, jobs) => this.enqueued(definition, jobs));
   }
 
   onApplicationBootstrap(): void {
@@ -149,7 +149,8 @@ export class TenantMetricsRecorder
     else record.series.reasoned(RESULT_FIELDS[field], reason);
   }
 
-  private enqueued(definition: TenantQueueDefinition, jobs: PreparedJob[]): void {
+  /** @internal */
+  enqueued(definition: TenantQueueDefinition, jobs: PreparedJob[]): void {
     const queue = this.queueOf(definition);
     const now = Date.now();
     for (const job of jobs)

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { DeadLettersScript } from '../dead-letters/dead-letters.script';
+import { DeadLettersScript } from '../dead-letters';
 import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';

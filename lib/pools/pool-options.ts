@@ -1,5 +1,5 @@
 import { InvalidTenantQueueOptionsError } from '../core/errors';
-import { RegisterTenantQueueOptions } from '../interfaces/register-queue-options.interface';
+import { PooledQueueOptions } from './pool-queue-options.interface';
 import { Messages } from '../tenant-queue.messages';
 import { QUEUE_NAME_RULE as NAME_RULE, isQueueName } from '../core/queues/queue-names';
 import { TenantTierOptions } from '../core/types/tenant-tier-options.interface';
@@ -15,7 +15,7 @@ function invalid(field: string, why: string): InvalidTenantQueueOptionsError {
  * the tiers' `pools[queue]`. The queue's own name (the shared pool) is never among them.
  */
 export function resolvePools(
-  input: RegisterTenantQueueOptions,
+  input: PooledQueueOptions,
   tiers: Readonly<Record<string, TenantTierOptions>>,
 ): string[] {
   const queue = input.name;

@@ -1,7 +1,8 @@
-import { PoolRoutingUnavailableError, UnknownPoolError } from '../core/errors';
+import { PoolRoutingUnavailableError } from './pool-routing-unavailable.error';
+import { UnknownPoolError } from './unknown-pool.error';
 import { TenantRecord } from '../core/types/tenant-directory.interface';
 import { PreparedJob } from '../core/queues/job-dispatcher.interface';
-import { InMemoryTenantDirectory } from '../testing/in-memory-tenant-directory';
+import { InMemoryTenantDirectory } from '../testing';
 import { TenantTiers } from '../core/tenants/tenant-tiers.service';
 import { PoolIdLedger } from './pool-ids.script';
 import { PoolRouter } from './pool-router';

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
-import { PoolRoutingUnavailableError, UnknownPoolError } from '../core/errors';
-import { TenantPoolRouting } from '../interfaces/register-queue-options.interface';
+import { PoolRoutingUnavailableError } from './pool-routing-unavailable.error';
+import { UnknownPoolError } from './unknown-pool.error';
+import { TenantPoolRouting } from './pool-queue-options.interface';
 import { PreparedJob } from '../core/queues/job-dispatcher.interface';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { Messages } from '../tenant-queue.messages';

@@ -16,3 +16,8 @@ export {
   tenantCronJobId,
   tenantScheduleJobId,
 } from './schedule-job-id';
+export { InvalidScheduleError } from './invalid-schedule.error';
+// @internal: for the dashboard and the health indicator.
+export { TenantCronExplorer } from './tenant-cron.explorer';
+export { ScheduleTicker } from './schedule-ticker';
+export type { TenantSchedulerOptions } from './tenant-scheduler-options.interface';

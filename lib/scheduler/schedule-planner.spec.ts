@@ -1,4 +1,4 @@
-import { InMemoryTenantDirectory } from '../testing/in-memory-tenant-directory';
+import { InMemoryTenantDirectory } from '../testing';
 import { SchedulePlanner } from './schedule-planner';
 import { StoredCronSchedule, StoredTenantSchedule } from './stored-schedule';
 import { resolveTenantSchedulerOptions } from './tenant-scheduler.options';

@@ -10,7 +10,8 @@ import {
   Optional,
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { InvalidScheduleError, InvalidTenantQueueOptionsError } from '../core/errors';
+import { InvalidTenantQueueOptionsError } from '../core/errors';
+import { InvalidScheduleError } from './invalid-schedule.error';
 import { TenantDirectory } from '../core/types/tenant-directory.interface';
 import { TenantWorkerLauncher } from '../core/processor/worker-launcher';
 import { TenantWorkerHost } from '../core/processor/tenant-worker-host';

@@ -14,7 +14,7 @@ import {
   ValidationError,
   validateSync,
 } from 'class-validator';
-import { InvalidScheduleError } from '../core/errors';
+import { InvalidScheduleError } from './invalid-schedule.error';
 import { Messages } from '../tenant-queue.messages';
 import { validationWhy } from '../core/options/option-names';
 import { TenantScheduleInput } from './tenant-schedule.interface';

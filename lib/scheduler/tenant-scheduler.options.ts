@@ -1,7 +1,6 @@
 import { IsBoolean, IsInt, IsOptional, Matches, Max, Min, validateSync } from 'class-validator';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
-import { TenantQueueModuleOptions } from '../interfaces/tenant-queue-options.interface';
-import { TenantSchedulerOptions } from '../interfaces/tenant-scheduler-options.interface';
+import { TenantSchedulerOptions } from './tenant-scheduler-options.interface';
 import { Messages } from '../tenant-queue.messages';
 import { validationWhy } from '../core/options/option-names';
 
@@ -22,9 +21,9 @@ class SchedulerSchema {
 }
 
 /** Validates the module's `scheduler` option once and fills in defaults. */
-export function resolveTenantSchedulerOptions(
-  moduleOptions: TenantQueueModuleOptions,
-): ResolvedTenantSchedulerOptions {
+export function resolveTenantSchedulerOptions(moduleOptions: {
+  scheduler?: TenantSchedulerOptions;
+}): ResolvedTenantSchedulerOptions {
   const input = moduleOptions?.scheduler ?? {};
   const errors = validateSync(Object.assign(new SchedulerSchema(), input), {
     whitelist: true,

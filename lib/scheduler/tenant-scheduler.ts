@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
-import { InvalidScheduleError } from '../core/errors';
+import { InvalidScheduleError } from './invalid-schedule.error';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { ScheduleStore } from './schedule.store';

@@ -1,6 +1,6 @@
 import { CronExpressionParser } from 'cron-parser';
 import { DateTime, IANAZone } from 'luxon';
-import { InvalidScheduleError } from '../core/errors';
+import { InvalidScheduleError } from './invalid-schedule.error';
 import { ZonedCron } from './zoned-cron';
 
 const MINUTE = 60_000;

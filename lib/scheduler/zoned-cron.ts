@@ -1,6 +1,6 @@
 import { CronExpression, CronExpressionParser } from 'cron-parser';
 import { IANAZone } from 'luxon';
-import { InvalidScheduleError } from '../core/errors';
+import { InvalidScheduleError } from './invalid-schedule.error';
 import { Messages } from '../tenant-queue.messages';
 
 const MINUTE = 60_000;

@@ -1,5 +1,5 @@
 import type { Attributes, Counter, Gauge, Histogram, Meter } from '@opentelemetry/api';
-import { JobResult, MetricsSink } from '../metrics/metrics-sink.interface';
+import { JobResult, MetricsSink } from '../metrics';
 import { TENANT_ID_ATTRIBUTE } from './otel-api';
 
 /**

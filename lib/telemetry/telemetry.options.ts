@@ -2,8 +2,8 @@ import { Logger } from '@nestjs/common';
 import type { Telemetry } from 'bullmq';
 import { BULLMQ_VERSION, otherBullmqCopy } from '../core/bullmq';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
-import type { TenantQueueMetricsOptions } from '../metrics/metrics-options.interface';
-import { TenantLabeler, resolveMetricsOptions } from '../metrics/metrics.options';
+import type { TenantQueueMetricsOptions } from '../metrics';
+import { TenantLabeler, resolveMetricsOptions } from '../metrics';
 import { Messages } from '../tenant-queue.messages';
 import { OtelApi, loadOtelApi } from './otel-api';
 

@@ -10,7 +10,7 @@ import { ResolvedTelemetry, TENANT_TELEMETRY } from './telemetry.options';
  * `@opentelemetry/api` installed.
  */
 @Injectable()
-@TenantJobStage('observe')
+@TenantJobStage('observe', 20)
 export class TenantSpanStage implements JobStage {
   constructor(
     @Inject(TENANT_TELEMETRY) private readonly telemetry: ResolvedTelemetry | undefined,

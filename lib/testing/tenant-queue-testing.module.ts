@@ -8,28 +8,27 @@ import {
   Provider,
 } from '@nestjs/common';
 import { ClsModule } from 'nestjs-cls';
-import { TenantQueueModuleOptions } from '../interfaces/tenant-queue-options.interface';
-import { TenantQueuePortOptions } from '../guards/tenant-queue-ports.interface';
-import { PORT_TOKENS, omitPortOptions, portProviders } from '../guards/port-providers';
+import { TenantQueueModuleOptions } from '../interfaces';
+import { TenantQueuePortOptions, PORT_TOKENS, omitPortOptions, portProviders } from '../guards';
 import { TenantQueueCoreModule } from '../core/core.module';
 import {
   ResolvedTenantQueueOptions,
+  TENANT_QUEUE_FEATURE_OPTIONS,
   TENANT_QUEUE_MODULE_OPTIONS,
   TENANT_QUEUE_OPTIONS,
 } from '../core/options/core.options';
-import { FairQueueFeature } from '../fairness/fair-queue.feature';
-import { TenantGuardsModule } from '../guards/tenant-guards.module';
-import { PoolJobRouter } from '../pools/pool-job.router';
-import { TenantPoolsModule } from '../pools/tenant-pools.module';
-import { TelemetryQueueFeature } from '../telemetry/telemetry-queue.feature';
-import { TenantTelemetryModule } from '../telemetry/tenant-telemetry.module';
-import { featuresReady, mountTenantResolution } from '../tenant-queue.module';
+import { FairQueueFeature } from '../fairness';
+import {
+  FEATURE_OPTIONS,
+  REDIS_FREE_FEATURES,
+  mountTenantResolution,
+} from '../tenant-queue.module';
 import { InMemoryQueueBackend } from './in-memory-queue.backend';
 import { InlineWorkerBackend } from './inline-worker.backend';
 import { TenantQueueTesting } from './tenant-queue-testing';
 
 /** The features that need no Redis; the kernel's backends swapped for in-memory ones. */
-const FEATURES = [TenantGuardsModule, TenantPoolsModule, TenantTelemetryModule];
+const FEATURES = REDIS_FREE_FEATURES;
 
 /**
  * Stands in for `TenantQueueModule.forRoot()` in your tests: no Redis. `registerQueue` queues
@@ -56,9 +55,9 @@ export class TenantQueueTestingModule implements NestModule {
         useValue: { connection: {}, ...omitPortOptions(options) },
       },
       ...portProviders(options),
+      FEATURE_OPTIONS,
       TenantQueueTesting,
       FairQueueFeature,
-      featuresReady([FairQueueFeature, PoolJobRouter, TelemetryQueueFeature]),
     ];
     const core = TenantQueueCoreModule.register({
       queues: InMemoryQueueBackend,
@@ -72,6 +71,7 @@ export class TenantQueueTestingModule implements NestModule {
         core,
         ...FEATURES,
         TENANT_QUEUE_MODULE_OPTIONS,
+        TENANT_QUEUE_FEATURE_OPTIONS,
         ...PORT_TOKENS,
         TenantQueueTesting,
         FairQueueFeature,

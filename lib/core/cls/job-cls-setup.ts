@@ -36,7 +36,7 @@ const CLS_MODULE_OPTIONS = 'ClsModuleOptions';
  * nothing to do, no stage is added and worker events call their listener directly.
  */
 @Injectable()
-@TenantJobStage('identity')
+@TenantJobStage('identity', 10)
 export class JobClsSetup implements JobStage, WorkerEventSetup, OnModuleInit {
   private readonly logger = new Logger('TenantQueue');
   private before: Hook[] = [];

@@ -1,18 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { validateSync } from 'class-validator';
-import { InvalidEnvelopeError, InvalidFairKeyError, InvalidTenantIdError } from '../errors';
+import { InvalidEnvelopeError, InvalidTenantIdError } from '../errors';
 import { TenantEnvelope } from '../types/tenant-envelope.interface';
-import {
-  ENVELOPE_VERSION,
-  MAX_FAIR_KEY_LENGTH,
-  MAX_TENANT_ID_LENGTH,
-} from '../../tenant-queue.constants';
+import { ENVELOPE_VERSION, MAX_TENANT_ID_LENGTH } from '../../tenant-queue.constants';
 import { Messages } from '../../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 import { TenantState } from '../types/tenant-state.interface';
 import { signEnvelope, verifyEnvelope } from './envelope-signature';
 import { ENVELOPE_FIELDS, TenantEnvelopeDto } from './tenant-envelope.dto';
-import { isEnvelopeShape, isSafeText } from './quick-check';
+import { isEnvelopeShape } from './quick-check';
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
@@ -39,14 +35,7 @@ export class TenantEnvelopeCodec {
     }
   }
 
-  /** Throws `InvalidFairKeyError` unless the key is 1-128 printable ASCII characters. */
-  assertFairKey(fairKey: unknown): asserts fairKey is string {
-    if (!isSafeText(fairKey, MAX_FAIR_KEY_LENGTH)) {
-      throw new InvalidFairKeyError(Messages.invalidFairKey(fairKey, MAX_FAIR_KEY_LENGTH));
-    }
-  }
-
-  /** The envelope of a job enqueued in `state`; `fairKey` checked by `assertFairKey` first. */
+  /** The envelope of a job enqueued in `state`; `fairKey` checked by the fairness feature first. */
   create(state: TenantState & { tenantId: string }, fairKey?: string): TenantEnvelope {
     const envelope: TenantEnvelope = {
       v: ENVELOPE_VERSION,

@@ -40,7 +40,12 @@ import {
   TenantResolverName,
 } from '../types/core-options.interface';
 import { RESOLUTION_STRATEGIES } from '../resolution/strategies';
-import { validationWhy } from './option-names';
+import {
+  firstUnknownOption,
+  schemaOptionNames,
+  unknownOptionWhy,
+  validationWhy,
+} from './option-names';
 
 /** Every strategy name `resolution.order` accepts. */
 export const RESOLVER_NAMES = Object.keys(RESOLUTION_STRATEGIES) as TenantResolverName[];
@@ -108,10 +113,7 @@ class OptionsSchema {
   @IsOptional() @Matches(HEADER) correlationHeader?: string;
   @IsOptional() @IsString() @MaxLength(32) environment?: string;
   @IsOptional() @IsBoolean() globalEnhancers?: boolean;
-  @IsOptional() scheduler?: unknown;
   @IsOptional() envelope?: unknown;
-  @IsOptional() guards?: unknown;
-  @IsOptional() metrics?: unknown;
   @IsOptional() tiers?: unknown;
   @IsOptional() tierCacheMs?: unknown;
   @IsOptional() @IsInt() @Min(100) @Max(600_000) enqueueTimeoutMs?: number;
@@ -119,11 +121,14 @@ class OptionsSchema {
   @IsOptional() @IsInt() @Min(100) @Max(600_000) shutdownTimeoutMs?: number;
   @IsOptional() telemetry?: unknown;
   @IsOptional() cls?: unknown;
-  // Ports: Nest takes them out before this check; listed so a misspelling names them.
-  @IsOptional() directory?: unknown;
-  @IsOptional() entitlementChecker?: unknown;
-  @IsOptional() actorPermissionChecker?: unknown;
 }
+
+/**
+ * @internal The names of the features' slices of `forRoot`'s options (`scheduler`, the ports...),
+ * given by the module that composes them: the kernel checks only its own fields, and refuses a
+ * name that is neither its own nor one of these.
+ */
+export const TENANT_QUEUE_FEATURE_OPTIONS = Symbol('TENANT_QUEUE_FEATURE_OPTIONS');
 
 function check(schema: object, input: object, path: string): void {
   const errors = validateSync(Object.assign(schema, input), {
@@ -155,13 +160,26 @@ export function defaultResolveActor(req: any): TenantActor | undefined {
 }
 
 /** Validates the module options once and fills in defaults. Throws on the first bad field. */
-export function resolveTenantQueueOptions(options: CoreModuleOptions): ResolvedTenantQueueOptions {
+export function resolveTenantQueueOptions(
+  options: CoreModuleOptions,
+  featureOptions: readonly string[] = [],
+): ResolvedTenantQueueOptions {
   if (!options || typeof options !== 'object') {
     throw new InvalidTenantQueueOptionsError(
       Messages.invalidOptions('(root)', 'must be an object'),
     );
   }
-  check(new OptionsSchema(), options, '');
+  const known = [...schemaOptionNames(new OptionsSchema()), ...featureOptions];
+  const unknown = firstUnknownOption(options, known);
+  if (unknown !== undefined) {
+    throw new InvalidTenantQueueOptionsError(
+      Messages.invalidOptions(unknown, unknownOptionWhy(unknown, known)),
+    );
+  }
+  const kernelOptions = Object.fromEntries(
+    Object.entries(options).filter(([name]) => !featureOptions.includes(name)),
+  );
+  check(new OptionsSchema(), kernelOptions, '');
   const resolution = options.resolution ?? {};
   check(new ResolutionSchema(), resolution, 'resolution.');
   const order = resolution.order ?? ['header'];

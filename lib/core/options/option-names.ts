@@ -65,7 +65,7 @@ export function firstUnknownOption(input: object, known: readonly string[]): str
 }
 
 /** The option names a class-validator schema declares. */
-function schemaOptionNames(schema: object): string[] {
+export function schemaOptionNames(schema: object): string[] {
   const metadata = getMetadataStorage().getTargetValidationMetadatas(
     schema.constructor,
     '',

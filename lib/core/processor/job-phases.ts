@@ -1,6 +1,6 @@
 /**
  * The phases of the stages around every job handler, outermost first. Each stage names its phase
- * with `@TenantJobStage(phase)`; stages of one phase run in the order they were registered.
+ * with `@TenantJobStage(phase, order)`; stages of one phase run by their order, lowest outermost.
  *
  * - `observe`: around everything, sees the job's own outcome (metrics, span tags, fair release)
  * - `identity`: completes the job's CLS context (nestjs-cls plugin hooks, `CLS_ID`)

@@ -8,6 +8,8 @@ import { TenantEnvelope } from '../types/tenant-envelope.interface';
 import { TenantJob } from '../types/tenant-job.interface';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
+import { SeamProvider, bySeamPlace } from '../seams/seam-declaration';
+import { TenantSeams } from '../seams/tenant-seams';
 
 /** What a job stage knows about the job it wraps. */
 export interface JobRunContext {
@@ -55,33 +57,32 @@ export interface WorkerPlugin {
 }
 
 /**
- * @internal Where features plug into the job path (stages, worker plugins). Features register in
- * their constructor or `onModuleInit`; workers start at bootstrap, after every registration.
+ * @internal Where features plug into the job path: the `@TenantJobStage` and `@TenantWorkerPlugin`
+ * providers (found by discovery, in their declared order) and stages added with `useStage`.
+ * Workers start at bootstrap, after every provider is built.
  */
 @Injectable()
 export class TenantJobPipeline {
-  private readonly stageList: JobStage[] = [];
-  private readonly plugins: WorkerPlugin[] = [];
-
+  /** Stages added with `useStage`, after the discovered ones of the same phase and order. */
+  private readonly added: SeamProvider<JobStage>[] = [];
+  private stageList: JobStage[] | undefined;
   private stageVersion = 0;
-
-  private readonly phaseOf = new Map<JobStage, number>();
   private eventSetup: WorkerEventSetup | undefined;
 
+  constructor(private readonly seams: TenantSeams) {}
+
   /**
-   * Adds a stage in `phase`, or in the phase its class declares with `@TenantJobStage` (the module
-   * finds those providers itself); after the stages of that phase registered before it.
+   * Adds a stage in `phase` at `order`, or where its class's `@TenantJobStage` puts it (such
+   * providers are found without it).
    */
-  useStage(stage: JobStage, phase: JobPhase | undefined = stagePhaseOf(stage)): void {
+  useStage(stage: JobStage, phase: JobPhase | undefined = stagePhaseOf(stage), order = 0): void {
     const index = phase === undefined ? -1 : JOB_PHASES.indexOf(phase);
     if (index < 0) {
       throw new TypeError(Messages.stageWithoutPhase(stage.constructor?.name, JOB_PHASES));
     }
-    if (this.phaseOf.has(stage)) return;
-    this.phaseOf.set(stage, index);
-    this.stageList.push(stage);
-    // Stable: stages of one phase keep their registration order.
-    this.stageList.sort((a, b) => this.phaseOf.get(a)! - this.phaseOf.get(b)!);
+    if (this.added.some((entry) => entry.instance === stage)) return;
+    this.added.push({ instance: stage, seam: { kind: 'stage', phase: index, order } });
+    this.stageList = undefined;
     this.stageVersion++;
   }
 
@@ -107,20 +108,23 @@ export class TenantJobPipeline {
     processorOptions: TenantProcessorOptions,
     host: TenantWorkerHost,
   ): JobStage[] {
-    return this.stageList.filter(
+    return this.stages.filter(
       (stage) => !stage.appliesTo || stage.appliesTo(definition, processorOptions, host),
     );
   }
 
-  useWorkerPlugin(plugin: WorkerPlugin): void {
-    this.plugins.push(plugin);
-  }
-
+  /** Every stage, outermost first: by phase, then order. */
   get stages(): readonly JobStage[] {
+    this.stageList ??= bySeamPlace([
+      ...this.seams
+        .providers<JobStage>('stage')
+        .filter((found) => !this.added.some((entry) => entry.instance === found.instance)),
+      ...this.added,
+    ]).map((entry) => entry.instance);
     return this.stageList;
   }
 
   get workerPlugins(): readonly WorkerPlugin[] {
-    return this.plugins;
+    return this.seams.instances<WorkerPlugin>('worker-plugin');
   }
 }

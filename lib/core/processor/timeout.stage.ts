@@ -12,7 +12,7 @@ import { TenantProcessorOptions } from './tenant-processor.decorator';
  * attempt fails with `JobTimeoutError` whether or not the handler has stopped.
  */
 @Injectable()
-@TenantJobStage('deadline')
+@TenantJobStage('deadline', 10)
 export class TimeoutStage implements JobStage {
   /** Only a processor with a `timeoutMs` (the runner adds it for a job with its own). */
   appliesTo(_definition: unknown, processorOptions: TenantProcessorOptions): boolean {

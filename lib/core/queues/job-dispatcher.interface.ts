@@ -7,20 +7,11 @@ import { bullClient } from '../bullmq';
 const PARENT_MISSING = -5;
 
 /**
- * BullMQ job options, plus the lane and the fair key of a fair queue that uses them.
+ * BullMQ job options, plus what the features add (a fair queue's `lane` and `fairKey`).
  * @publicApi
  */
-export type TenantJobOptions = JobsOptions & {
-  /** Lane of the job on a queue with `fairness.lanes` (e.g. `'interactive'`, `'bulk'`). */
-  lane?: string;
-  /**
-   * Second fairness key, inside the tenant, on a queue with `fairness.fairKey` (e.g. the user
-   * id): the tenant's turns go round its keys, so one user's flood does not starve the tenant's
-   * other users. 1-128 printable ASCII characters (no spaces); it travels in the signed
-   * `_tenant` envelope. A job without a tenant cannot have one.
-   */
-  fairKey?: string;
-};
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- features add their fields
+export interface TenantJobOptions extends JobsOptions {}
 
 /** A job ready for Redis: envelope attached, id assigned, options merged. */
 export interface PreparedJob {

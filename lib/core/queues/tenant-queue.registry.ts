@@ -7,6 +7,7 @@ import { InvalidTenantQueueOptionsError, UnknownTenantQueueError } from '../erro
 import { CoreQueueOptions, TenantQueueDefinition } from '../types/queue-definition.interface';
 import { TenantQueuePlugins } from './tenant-queue-plugins';
 import { PreparedJob } from './job-dispatcher.interface';
+import { JobRoute } from './queue-feature.interface';
 import { jobOptionsProblem } from './job-options.check';
 import { TENANT_QUEUE_BACKEND, TenantQueueBackend } from './queue-backend';
 import { QUEUE_NAME_RULE, isQueueName, poolsToConsume } from './queue-names';
@@ -16,7 +17,6 @@ import { Messages } from '../../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 const DEFAULT_ATTEMPTS = 3;
 const DEFAULT_BACKOFF = { type: 'exponential', delay: 1000, jitter: 0.5 } as const;
-const DEFAULT_DEAD_LETTER_CAP = 1000;
 
 /**
  * Runtime registry of this app's tenant queues (and, read from the worker launcher, their
@@ -50,8 +50,7 @@ export class TenantQueueRegistry implements OnApplicationShutdown {
       );
     }
     if (existing) return existing;
-    const router = this.plugins.jobRouter;
-    const pools = router ? router.poolsOf(input) : [];
+    const pools = this.plugins.poolsOf(input);
     for (const pool of pools) {
       if (this.queues.has(pool)) {
         const owner = this.queues.get(pool)!.definition.poolOf;
@@ -70,9 +69,12 @@ export class TenantQueueRegistry implements OnApplicationShutdown {
         poolOf: definition.name,
       });
     }
-    const byPool = router!.routeFor(pooled);
+    // The router's provider is asked at the first write, once Nest has built every provider.
+    let byPool: JobRoute | undefined;
     const route: TenantJobRouter = async (jobs, ownIds) =>
-      (await byPool(jobs, ownIds)).map((pool) => this.queues.get(pool)!);
+      (await (byPool ??= this.plugins.routeFor(pooled))(jobs, ownIds)).map((pool) =>
+        this.queues.get(pool)!,
+      );
     return this.createProducer(pooled, route);
   }
 
@@ -106,7 +108,7 @@ export class TenantQueueRegistry implements OnApplicationShutdown {
       // A pool's producer is reached through its queue's, which claims the ids for all pools.
       definition.poolOf === undefined ? this.backend.jobIdOwners(definition) : undefined,
       this.backend.enqueueBound(),
-      this.plugins.jobCheckFor(definition),
+      () => this.plugins.jobCheckFor(definition),
     );
     this.queues.set(definition.name, queue);
     return queue;
@@ -146,13 +148,20 @@ export class TenantQueueRegistry implements OnApplicationShutdown {
     );
   }
 
+  /** The options of the queues registered so far (pools are not registrations of their own). */
+  private registeredOptions(): Readonly<CoreQueueOptions>[] {
+    return [...this.queues.values()]
+      .filter((queue) => queue.definition.poolOf === undefined)
+      .map((queue) => queue.definition.registered);
+  }
+
   private define(input: CoreQueueOptions): TenantQueueDefinition {
     if (!input || !isQueueName(input.name)) {
       throw new InvalidTenantQueueOptionsError(
         Messages.invalidOptions('registerQueue.name', QUEUE_NAME_RULE),
       );
     }
-    this.plugins.checkQueue(input);
+    this.plugins.checkQueue(input, this.registeredOptions());
     const problem = input.defaultJobOptions && jobOptionsProblem(input.defaultJobOptions, '{}');
     if (problem) {
       throw new InvalidTenantQueueOptionsError(
@@ -169,7 +178,6 @@ export class TenantQueueRegistry implements OnApplicationShutdown {
         ...input.defaultJobOptions,
       },
       bullPrefix: bullPrefixFor(this.options.prefix, input.name, this.plugins.keyGroupOf(input)),
-      deadLetterCap: input.deadLetterCap ?? DEFAULT_DEAD_LETTER_CAP,
       registered: input,
     };
   }

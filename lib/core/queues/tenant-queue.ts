@@ -3,12 +3,7 @@ import type { Queue } from 'bullmq';
 import { TenantContext } from '../context/tenant-context';
 import { TenantState } from '../context/tenant-state';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
-import {
-  InvalidFairKeyError,
-  InvalidJobOptionsError,
-  JobIdTakenError,
-  MissingTenantError,
-} from '../errors';
+import { InvalidJobOptionsError, JobIdTakenError, MissingTenantError } from '../errors';
 import { TenantQueueDefinition } from '../types/queue-definition.interface';
 import { EnqueuedJob } from '../types/tenant-job.interface';
 import { ENVELOPE_KEY } from '../../tenant-queue.constants';
@@ -70,11 +65,16 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     private readonly owners?: JobIdOwners,
     /** How long an enqueue may wait for Redis; unbounded when absent. */
     private readonly bound?: EnqueueBound,
-    /** The features' checks of each job (lanes, what a fair queue refuses), before any write. */
-    private readonly jobCheck?: (job: PreparedJob) => void,
+    /**
+     * The features' checks of each job (lanes, what a fair queue refuses), before any write:
+     * asked at the first job, once Nest has built the features.
+     */
+    private readonly jobCheckOf?: () => ((job: PreparedJob) => void) | undefined,
   ) {}
 
   private dispatcher: JobDispatcher | undefined;
+  /** `jobCheckOf()`'s answer: null when no feature checks this queue's jobs. */
+  private jobCheck: ((job: PreparedJob) => void) | null | undefined = undefined;
 
   get name(): string {
     return this.definition.name;
@@ -138,17 +138,6 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     if (tenantId === undefined && scoped) {
       throw new MissingTenantError(Messages.missingTenant(this.name, name));
     }
-    const fairKey = opts?.fairKey;
-    if (fairKey !== undefined) {
-      if (tenantId === undefined) {
-        throw new InvalidFairKeyError(Messages.fairKeyWithoutTenant(this.name, name));
-      }
-      this.codec.assertFairKey(fairKey);
-    }
-    if (tenantId !== undefined) {
-      payload[ENVELOPE_KEY] = this.codec.create({ ...state, tenantId }, fairKey);
-    }
-    const json = payloadJson(this.name, name, payload);
     if (opts?.jobId != null) assertCallerJobId(this.name, name, opts, opts.jobId);
     const jobId = opts?.jobId ?? randomUUID();
     const prepared: PreparedJob = {
@@ -157,12 +146,19 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
       opts: { ...this.definition.defaultJobOptions, ...opts, jobId },
       tenantId,
     };
+    // The features' checks (lanes, fair keys, what a fair queue refuses), before the envelope
+    // takes the job's fair key.
+    if (this.jobCheck === undefined) this.jobCheck = this.jobCheckOf?.() ?? null;
+    this.jobCheck?.(prepared);
+    if (tenantId !== undefined) {
+      payload[ENVELOPE_KEY] = this.codec.create({ ...state, tenantId }, opts?.fairKey);
+    }
+    const json = payloadJson(this.name, name, payload);
     if (opts !== undefined) this.assertOptions(name, prepared.opts, json);
     const dedup = prepared.opts.deduplication;
     if (dedup !== undefined) {
       prepared.opts.deduplication = { ...dedup, id: tenantDeduplicationId(tenantId, dedup.id) };
     }
-    this.jobCheck?.(prepared);
     if (opts?.jobId != null) callerIds.add(prepared);
     return prepared;
   }

@@ -3,7 +3,7 @@ import { isTenantDirectoryConfigured } from './default-ports';
 import { TenantDirectory, TenantRecord } from '../types/tenant-directory.interface';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 import { TenantLimits, TenantTierOptions } from '../types/tenant-tier-options.interface';
-import { UnknownTierError } from '../errors';
+import { UnknownTierError } from './unknown-tier.error';
 import { TENANT_QUEUE_BACKEND, TenantQueueBackend } from '../queues/queue-backend';
 import { Messages } from '../../tenant-queue.messages';
 import { TierOverrides } from './tier-overrides';

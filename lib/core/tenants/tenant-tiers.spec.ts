@@ -1,4 +1,5 @@
-import { InvalidTenantQueueOptionsError, UnknownTierError } from '../errors';
+import { InvalidTenantQueueOptionsError } from '../errors';
+import { UnknownTierError } from './unknown-tier.error';
 import { TenantDirectory, TenantPage, TenantRecord } from '../types/tenant-directory.interface';
 import { resolveTenantQueueOptions } from '../options/core.options';
 import { TenantTiers } from './tenant-tiers.service';

@@ -26,11 +26,6 @@ export interface CoreQueueOptions {
    * @default { type: 'exponential', delay: 1000, jitter: 0.5 }
    */
   backoff?: BackoffOptions;
-  /**
-   * Most dead letters kept per tenant on this queue; the oldest are dropped beyond it.
-   * @default 1000
-   */
-  deadLetterCap?: number;
 }
 
 /** A registered queue with its defaults filled in. */
@@ -41,8 +36,6 @@ export interface TenantQueueDefinition {
   defaultJobOptions: JobsOptions;
   /** BullMQ prefix (the queue's hash tag). */
   bullPrefix: string;
-  /** Most dead letters kept per tenant (default 1000). */
-  deadLetterCap?: number;
   /** For a dedicated pool: the queue it serves (tiers and limits are looked up under that name). */
   poolOf?: string;
   /** Dedicated pools of this queue (its own name, the shared pool, is not listed). */

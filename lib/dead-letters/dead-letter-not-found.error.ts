@@ -1,4 +1,4 @@
-import { TenantQueueError } from './tenant-queue.error';
+import { TenantQueueError } from '../core/errors';
 
 /**
  * No dead letter with that job id exists for that tenant (it may belong to another tenant).

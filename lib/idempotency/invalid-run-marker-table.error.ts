@@ -1,4 +1,4 @@
-import { TenantQueueError } from './tenant-queue.error';
+import { TenantQueueError } from '../core/errors';
 
 /**
  * `runOnce`/`claimRun`/`runMarkerTableSql` got a table name that is not a plain SQL identifier.

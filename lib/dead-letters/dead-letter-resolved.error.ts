@@ -1,4 +1,4 @@
-import { TenantQueueError } from './tenant-queue.error';
+import { TenantQueueError } from '../core/errors';
 
 /**
  * The dead letter's job ran again outside `DeadLetters.replay` (BullMQ's `job.retry()`,

@@ -1,12 +1,14 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpStatus } from '@nestjs/common';
-import { EnqueueUnavailableError } from './enqueue-unavailable.error';
-import { InvalidTenantIdError } from './invalid-tenant-id.error';
-import { JobIdTakenError } from './job-id-taken.error';
-import { MissingTenantError } from './missing-tenant.error';
-import { TenantBacklogFullError } from './tenant-backlog-full.error';
-import { TenantNotActiveError } from './tenant-not-active.error';
-import { TenantPortUnavailableError } from './tenant-port-unavailable.error';
-import { TenantSourceConflictError } from './tenant-source-conflict.error';
+import {
+  EnqueueUnavailableError,
+  InvalidTenantIdError,
+  JobIdTakenError,
+  MissingTenantError,
+  TenantNotActiveError,
+  TenantSourceConflictError,
+} from './core/errors';
+import { TenantPortUnavailableError } from './guards';
+import { TenantBacklogFullError } from './fairness';
 
 type Mapped = abstract new (...args: never[]) => Error;
 

@@ -1,4 +1,4 @@
-import { TenantQueueError } from './tenant-queue.error';
+import { TenantQueueError } from '../core/errors';
 
 /**
  * The tenant directory or a checker threw or timed out while a job was being guarded. A transient

@@ -1,4 +1,4 @@
-import { TenantQueueError } from './tenant-queue.error';
+import { TenantQueueError } from '../errors';
 
 /**
  * A tier assignment named a tier the `tiers` option does not define; nothing was written.

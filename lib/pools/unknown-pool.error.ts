@@ -1,4 +1,4 @@
-import { TenantQueueError } from './tenant-queue.error';
+import { TenantQueueError } from '../core/errors';
 
 /**
  * Routing sent a tenant's job to a pool its queue does not declare; nothing of the call was

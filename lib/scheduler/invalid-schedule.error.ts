@@ -1,4 +1,4 @@
-import { TenantQueueError } from './tenant-queue.error';
+import { TenantQueueError } from '../core/errors';
 
 /**
  * A schedule's cron expression, time zone or options are invalid. Nothing was stored.

@@ -1,0 +1,2 @@
+export * from './seam-declaration';
+export * from './tenant-seams';
