@@ -50,9 +50,9 @@ describe('tiers across two worker processes (real Redis)', () => {
     await redis?.quit();
   });
 
-  it('holds a tier rate limit within 10% over a minute, and serves interactive jobs ahead of a bulk flood', async () => {
-    // The metered tier allows 600 jobs a minute (one per 100 ms); the tenant asks for 900.
-    await enqueue('metered', 'work', 900, 5);
+  it('holds a tier rate limit within 10% over its 15 s window, across both processes, and serves interactive jobs ahead of a bulk flood', async () => {
+    // The metered tier allows 150 jobs per 15 s (one per 100 ms); the tenant asks for 250.
+    await enqueue('metered', 'work', 250, 5);
     // A bulk flood from two tenants (~25 s of work for 8 slots), then clicks for 20 s,
     // half of them from a flooding tenant.
     await enqueue('bulkA', 'export', 2000, 50);
@@ -66,21 +66,21 @@ describe('tiers across two worker processes (real Redis)', () => {
     expect(flood.length).toBeLessThan(4000); // the flood was still running during the clicks
 
     await waitFor(
-      async () => (await starts()).filter((s) => s.tenantId === 'metered').length >= 620,
-      'a minute of the metered tenant',
+      async () => (await starts()).filter((s) => s.tenantId === 'metered').length >= 160,
+      'a whole window of the metered tenant',
       90_000,
     );
     const all = await starts();
     const metered = all.filter((s) => s.tenantId === 'metered').map((s) => s.admittedAt);
     metered.sort((a, b) => a - b);
-    const inMinute = metered.filter((at) => at < metered[0] + 60_000).length;
-    expect(inMinute).toBeGreaterThanOrEqual(540);
-    expect(inMinute).toBeLessThanOrEqual(660);
+    const inWindow = metered.filter((at) => at < metered[0] + 15_000).length;
+    expect(inWindow).toBeGreaterThanOrEqual(135);
+    expect(inWindow).toBeLessThanOrEqual(165);
     // Both processes started the tenant's jobs: the limit is one limit across them.
     const pids = new Set(all.filter((s) => s.tenantId === 'metered').map((s) => s.pid));
     expect(pids.size).toBe(2);
     const state = await producer.get(TenantFairness).getTenant('tiered', 'metered');
-    expect(state.rateLimit).toEqual({ max: 600, per: 60_000, burst: 1 });
+    expect(state.rateLimit).toEqual({ max: 150, per: 15_000, burst: 1 });
 
     const clicks = all.filter((s) => s.name === 'click');
     expect(clicks).toHaveLength(200);
@@ -88,7 +88,7 @@ describe('tiers across two worker processes (real Redis)', () => {
     const p95 = percentile(waits, 95);
     const p99 = percentile(waits, 99);
     process.stdout.write(
-      `tiers-processes: metered ${inMinute} starts in 60 s (limit 600); click waits p50 ${percentile(waits, 50)} ms, p95 ${p95} ms, p99 ${p99} ms, max ${Math.max(...waits)} ms (clicks from ${new Date(clicksFrom).toISOString()})\n`,
+      `tiers-processes: metered ${inWindow} starts in 15 s (limit 150); click waits p50 ${percentile(waits, 50)} ms, p95 ${p95} ms, p99 ${p99} ms, max ${Math.max(...waits)} ms (clicks from ${new Date(clicksFrom).toISOString()})\n`,
     );
     // Fairness goal: p99 under 50 ms (measured: 44-78 ms with other work on the 2 cores). The
     // test holds it to twice that, so a loaded CI machine does not fail it; behind a FIFO the
