@@ -1,8 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
-import { TenantContext, TenantFairness, TenantQueueRegistry } from '../../../lib';
+import { TenantFairness } from '../../../lib';
 import { StartRecord, startsKey, tieredImports } from '../../fixtures/tiers-shared';
+import { enqueue, many } from '../../support/jobs';
 import { forkFixture, killAll } from '../../support/processes';
 import { uniquePrefix } from '../../support/redis-url';
 import { TestRedisClient, openRedis } from '../../support/test-redis';
@@ -17,10 +18,9 @@ function startWorker(): Promise<ChildProcess> {
   return forkFixture('tiers-worker.ts', { TQ_PREFIX: prefix, TQ_CONCURRENCY: '4' }, workers);
 }
 
-async function enqueue(tenantId: string, name: string, count: number, ms: number) {
-  const queue = producer.get(TenantQueueRegistry).getQueue<{ ms: number }>('tiered');
-  const jobs = Array.from({ length: count }, () => ({ name, data: { ms } }));
-  await producer.get(TenantContext).run(tenantId, () => queue.addBulk(jobs));
+/** `count` jobs named `name` of `tenantId` on the `tiered` queue, each holding its slot `ms`. */
+function addTiered(tenantId: string, name: string, count: number, ms: number) {
+  return enqueue(producer, 'tiered', tenantId, many(count, { ms }), undefined, name);
 }
 
 async function starts(): Promise<StartRecord[]> {
@@ -52,14 +52,14 @@ describe('tiers across two worker processes (real Redis)', () => {
 
   it('holds a tier rate limit within 10% over its 15 s window, across both processes, and serves interactive jobs ahead of a bulk flood', async () => {
     // The metered tier allows 150 jobs per 15 s (one per 100 ms); the tenant asks for 250.
-    await enqueue('metered', 'work', 250, 5);
+    await addTiered('metered', 'work', 250, 5);
     // A bulk flood from two tenants (~25 s of work for 8 slots), then clicks for 20 s,
     // half of them from a flooding tenant.
-    await enqueue('bulkA', 'export', 2000, 50);
-    await enqueue('bulkB', 'export', 2000, 50);
+    await addTiered('bulkA', 'export', 2000, 50);
+    await addTiered('bulkB', 'export', 2000, 50);
     const clicksFrom = Date.now();
     for (let i = 0; i < 200; i++) {
-      await enqueue(i % 2 ? 'bulkA' : `ui${i % 4}`, 'click', 1, 2);
+      await addTiered(i % 2 ? 'bulkA' : `ui${i % 4}`, 'click', 1, 2);
       await sleep(100);
     }
     const flood = (await starts()).filter((s) => s.name === 'export');
