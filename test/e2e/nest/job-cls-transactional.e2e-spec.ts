@@ -1,5 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { ClsPluginTransactional, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterDrizzleOrm } from '@nestjs-cls/transactional-adapter-drizzle-orm';
 import { sql } from 'drizzle-orm';
@@ -18,7 +18,7 @@ import {
 } from '../../../lib';
 import { StartedPostgres, startPostgres } from '../../support/postgres';
 import { uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 const DRIZZLE = Symbol('DRIZZLE');
@@ -123,8 +123,7 @@ describe('@Transactional() in a job handler, per tenant, on a real Postgres', ()
       providers: [Notes, NotesProcessor, Producer],
     })
     class AppModule {}
-    moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    await moduleRef.init();
+    moduleRef = await bootTestModule({ imports: [AppModule] });
   });
 
   afterAll(async () => {

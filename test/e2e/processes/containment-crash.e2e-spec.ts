@@ -1,11 +1,11 @@
 import { ChildProcess } from 'node:child_process';
 import { Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import IORedis from 'ioredis';
 import { DeadLetters, TenantContext, TenantQueueModule, TenantQueueRegistry } from '../../../lib';
 import { forkFixture, killAll } from '../../support/processes';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 /** Every process forked here, killed in afterAll whatever happened. */
@@ -48,8 +48,7 @@ describe('a worker process killed mid-job', () => {
       imports: [...testRootImports(prefix), TenantQueueModule.registerQueue({ name: 'crash' })],
     })
     class ProducerModule {}
-    app = await Test.createTestingModule({ imports: [ProducerModule] }).compile();
-    await app.init();
+    app = await bootTestModule({ imports: [ProducerModule] });
   });
 
   afterAll(async () => {

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import type { Cluster } from 'ioredis';
 import {
   InvalidTenantQueueOptionsError,
@@ -18,7 +18,7 @@ import {
 import { enqueue, many } from '../../support/jobs';
 import { forkFixture, killAll } from '../../support/processes';
 import { uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { TestRedisClient, isClusterRun, openRedis } from '../../support/test-redis';
 import { waitFor } from '../../support/wait';
 
@@ -32,10 +32,9 @@ function hashTag(key: string): string {
 }
 
 async function boot(prefix: string, concurrency: number, redis: TestRedisClient) {
-  const moduleRef = await Test.createTestingModule({
+  const moduleRef = await bootTestModule({
     imports: [budgetAppModule(prefix, concurrency, () => redis)],
-  }).compile();
-  await moduleRef.init();
+  });
   return moduleRef;
 }
 
@@ -172,8 +171,7 @@ describe('one budget across queues (real Redis)', () => {
       class BadModule {}
       let ref: TestingModule | undefined;
       try {
-        ref = await Test.createTestingModule({ imports: [BadModule] }).compile();
-        await ref.init();
+        ref = await bootTestModule({ imports: [BadModule] });
       } finally {
         await ref?.close().catch(() => undefined);
       }

@@ -1,12 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { TenantQueueModule } from '../../../lib';
 import { POOL_QUEUE, PoolJobData, poolRecordKeys } from '../../fixtures/pool-shared';
 import { enqueue, many } from '../../support/jobs';
 import { forkFixture, killAll } from '../../support/processes';
 import { uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { TestRedisClient, openRedis } from '../../support/test-redis';
 import { sleep, waitFor } from '../../support/wait';
 
@@ -64,8 +64,7 @@ describe('a dedicated pool in its own process (real Redis, two worker processes)
       imports: [...testRootImports(prefix), TenantQueueModule.registerQueue(POOL_QUEUE)],
     })
     class ProducerModule {}
-    producer = await Test.createTestingModule({ imports: [ProducerModule] }).compile();
-    await producer.init();
+    producer = await bootTestModule({ imports: [ProducerModule] });
     await Promise.all([startWorker('imports-flood'), startWorker('imports')]);
   }, 60_000);
 

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { TenantFairness } from '../../../lib';
 import { StartRecord, startsKey, tieredImports } from '../../fixtures/tiers-shared';
 import { enqueue, many } from '../../support/jobs';
@@ -8,6 +8,7 @@ import { forkFixture, killAll } from '../../support/processes';
 import { uniquePrefix } from '../../support/redis-url';
 import { TestRedisClient, openRedis } from '../../support/test-redis';
 import { sleep, waitFor } from '../../support/wait';
+import { bootTestModule } from '../../support/test-module';
 
 const prefix = uniquePrefix('tiers');
 const workers: ChildProcess[] = [];
@@ -39,8 +40,7 @@ describe('tiers across two worker processes (real Redis)', () => {
       imports: tieredImports(prefix),
     })
     class ProducerModule {}
-    producer = await Test.createTestingModule({ imports: [ProducerModule] }).compile();
-    await producer.init();
+    producer = await bootTestModule({ imports: [ProducerModule] });
     await Promise.all([startWorker(), startWorker()]);
   }, 60_000);
 
