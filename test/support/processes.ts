@@ -35,14 +35,22 @@ export function ask<T = unknown>(child: ChildProcess, message: unknown): Promise
   });
 }
 
+/** Resolves once `child` has exited (at once if it has), with its signal, else its exit code. */
+export function exited(child: ChildProcess): Promise<NodeJS.Signals | number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve(child.signalCode ?? child.exitCode);
+  }
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
+}
+
 /** SIGKILLs every child still alive and resolves once each has exited. */
 export async function killAll(children: ChildProcess[]): Promise<void> {
   await Promise.all(
     children.map((child) => {
       if (child.exitCode !== null || child.signalCode !== null) return undefined;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
+      const done = exited(child);
       child.kill('SIGKILL');
-      return exited;
+      return done;
     }),
   );
 }
