@@ -2,8 +2,8 @@
 // `npm test`: the checks and every jest run, two at a time on the two cores. One jest run keeps
 // about 0.6 of a core busy (the rest of its time it waits on Redis, Postgres and the worker
 // processes it forks), so the full run goes first in one slot and the other runs, one chain of
-// steps at a time, take the other slot and then whichever frees up (docs/CONTRIBUTING.md, "Test
-// suites", has the measured times).
+// steps at a time, take the other slot and then whichever frees up; the variants' installs run
+// beside them from the start (docs/CONTRIBUTING.md, "Test suites", has the measured times).
 //
 // Usage: node scripts/test.js            every step (what `npm test` and `.ci/run` run)
 //        node scripts/test.js <variant>  one variant run: cluster, nest12, ioredis6 or bullmq5
@@ -100,16 +100,37 @@ function stopAll() {
   }
 }
 
-/** Runs the chains `slots` at a time; a chain starts when a slot frees up. */
+/** Runs one step of a chain; a failure stops the rest. */
+async function step([name, command], live) {
+  const ok = !failed && (await run(name, command, live));
+  if (!ok && !failed) {
+    failed = true;
+    stopAll();
+  }
+  return ok;
+}
+
+const isInstall = ([name]) => name.endsWith(': install');
+
+/**
+ * Runs the chains `slots` at a time; a chain starts when a slot frees up. With two slots the
+ * variants' installs (network and disk, little CPU) run first, one by one, beside the slots, and
+ * a chain waits for its own install where it would have run it.
+ */
 async function runChains(queue, slots) {
+  const installs = new Map();
+  if (slots > 1) {
+    let previous = Promise.resolve(true);
+    for (const install of queue.flat().filter(isInstall)) {
+      previous = previous.then((ok) => ok && step(install, false));
+      installs.set(install, previous);
+    }
+  }
   const next = async () => {
     for (let chain = queue.shift(); chain && !failed; chain = queue.shift()) {
-      for (const [name, command] of chain) {
-        if (failed) return;
-        if (!(await run(name, command, chain === FULL || slots === 1))) {
-          failed = true;
-          stopAll();
-        }
+      for (const each of chain) {
+        const ok = await (installs.get(each) ?? step(each, chain === FULL || slots === 1));
+        if (!ok) return;
       }
     }
   };
@@ -122,12 +143,14 @@ async function main() {
     console.error(`unknown variant "${only}": one of ${Object.keys(VARIANTS).join(', ')}`);
     process.exit(2);
   }
-  for (const signal of ['SIGINT', 'SIGTERM']) {
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     process.on(signal, () => {
       failed = true;
       stopAll();
     });
   }
+  // The steps run in process groups of their own: whatever ends this script ends them too.
+  process.on('exit', stopAll);
   const started = Date.now();
   await runChains(chains(only), only ? 1 : 2);
   process.stdout.write('\nsteps (wall seconds):\n');
