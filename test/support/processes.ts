@@ -6,6 +6,18 @@ import { NestFactory } from '@nestjs/core';
 /** Every file a fixture may load, transpiled once per test file (see `compileFixtures`). */
 let compiled: string | undefined;
 
+/** The folder of the fixtures compiled with the library, once per test file. */
+async function compiledTree(): Promise<string> {
+  // Loaded here, not at the top: fixture processes import this file too, and need no compiler.
+  const { compileFixtures } = await import('./compiled-fixtures');
+  if (!compiled) {
+    const out = compileFixtures(['test/fixtures', 'test/support', 'sample-app']);
+    process.once('exit', () => rmSync(out, { recursive: true, force: true }));
+    compiled = out;
+  }
+  return compiled;
+}
+
 /**
  * Forks `test/fixtures/<fixture>` with `env` added to this process's environment, and resolves
  * once it sends its first message ('ready', see `serveUntilSigterm`). The fixture runs as plain
@@ -17,14 +29,23 @@ export async function forkFixture(
   env: Record<string, string>,
   into: ChildProcess[],
 ): Promise<ChildProcess> {
-  // Loaded here, not at the top: fixture processes import this file too, and need no compiler.
-  const { compileFixtures, forkCompiled } = await import('./compiled-fixtures');
-  if (!compiled) {
-    const out = compileFixtures(['test/fixtures', 'test/support', 'sample-app']);
-    process.once('exit', () => rmSync(out, { recursive: true, force: true }));
-    compiled = out;
-  }
-  return forkCompiled(compiled, `test/fixtures/${fixture}`, env, into);
+  const { forkCompiled } = await import('./compiled-fixtures');
+  return forkCompiled(await compiledTree(), `test/fixtures/${fixture}`, env, into);
+}
+
+/**
+ * For a test that spawns `test/fixtures/<fixture>` itself (to read its output): the command line
+ * that runs it as plain JavaScript (compiled as for `forkFixture`), and the environment it needs
+ * on top of this process's.
+ */
+export async function compiledFixture(
+  fixture: string,
+): Promise<{ args: string[]; env: Record<string, string> }> {
+  const { compiledFile, compiledEnv } = await import('./compiled-fixtures');
+  return {
+    args: [compiledFile(await compiledTree(), `test/fixtures/${fixture}`)],
+    env: compiledEnv(),
+  };
 }
 
 /** Sends a message and resolves with the child's next reply. */
