@@ -57,6 +57,16 @@ export function compileFixtures(testFiles: string[]): string {
   return out;
 }
 
+/** The JavaScript file of a fixture compiled by `compileFixtures` (`fixture` from the root, `.ts`). */
+export function compiledFile(out: string, fixture: string): string {
+  return join(out, fixture.replace(/\.ts$/, '.js'));
+}
+
+/** What a compiled fixture's process needs in its environment: the repository's node_modules. */
+export function compiledEnv(): Record<string, string> {
+  return { NODE_PATH: join(ROOT, 'node_modules') };
+}
+
 /**
  * Forks a fixture compiled by `compileFixtures` (`fixture` relative to the repository root,
  * `.ts` as written) and resolves when it sends its first message ('ready').
@@ -67,8 +77,8 @@ export function forkCompiled(
   env: Record<string, string>,
   into: ChildProcess[],
 ): Promise<ChildProcess> {
-  const child = fork(join(out, fixture.replace(/\.ts$/, '.js')), [], {
-    env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules'), ...env },
+  const child = fork(compiledFile(out, fixture), [], {
+    env: { ...process.env, ...compiledEnv(), ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   into.push(child);

@@ -6,6 +6,18 @@ import { NestFactory } from '@nestjs/core';
 /** Every file a fixture may load, transpiled once per test file (see `compileFixtures`). */
 let compiled: string | undefined;
 
+/** The folder of the fixtures compiled with the library, once per test file. */
+async function compiledTree(): Promise<string> {
+  // Loaded here, not at the top: fixture processes import this file too, and need no compiler.
+  const { compileFixtures } = await import('./compiled-fixtures');
+  if (!compiled) {
+    const out = compileFixtures(['test/fixtures', 'test/support', 'sample-app']);
+    process.once('exit', () => rmSync(out, { recursive: true, force: true }));
+    compiled = out;
+  }
+  return compiled;
+}
+
 /**
  * Forks `test/fixtures/<fixture>` with `env` added to this process's environment, and resolves
  * once it sends its first message ('ready', see `serveUntilSigterm`). The fixture runs as plain
@@ -17,14 +29,23 @@ export async function forkFixture(
   env: Record<string, string>,
   into: ChildProcess[],
 ): Promise<ChildProcess> {
-  // Loaded here, not at the top: fixture processes import this file too, and need no compiler.
-  const { compileFixtures, forkCompiled } = await import('./compiled-fixtures');
-  if (!compiled) {
-    const out = compileFixtures(['test/fixtures', 'test/support', 'sample-app']);
-    process.once('exit', () => rmSync(out, { recursive: true, force: true }));
-    compiled = out;
-  }
-  return forkCompiled(compiled, `test/fixtures/${fixture}`, env, into);
+  const { forkCompiled } = await import('./compiled-fixtures');
+  return forkCompiled(await compiledTree(), `test/fixtures/${fixture}`, env, into);
+}
+
+/**
+ * For a test that spawns `test/fixtures/<fixture>` itself (to read its output): the command line
+ * that runs it as plain JavaScript (compiled as for `forkFixture`), and the environment it needs
+ * on top of this process's.
+ */
+export async function compiledFixture(
+  fixture: string,
+): Promise<{ args: string[]; env: Record<string, string> }> {
+  const { compiledFile, compiledEnv } = await import('./compiled-fixtures');
+  return {
+    args: [compiledFile(await compiledTree(), `test/fixtures/${fixture}`)],
+    env: compiledEnv(),
+  };
 }
 
 /** Sends a message and resolves with the child's next reply. */
@@ -35,14 +56,22 @@ export function ask<T = unknown>(child: ChildProcess, message: unknown): Promise
   });
 }
 
+/** Resolves once `child` has exited (at once if it has), with its signal, else its exit code. */
+export function exited(child: ChildProcess): Promise<NodeJS.Signals | number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return Promise.resolve(child.signalCode ?? child.exitCode);
+  }
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
+}
+
 /** SIGKILLs every child still alive and resolves once each has exited. */
 export async function killAll(children: ChildProcess[]): Promise<void> {
   await Promise.all(
     children.map((child) => {
       if (child.exitCode !== null || child.signalCode !== null) return undefined;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
+      const done = exited(child);
       child.kill('SIGKILL');
-      return exited;
+      return done;
     }),
   );
 }

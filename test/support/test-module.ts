@@ -1,3 +1,5 @@
+import type { ModuleMetadata } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
 import { ClsModule, ClsModuleOptions } from 'nestjs-cls';
 import {
   TENANT_QUEUE_OPTIONS_TYPE,
@@ -36,4 +38,19 @@ export function tieredRootOptions(input: {
     ...(input.tiers ? { tiers: input.tiers } : {}),
     ...(input.tierCacheMs !== undefined ? { tierCacheMs: input.tierCacheMs } : {}),
   };
+}
+
+/**
+ * Compiles a testing module of `metadata` and runs its init hooks: a booted app context. A boot
+ * that fails in a hook closes what it opened, then throws.
+ */
+export async function bootTestModule(metadata: ModuleMetadata): Promise<TestingModule> {
+  const moduleRef = await Test.createTestingModule(metadata).compile();
+  try {
+    await moduleRef.init();
+  } catch (error) {
+    await moduleRef.close().catch(() => undefined);
+    throw error;
+  }
+  return moduleRef;
 }

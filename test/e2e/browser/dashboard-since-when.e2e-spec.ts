@@ -2,7 +2,6 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { INestApplication, Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import { Browser, BrowserContext, Locator, Page, chromium } from 'playwright-core';
 import {
   DeadLetters,
@@ -22,7 +21,8 @@ import {
 } from '../../../lib';
 import { TenantMetricsRecorder } from '../../../lib/metrics/tenant-metrics.recorder';
 import { CHROMIUM, CHROMIUM_ARGS, describeWithChromium } from '../../support/chromium';
-import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 jest.setTimeout(180_000);
@@ -138,21 +138,22 @@ describeWithChromium('dashboard-since-when')(
     beforeAll(async () => {
       const moduleRef = await Test.createTestingModule({
         imports: [
-          ClsModule.forRoot({ global: true, middleware: { mount: true } }),
-          TenantQueueModule.forRoot({
-            connection: redisConnection(),
-            prefix: uniquePrefix('dsw'),
-            metrics: { sink: false, flushIntervalMs: 100 },
-            directory: {
-              useValue: new InMemoryTenantDirectory([
-                { id: 'acme', timezone: 'Australia/Lord_Howe' },
-                { id: 'globex' },
-                { id: 'initech' },
-                { id: 'umbrella' },
-                ...MANY.map((id) => ({ id })),
-              ]),
+          ...testRootImports(
+            uniquePrefix('dsw'),
+            {
+              metrics: { sink: false, flushIntervalMs: 100 },
+              directory: {
+                useValue: new InMemoryTenantDirectory([
+                  { id: 'acme', timezone: 'Australia/Lord_Howe' },
+                  { id: 'globex' },
+                  { id: 'initech' },
+                  { id: 'umbrella' },
+                  ...MANY.map((id) => ({ id })),
+                ]),
+              },
             },
-          }),
+            { middleware: { mount: true } },
+          ),
           TenantQueueModule.registerQueue(
             { name: 'reports', attempts: 1 },
             // No worker: a flood waits here (16 in BullMQ's window, the rest in the gate).

@@ -1,6 +1,5 @@
 import { CanActivate, ExecutionContext, INestApplication, Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import { Browser, BrowserContext, Page, chromium } from 'playwright-core';
 import {
   DeadLetters,
@@ -15,7 +14,8 @@ import {
   TenantWorkerHost,
 } from '../../../lib';
 import { CHROMIUM, CHROMIUM_ARGS, describeWithChromium } from '../../support/chromium';
-import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 jest.setTimeout(120_000);
@@ -64,12 +64,11 @@ describeWithChromium('dashboard-tenant-operators')(
     beforeAll(async () => {
       const moduleRef = await Test.createTestingModule({
         imports: [
-          ClsModule.forRoot({ global: true, middleware: { mount: true } }),
-          TenantQueueModule.forRoot({
-            connection: redisConnection(),
-            prefix: uniquePrefix('dop'),
-            metrics: { sink: false, flushIntervalMs: 100 },
-          }),
+          ...testRootImports(
+            uniquePrefix('dop'),
+            { metrics: { sink: false, flushIntervalMs: 100 } },
+            { middleware: { mount: true } },
+          ),
           TenantQueueModule.registerQueue(
             { name: 'reports', attempts: 1 },
             // No worker: its jobs wait (in BullMQ's window, the rest in the gate).

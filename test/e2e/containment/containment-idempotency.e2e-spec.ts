@@ -1,5 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import {
   Idempotent,
   InjectTenantQueue,
@@ -12,7 +12,7 @@ import {
   withRunOptions,
 } from '../../../lib';
 import { uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 jest.setTimeout(30_000);
@@ -71,8 +71,7 @@ describe('@Idempotent runs', () => {
       providers: [IdempotentProcessor, ShortMemoryProcessor, Producer],
     })
     class AppModule {}
-    app = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    await app.init();
+    app = await bootTestModule({ imports: [AppModule] });
     producer = app.get(Producer);
   });
 

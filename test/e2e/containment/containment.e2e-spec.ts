@@ -1,5 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { Worker } from 'bullmq';
 import {
   DeadLetter,
@@ -22,7 +22,7 @@ import {
 } from '../../../lib';
 import { DeadLetterWorkerPlugin } from '../../../lib/dead-letters/dead-letter.plugin';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 jest.setTimeout(30_000);
@@ -136,8 +136,7 @@ describe('failure containment', () => {
       providers: [FaultsProcessor, MixedProcessor, Producer],
     })
     class AppModule {}
-    app = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    await app.init();
+    app = await bootTestModule({ imports: [AppModule] });
     producer = app.get(Producer);
     deadLetters = app.get(DeadLetters);
     registry = app.get(TenantQueueRegistry);

@@ -4,7 +4,6 @@ import { BullBoardModule } from '@bull-board/nestjs';
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Job, Worker } from 'bullmq';
-import { ClsModule } from 'nestjs-cls';
 import {
   DeadLetterResolvedError,
   DeadLetters,
@@ -17,6 +16,7 @@ import {
 import { TenantBullBoardModule } from '../../../lib/bull-board';
 import { DeadLetterWorkerPlugin } from '../../../lib/dead-letters/dead-letter.plugin';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 jest.setTimeout(60_000);
@@ -44,8 +44,7 @@ describe('a dead letter whose job completes by another path than DeadLetters.rep
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
-        ClsModule.forRoot({ global: true, middleware: { mount: true } }),
-        TenantQueueModule.forRoot({ connection: redisConnection(), prefix: uniquePrefix('dlqr') }),
+        ...testRootImports(uniquePrefix('dlqr'), {}, { middleware: { mount: true } }),
         TenantQueueModule.registerQueue(
           { name: 'billing', attempts: 1 },
           // No module worker consumes `ledger`: a plain BullMQ worker does.

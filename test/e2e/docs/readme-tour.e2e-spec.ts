@@ -70,7 +70,8 @@ describe('docs/tour.md "Run the sample": the tour replayed against the sample', 
     };
     for (const step of steps) {
       if (step.kind === 'sleep') {
-        await sleep(step.seconds * 1000);
+        // The reader waits `sleep N`; the replay polls the next step instead, for up to N s and
+        // the usual slack, so it moves on as soon as the page's answer shows.
         patience = step.seconds * 1000 + 30_000;
         continue;
       }
@@ -81,7 +82,11 @@ describe('docs/tour.md "Run the sample": the tour replayed against the sample', 
             .join('')
             .split('\n')
             .some((line) => pattern.test(line.replace(/^.*?(LOG|WARN|ERROR) /, '$1 ')));
-        await waitFor(logged, `${TOUR_PAGE}:${step.line}: the log line ${step.expected}`, 15_000);
+        await waitFor(
+          logged,
+          `${TOUR_PAGE}:${step.line}: the log line ${step.expected}`,
+          Math.max(patience, 15_000),
+        );
         continue;
       }
       let answer = '';

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { Registry } from 'prom-client';
 import {
   TenantContext,
@@ -11,7 +11,7 @@ import {
 } from '../../../lib';
 import { TenantMetricsGauges } from '../../../lib/metrics/tenant-metrics.gauges';
 import { TenantMetricsRecorder } from '../../../lib/metrics/tenant-metrics.recorder';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { uniquePrefix } from '../../support/redis-url';
 import { waitFor } from '../../support/wait';
 
@@ -38,8 +38,7 @@ describe('the inspector with tenant ids named like Object.prototype members', ()
       providers: [ProtoProcessor],
     })
     class ProtoAppModule {}
-    moduleRef = await Test.createTestingModule({ imports: [ProtoAppModule] }).compile();
-    await moduleRef.init();
+    moduleRef = await bootTestModule({ imports: [ProtoAppModule] });
     const queue = moduleRef.get(TenantQueueRegistry).getQueue('protos');
     const context = moduleRef.get(TenantContext);
     for (const [i, id] of IDS.entries()) {

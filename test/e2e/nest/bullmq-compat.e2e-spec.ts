@@ -1,6 +1,6 @@
 import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Injectable, Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { Job, Queue } from 'bullmq';
 import {
   InMemoryTenantDirectory,
@@ -12,7 +12,7 @@ import {
 } from '../../../lib';
 import { TenantBullMqModule } from '../../../lib/bullmq-compat';
 import { uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 interface Seen {
@@ -98,13 +98,12 @@ describe('@nestjs/bullmq processors on tenant queues (TenantBullMqModule)', () =
       { id: 'globex' },
       { id: 'initech', status: 'suspended' },
     ]);
-    moduleRef = await Test.createTestingModule({
+    moduleRef = await bootTestModule({
       imports: [
         ...testRootImports(uniquePrefix('bmq'), { directory: { useValue: directory } }),
         MediaModule,
       ],
-    }).compile();
-    await moduleRef.init();
+    });
     producer = moduleRef.get(Producer);
   });
 

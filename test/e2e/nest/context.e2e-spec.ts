@@ -1,5 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { Queue } from 'bullmq';
 import {
   InjectTenantQueue,
@@ -13,7 +13,7 @@ import {
   TenantWorkerHost,
 } from '../../../lib';
 import { uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 interface Seen {
@@ -101,10 +101,9 @@ async function boot(concurrency: number): Promise<TestingModule> {
     providers: [recorder(concurrency), Producer],
   })
   class AppModule {}
-  const moduleRef = await Test.createTestingModule({
+  const moduleRef = await bootTestModule({
     imports: [AppModule],
-  }).compile();
-  await moduleRef.init();
+  });
   return moduleRef;
 }
 

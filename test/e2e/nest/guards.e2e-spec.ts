@@ -1,5 +1,5 @@
 import { Logger, Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { Job, Queue } from 'bullmq';
 import { ClsModule } from 'nestjs-cls';
 import {
@@ -25,6 +25,7 @@ import {
 } from '../../support/guard-processors';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
 import { waitFor } from '../../support/wait';
+import { bootTestModule } from '../../support/test-module';
 
 // jest ignores testTimeout inside a project config; 5 s is too short on a loaded CI.
 jest.setTimeout(30_000);
@@ -100,8 +101,7 @@ describe('job guards re-check tenant, entitlement and actor before every handler
     })
     class AppModule {}
 
-    moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    await moduleRef.init();
+    moduleRef = await bootTestModule({ imports: [AppModule] });
     producer = moduleRef.get(Producer);
     exportsQueue = producer.exports.bullQueue;
     moduleRef.get(JobCancellations).onCancelled((event) => cancelled.push(event));

@@ -1,10 +1,10 @@
 import { Injectable, Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { ClsPluginTransactional, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterDrizzleOrm } from '@nestjs-cls/transactional-adapter-drizzle-orm';
 import { sql } from 'drizzle-orm';
 import { NodePgDatabase, drizzle } from 'drizzle-orm/node-postgres';
-import { ClsModule, InjectableProxy } from 'nestjs-cls';
+import { InjectableProxy } from 'nestjs-cls';
 import { Pool } from 'pg';
 import {
   InjectTenantQueue,
@@ -18,7 +18,7 @@ import {
 } from '../../../lib';
 import { StartedPostgres, startPostgres } from '../../support/postgres';
 import { uniquePrefix } from '../../support/redis-url';
-import { testConnection } from '../../support/test-redis';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 const DRIZZLE = Symbol('DRIZZLE');
@@ -105,24 +105,25 @@ describe('@Transactional() in a job handler, per tenant, on a real Postgres', ()
       )`);
     @Module({
       imports: [
-        ClsModule.forRoot({
-          global: true,
-          proxyProviders: [TenantDb],
-          plugins: [
-            new ClsPluginTransactional({
-              imports: [DbModule],
-              adapter: new TransactionalAdapterDrizzleOrm({ drizzleInstanceToken: DRIZZLE }),
-            }),
-          ],
-        }),
-        TenantQueueModule.forRoot({ connection: testConnection(), prefix: uniquePrefix() }),
+        ...testRootImports(
+          uniquePrefix(),
+          {},
+          {
+            proxyProviders: [TenantDb],
+            plugins: [
+              new ClsPluginTransactional({
+                imports: [DbModule],
+                adapter: new TransactionalAdapterDrizzleOrm({ drizzleInstanceToken: DRIZZLE }),
+              }),
+            ],
+          },
+        ),
         TenantQueueModule.registerQueue({ name: 'tx-q', attempts: 1 }),
       ],
       providers: [Notes, NotesProcessor, Producer],
     })
     class AppModule {}
-    moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    await moduleRef.init();
+    moduleRef = await bootTestModule({ imports: [AppModule] });
   });
 
   afterAll(async () => {

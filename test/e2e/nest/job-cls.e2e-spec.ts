@@ -1,5 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import {
   CLS_ID,
   ClsInitContext,
@@ -27,6 +27,7 @@ import { TenantJobPipeline } from '../../../lib/core/processor/tenant-job-pipeli
 import { uniquePrefix } from '../../support/redis-url';
 import { testConnection } from '../../support/test-redis';
 import { waitFor } from '../../support/wait';
+import { bootTestModule } from '../../support/test-module';
 
 /** A request-scoped proxy provider: built once per CLS context, from what that context holds. */
 let built = 0;
@@ -177,8 +178,7 @@ async function boot(input: {
     providers: [input.processor, Producer],
   })
   class AppModule {}
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-  await moduleRef.init();
+  const moduleRef = await bootTestModule({ imports: [AppModule] });
   return moduleRef;
 }
 

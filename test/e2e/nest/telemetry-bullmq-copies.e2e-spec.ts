@@ -3,11 +3,8 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { BULLMQ_VERSION } from '../../../lib/core/bullmq';
-import { compileFixtures, forkCompiled } from '../../support/compiled-fixtures';
-import { killAll } from '../../support/processes';
+import { forkFixture, killAll } from '../../support/processes';
 import { uniquePrefix } from '../../support/redis-url';
-
-const FIXTURE = 'test/fixtures/telemetry-copies-app.ts';
 
 /**
  * bullmq-otel beside a BullMQ that is not the app's: what npm installs when the bullmq-otel an
@@ -16,16 +13,9 @@ const FIXTURE = 'test/fixtures/telemetry-copies-app.ts';
  */
 describe('telemetry: two BullMQ copies', () => {
   const children: ChildProcess[] = [];
-  let out: string;
   let apps: string;
 
   beforeAll(() => {
-    out = compileFixtures([
-      FIXTURE,
-      'test/support/test-module.ts',
-      'test/support/test-redis.ts',
-      'test/support/redis-url.ts',
-    ]);
     // An app folder whose bullmq-otel (a copy of the one installed here) has its own BullMQ.
     apps = mkdtempSync(join(tmpdir(), 'tq-copies-'));
     const otel = join(apps, 'node_modules', 'bullmq-otel');
@@ -47,17 +37,15 @@ Module._resolveFilename = function (request, ...rest) {
     );
   }, 120_000);
 
-  afterAll(() => {
-    killAll(children);
-    rmSync(out, { recursive: true, force: true });
+  afterAll(async () => {
+    await killAll(children);
     rmSync(apps, { recursive: true, force: true });
   });
 
   async function warningsOfBoot(hook: string | undefined): Promise<string[]> {
     const file = join(apps, `warnings-${children.length}.json`);
-    const child = await forkCompiled(
-      out,
-      FIXTURE,
+    const child = await forkFixture(
+      'telemetry-copies-app.ts',
       {
         TQ_PREFIX: uniquePrefix('copies'),
         TQ_WARNINGS_FILE: file,

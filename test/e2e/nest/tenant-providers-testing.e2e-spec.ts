@@ -1,6 +1,6 @@
 import { Inject, Injectable, Module, Scope } from '@nestjs/common';
 import { ContextIdFactory, REQUEST } from '@nestjs/core';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { ClsModule } from 'nestjs-cls';
 import {
   JobScope,
@@ -15,6 +15,7 @@ import {
   TenantRequestPayload,
   TenantWorkerHost,
 } from '../../../lib';
+import { bootTestModule } from '../../support/test-module';
 
 const built: string[] = [];
 const released: string[] = [];
@@ -59,8 +60,7 @@ describe('per-tenant providers under TenantQueueTestingModule (no Redis)', () =>
       providers: [TenantSettings, SettingsProcessor],
     })
     class AppUnderTest {}
-    moduleRef = await Test.createTestingModule({ imports: [AppUnderTest] }).compile();
-    await moduleRef.init();
+    moduleRef = await bootTestModule({ imports: [AppUnderTest] });
   });
 
   afterAll(async () => {

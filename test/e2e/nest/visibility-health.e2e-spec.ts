@@ -1,7 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
-import { ClsModule } from 'nestjs-cls';
 import {
   TenantProcessor,
   TenantQueueModule,
@@ -9,7 +8,8 @@ import {
   TenantWorkerHost,
 } from '../../../lib';
 import { TenantQueueHealthIndicator } from '../../../lib/health';
-import { redisConnection, uniquePrefix } from '../../support/redis-url';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 @TenantProcessor('health-q')
@@ -25,14 +25,11 @@ describe('TenantQueueHealthIndicator (@nestjs/terminus)', () => {
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
-        ClsModule.forRoot({ global: true }),
-        TerminusModule,
-        TenantQueueModule.forRoot({
-          connection: redisConnection(),
-          prefix: uniquePrefix('health'),
+        ...testRootImports(uniquePrefix('health'), {
           scheduler: { tickInterval: 50 },
           metrics: { sink: false },
         }),
+        TerminusModule,
         TenantQueueModule.registerQueue({ name: 'health-q' }),
       ],
       providers: [NoopProcessor, TenantQueueHealthIndicator],

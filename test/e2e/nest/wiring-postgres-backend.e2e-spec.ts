@@ -4,7 +4,7 @@ import * as bullmq from 'bullmq';
 import { RedisBackendRequiredError, TenantQueueModule } from '../../../lib';
 import { BULLMQ_MAJOR, assertRedisBackend } from '../../../lib/core/bullmq';
 import { uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { openRedis, testConnection } from '../../support/test-redis';
 
 /** bullmq 6's backend switch (absent from bullmq 5, where every queue is on Redis). */
@@ -62,8 +62,7 @@ describe("BullMQ's Postgres backend", () => {
       ],
     })
     class RedisDefaultModule {}
-    const moduleRef = await Test.createTestingModule({ imports: [RedisDefaultModule] }).compile();
-    await moduleRef.init();
+    const moduleRef = await bootTestModule({ imports: [RedisDefaultModule] });
     await moduleRef.close();
   });
 

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { ClsModule } from 'nestjs-cls';
 import {
   DeadLetters,
@@ -25,6 +25,7 @@ import {
 import { PoolRun, bootPoolApp } from '../../fixtures/pool-app';
 import { uniquePrefix } from '../../support/redis-url';
 import { waitFor } from '../../support/wait';
+import { bootTestModule } from '../../support/test-module';
 
 const apps: TestingModule[] = [];
 
@@ -387,8 +388,7 @@ describe('dedicated pools: declarations and consumers', () => {
       providers,
     })
     class AppModule {}
-    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    await moduleRef.init();
+    const moduleRef = await bootTestModule({ imports: [AppModule] });
     return moduleRef;
   }
 

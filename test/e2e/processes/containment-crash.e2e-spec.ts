@@ -1,11 +1,11 @@
 import { ChildProcess } from 'node:child_process';
 import { Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import IORedis from 'ioredis';
 import { DeadLetters, TenantContext, TenantQueueModule, TenantQueueRegistry } from '../../../lib';
-import { forkFixture, killAll } from '../../support/processes';
+import { exited, forkFixture, killAll } from '../../support/processes';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 /** Every process forked here, killed in afterAll whatever happened. */
@@ -17,13 +17,6 @@ function startWorker(prefix: string, crash: boolean): Promise<ChildProcess> {
     { TQ_PREFIX: prefix, CRASH: crash ? '1' : '0' },
     children,
   );
-}
-
-function exited(child: ChildProcess): Promise<NodeJS.Signals | number | null> {
-  if (child.exitCode !== null || child.signalCode !== null) {
-    return Promise.resolve(child.signalCode ?? child.exitCode);
-  }
-  return new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
 }
 
 async function stop(child: ChildProcess | undefined): Promise<void> {
@@ -48,8 +41,7 @@ describe('a worker process killed mid-job', () => {
       imports: [...testRootImports(prefix), TenantQueueModule.registerQueue({ name: 'crash' })],
     })
     class ProducerModule {}
-    app = await Test.createTestingModule({ imports: [ProducerModule] }).compile();
-    await app.init();
+    app = await bootTestModule({ imports: [ProducerModule] });
   });
 
   afterAll(async () => {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { Injectable, Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import {
   DeadLetters,
   InjectTenantQueue,
@@ -13,7 +13,7 @@ import {
   runInWorkerThread,
 } from '../../../lib';
 import { uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 jest.setTimeout(30_000);
@@ -63,8 +63,7 @@ describe('process-isolated work in a worker thread', () => {
       providers: [CpuProcessor, Producer],
     })
     class AppModule {}
-    app = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    await app.init();
+    app = await bootTestModule({ imports: [AppModule] });
     producer = app.get(Producer);
   });
 

@@ -5,7 +5,7 @@ import { Pool } from 'pg';
 import { EnqueuedJob, TenantContext, TenantQueueModule, TenantQueueRegistry } from '../../../lib';
 import { CrashPoint, ONCE_SCHEMA } from '../../fixtures/exactly-once-shared';
 import { StartedPostgres, startPostgres } from '../../support/postgres';
-import { forkFixture, killAll } from '../../support/processes';
+import { exited, forkFixture, killAll } from '../../support/processes';
 import { uniquePrefix } from '../../support/redis-url';
 import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
@@ -13,11 +13,6 @@ import { waitFor } from '../../support/wait';
 const ROUNDS = 10;
 /** Every process forked here, killed in afterAll whatever happened. */
 const children: ChildProcess[] = [];
-
-function exited(child: ChildProcess): Promise<unknown> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => child.once('exit', resolve));
-}
 
 describe.each<CrashPoint>(['before-commit', 'after-commit'])(
   'runOnce: a worker SIGKILLed %s, x10',

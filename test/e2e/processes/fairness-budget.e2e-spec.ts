@@ -1,10 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import type { Cluster } from 'ioredis';
 import {
   InvalidTenantQueueOptionsError,
-  TenantContext,
   TenantFairness,
   TenantQueueModule,
   TenantQueueRegistry,
@@ -16,9 +15,10 @@ import {
   budgetAppModule,
   budgetRecordKeys,
 } from '../../fixtures/budget-app';
+import { enqueue, many } from '../../support/jobs';
 import { forkFixture, killAll } from '../../support/processes';
 import { uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { TestRedisClient, isClusterRun, openRedis } from '../../support/test-redis';
 import { waitFor } from '../../support/wait';
 
@@ -32,23 +32,21 @@ function hashTag(key: string): string {
 }
 
 async function boot(prefix: string, concurrency: number, redis: TestRedisClient) {
-  const moduleRef = await Test.createTestingModule({
+  const moduleRef = await bootTestModule({
     imports: [budgetAppModule(prefix, concurrency, () => redis)],
-  }).compile();
-  await moduleRef.init();
+  });
   return moduleRef;
 }
 
-async function enqueue(
-  moduleRef: TestingModule,
+/** `count` jobs of `tenantId` on `queue`, each holding its slot `ms`; resolves with their ids. */
+async function addWork(
+  app: TestingModule,
   queue: string,
   tenantId: string,
   count: number,
   ms: number,
-): Promise<string[]> {
-  const producer = moduleRef.get(TenantQueueRegistry).getQueue<BudgetJobData>(queue);
-  const jobs = Array.from({ length: count }, () => ({ name: 'work', data: { ms } }));
-  const added = await moduleRef.get(TenantContext).run(tenantId, () => producer.addBulk(jobs));
+) {
+  const added = await enqueue(app, queue, tenantId, many<BudgetJobData>(count, { ms }));
   return added.map((job) => job.id);
 }
 
@@ -95,10 +93,10 @@ describe('one budget across queues (real Redis)', () => {
     const stop = sample(redis, keys.running, 'capped');
     const ids: string[] = [];
     for (const queue of BUDGET_QUEUES) {
-      ids.push(...(await enqueue(moduleRef, queue, 'capped', 40, 30)));
-      ids.push(...(await enqueue(moduleRef, queue, 'free', 40, 30)));
+      ids.push(...(await addWork(moduleRef, queue, 'capped', 40, 30)));
+      ids.push(...(await addWork(moduleRef, queue, 'free', 40, 30)));
     }
-    ids.push(...(await enqueue(moduleRef, 'solo', 'capped', 30, 30)));
+    ids.push(...(await addWork(moduleRef, 'solo', 'capped', 30, 30)));
     await waitFor(async () => (await redis.hlen(keys.done)) === ids.length, 'all jobs', 40_000);
     const samples = await stop();
     const max = await redis.hgetall(keys.max);
@@ -130,7 +128,7 @@ describe('one budget across queues (real Redis)', () => {
     moduleRef = await boot(prefix, 10, redis);
     // 5 per second, burst 1: one start every 200 ms across the budget.
     await moduleRef.get(TenantFairness).setRateLimit('api-b', 'limited', { max: 5, per: 1000 });
-    for (const queue of BUDGET_QUEUES) await enqueue(moduleRef, queue, 'limited', 30, 1);
+    for (const queue of BUDGET_QUEUES) await addWork(moduleRef, queue, 'limited', 30, 1);
     const starts = async () => (await redis.lrange(keys.starts('limited'), 0, -1)).map(Number);
     await waitFor(async () => (await starts()).length > 0, 'a first start');
     const first = Math.min(...(await starts()));
@@ -173,8 +171,7 @@ describe('one budget across queues (real Redis)', () => {
       class BadModule {}
       let ref: TestingModule | undefined;
       try {
-        ref = await Test.createTestingModule({ imports: [BadModule] }).compile();
-        await ref.init();
+        ref = await bootTestModule({ imports: [BadModule] });
       } finally {
         await ref?.close().catch(() => undefined);
       }
@@ -219,7 +216,7 @@ describe('one budget across queues, two worker processes (real Redis)', () => {
     const stop = sample(redis, keys.running, 'capped');
     const ids: string[] = [];
     for (const queue of BUDGET_QUEUES) {
-      ids.push(...(await enqueue(producer, queue, 'capped', 30, 40)));
+      ids.push(...(await addWork(producer, queue, 'capped', 30, 40)));
     }
     await waitFor(async () => (await redis.hlen(keys.done)) === ids.length, 'all jobs', 40_000);
     const samples = await stop();
@@ -235,7 +232,7 @@ describe('one budget across queues, two worker processes (real Redis)', () => {
     const victim = workers[0];
     const ids: string[] = [];
     for (const queue of BUDGET_QUEUES) {
-      for (const id of await enqueue(producer, queue, 'killed', 15, 300))
+      for (const id of await addWork(producer, queue, 'killed', 15, 300))
         ids.push(`${queue}|${id}`);
     }
     await waitFor(async () => {
@@ -263,7 +260,7 @@ describe('one budget across queues, two worker processes (real Redis)', () => {
     expect(done.every((count) => count !== null)).toBe(true);
     // The reaper freed the victim's slots: the shared count is back to 0 and new jobs run.
     await waitFor(async () => (await redis.hlen(`${base}:inf`)) === 0, 'shared count back to 0');
-    const more = await enqueue(producer, 'api-a', 'killed', 6, 10);
+    const more = await addWork(producer, 'api-a', 'killed', 6, 10);
     await waitFor(async () => {
       const counts = await redis.hmget(keys.done, ...more.map((id) => `api-a|${id}`));
       return counts.every((count) => count !== null);

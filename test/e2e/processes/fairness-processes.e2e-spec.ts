@@ -1,11 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { TestingModule } from '@nestjs/testing';
-import { TenantContext, TenantFairness, TenantQueueRegistry } from '../../../lib';
+import { TenantFairness } from '../../../lib';
 import { bootFairApp } from '../../fixtures/fairness-app';
 import { FAIR_TEST_OPTIONS, recordKeys } from '../../fixtures/fairness-shared';
-import { compileFixtures, forkCompiled } from '../../support/compiled-fixtures';
-import { killAll } from '../../support/processes';
+import { enqueue, many } from '../../support/jobs';
+import { forkFixture, killAll } from '../../support/processes';
 import { uniquePrefix } from '../../support/redis-url';
 import { TestRedisClient, openRedis } from '../../support/test-redis';
 import { waitFor } from '../../support/wait';
@@ -15,32 +14,17 @@ const keys = recordKeys(prefix);
 const workers: ChildProcess[] = [];
 let producer: TestingModule;
 let redis: TestRedisClient;
-let compiled: string;
-
-const WORKER = 'test/fixtures/fairness-worker.ts';
-
-/** A worker process in plain Node (the library transpiled once, not by ts-node in each). */
 function startWorker(): Promise<ChildProcess> {
-  return forkCompiled(compiled, WORKER, { TQ_PREFIX: prefix, TQ_CONCURRENCY: '3' }, workers);
+  return forkFixture('fairness-worker.ts', { TQ_PREFIX: prefix, TQ_CONCURRENCY: '3' }, workers);
 }
 
-async function enqueue(tenantId: string, count: number, ms: number): Promise<string[]> {
-  const queue = producer.get(TenantQueueRegistry).getQueue<{ ms: number }>('fair');
-  const jobs = Array.from({ length: count }, () => ({ name: 'work', data: { ms } }));
-  const added = await producer.get(TenantContext).run(tenantId, () => queue.addBulk(jobs));
-  return added.map((job) => job.id);
+/** `count` jobs of `tenantId` on the fair queue, each holding its slot `ms`; resolves with ids. */
+async function addWork(tenantId: string, count: number, ms: number): Promise<string[]> {
+  return (await enqueue(producer, 'fair', tenantId, many(count, { ms }))).map((job) => job.id);
 }
 
 describe('fair gate across three worker processes (real Redis)', () => {
   beforeAll(async () => {
-    compiled = compileFixtures([
-      WORKER,
-      'test/fixtures/fairness-shared.ts',
-      'test/support/processes.ts',
-      'test/support/test-module.ts',
-      'test/support/test-redis.ts',
-      'test/support/redis-url.ts',
-    ]);
     redis = openRedis();
     producer = await bootFairApp({ prefix, fairness: FAIR_TEST_OPTIONS, concurrency: 0 });
     await Promise.all([startWorker(), startWorker(), startWorker()]);
@@ -50,16 +34,15 @@ describe('fair gate across three worker processes (real Redis)', () => {
     await killAll(workers);
     await producer?.close();
     await redis?.quit();
-    if (compiled) rmSync(compiled, { recursive: true, force: true });
   });
 
   it('never exceeds a tenant cap cluster-wide', async () => {
     const fairness = producer.get(TenantFairness);
     await fairness.setConcurrency('fair', 'capB', 3);
     const ids = [
-      ...(await enqueue('capA', 30, 40)),
-      ...(await enqueue('capB', 30, 40)),
-      ...(await enqueue('capC', 30, 40)),
+      ...(await addWork('capA', 30, 40)),
+      ...(await addWork('capB', 30, 40)),
+      ...(await addWork('capC', 30, 40)),
     ];
     await waitFor(async () => (await redis.hlen(keys.done)) === ids.length, 'all 90 jobs', 30_000);
     const max = await redis.hgetall(keys.max);
@@ -74,7 +57,7 @@ describe('fair gate across three worker processes (real Redis)', () => {
     const fairness = producer.get(TenantFairness);
     await fairness.setConcurrency('fair', 'killA', 3);
     await fairness.setConcurrency('fair', 'killB', 3);
-    const ids = [...(await enqueue('killA', 20, 400)), ...(await enqueue('killB', 20, 400))];
+    const ids = [...(await addWork('killA', 20, 400)), ...(await addWork('killB', 20, 400))];
     const victim = workers[0];
     await waitFor(async () => {
       const runner = await redis.hmget(keys.runner, ...ids);
@@ -95,7 +78,7 @@ describe('fair gate across three worker processes (real Redis)', () => {
         (await fairness.getTenant('fair', 'killB')).inFlight === 0,
       'slots back',
     );
-    const more = await enqueue('killA', 6, 10);
+    const more = await addWork('killA', 6, 10);
     await waitFor(async () => {
       const counts = await redis.hmget(keys.done, ...more);
       return counts.every((count) => count === '1');

@@ -1,11 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
-import { TenantContext, TenantQueueModule, TenantQueueRegistry } from '../../../lib';
+import { TestingModule } from '@nestjs/testing';
+import { TenantQueueModule } from '../../../lib';
 import { POOL_QUEUE, PoolJobData, poolRecordKeys } from '../../fixtures/pool-shared';
+import { enqueue, many } from '../../support/jobs';
 import { forkFixture, killAll } from '../../support/processes';
 import { uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { TestRedisClient, openRedis } from '../../support/test-redis';
 import { sleep, waitFor } from '../../support/wait';
 
@@ -26,13 +27,10 @@ function startWorker(pools: string): Promise<ChildProcess> {
   );
 }
 
-function enqueue(tenantId: string, count: number, ms: number, phase: string) {
-  const queue = producer.get(TenantQueueRegistry).getQueue<PoolJobData>('imports');
-  const jobs = Array.from({ length: count }, () => ({
-    name: 'import',
-    data: { at: Date.now(), ms, phase },
-  }));
-  return producer.get(TenantContext).run(tenantId, () => queue.addBulk(jobs));
+/** `count` imports of `tenantId`, each holding its slot `ms`, recorded under `phase`. */
+function addImports(tenantId: string, count: number, ms: number, phase: string) {
+  const data = many<PoolJobData>(count, { at: Date.now(), ms, phase });
+  return enqueue(producer, 'imports', tenantId, data, undefined, 'import');
 }
 
 /** One job per shared tenant every `everyMs`, for `forMs`; returns how many were enqueued. */
@@ -40,7 +38,7 @@ async function trickle(phase: string, forMs: number, everyMs = 50): Promise<numb
   const until = Date.now() + forMs;
   let count = 0;
   while (Date.now() < until) {
-    await Promise.all(SHARED_TENANTS.map((tenant) => enqueue(tenant, 1, 5, phase)));
+    await Promise.all(SHARED_TENANTS.map((tenant) => addImports(tenant, 1, 5, phase)));
     count += SHARED_TENANTS.length;
     await sleep(everyMs);
   }
@@ -66,8 +64,7 @@ describe('a dedicated pool in its own process (real Redis, two worker processes)
       imports: [...testRootImports(prefix), TenantQueueModule.registerQueue(POOL_QUEUE)],
     })
     class ProducerModule {}
-    producer = await Test.createTestingModule({ imports: [ProducerModule] }).compile();
-    await producer.init();
+    producer = await bootTestModule({ imports: [ProducerModule] });
     await Promise.all([startWorker('imports-flood'), startWorker('imports')]);
   }, 60_000);
 
@@ -89,7 +86,7 @@ describe('a dedicated pool in its own process (real Redis, two worker processes)
     // The flood: 3,000 jobs of 20 ms for one tenant (6 s of work for its 10 slots), then the same
     // trickle as the baseline while it runs.
     const flood = await Promise.all(
-      Array.from({ length: FLOOD / 500 }, () => enqueue('flood', 500, FLOOD_MS, 'flood')),
+      Array.from({ length: FLOOD / 500 }, () => addImports('flood', 500, FLOOD_MS, 'flood')),
     );
     expect(new Set(flood.flat().map((job) => job.queueName))).toEqual(new Set(['imports-flood']));
     const under = await trickle('under', 3_000);

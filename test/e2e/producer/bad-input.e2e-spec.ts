@@ -1,5 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { Queue } from 'bullmq';
 import {
   InjectTenantQueue,
@@ -16,7 +16,7 @@ import {
   parseCancelReason,
 } from '../../../lib';
 import { uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 const handled: string[] = [];
@@ -59,8 +59,7 @@ describe('bad input', () => {
       providers: [StrictProcessor, Producer],
     })
     class AppModule {}
-    moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    await moduleRef.init();
+    moduleRef = await bootTestModule({ imports: [AppModule] });
     producer = moduleRef.get(Producer);
     bull = moduleRef.get(TenantQueueRegistry).getQueue('strict').bullQueue;
   });

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import IORedis from 'ioredis';
 import {
   JobCancellations,
@@ -16,7 +16,7 @@ import {
 } from '../../../lib';
 import { signEnvelope } from '../../../lib/core/envelope/envelope-signature';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 // jest ignores testTimeout inside a project config; 5 s is too short on a loaded CI.
@@ -48,8 +48,7 @@ async function boot(secret: string[] | undefined) {
     providers: [SignedProcessor],
   })
   class AppModule {}
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-  await moduleRef.init();
+  const moduleRef = await bootTestModule({ imports: [AppModule] });
   return moduleRef;
 }
 

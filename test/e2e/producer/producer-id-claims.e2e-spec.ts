@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import IORedis from 'ioredis';
 import {
   EnqueueUnavailableError,
@@ -16,7 +16,7 @@ import { bootProducerApp, ProducerApp } from '../../fixtures/producer-app';
 import { hasRedisServer, startRedis, StartedRedis } from '../../support/redis-server';
 import { uniquePrefix } from '../../support/redis-url';
 import { isClusterRun, openRedis, TestRedisClient } from '../../support/test-redis';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 describe('a call refused after its id claim leaves no claim', () => {
@@ -37,8 +37,7 @@ describe('a call refused after its id claim leaves no claim', () => {
       ],
     })
     class ClaimsModule {}
-    app = await Test.createTestingModule({ imports: [ClaimsModule] }).compile();
-    await app.init();
+    app = await bootTestModule({ imports: [ClaimsModule] });
     redis = openRedis();
     tenant = app.get(TenantContext);
     capped = app.get(TenantQueueRegistry).getQueue('capped');

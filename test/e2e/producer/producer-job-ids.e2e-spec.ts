@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import {
   InvalidJobIdError,
   InvalidJobOptionsError,
@@ -17,7 +17,7 @@ import { FairnessStateSource } from '../../../lib/fairness/fairness-state.source
 import { bootProducerApp, ProducerApp } from '../../fixtures/producer-app';
 import { uniquePrefix } from '../../support/redis-url';
 import { openRedis, TestRedisClient } from '../../support/test-redis';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 const KINDS = ['plain', 'fair', 'pooled'] as const;
@@ -254,8 +254,7 @@ describe('jobs without a tenant have a bucket no tenant id can name', () => {
       providers: [Recorder],
     })
     class SystemModule {}
-    app = await Test.createTestingModule({ imports: [SystemModule] }).compile();
-    await app.init();
+    app = await bootTestModule({ imports: [SystemModule] });
   });
 
   afterAll(() => app.close());

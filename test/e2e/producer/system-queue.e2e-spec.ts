@@ -1,5 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import {
   InjectTenantQueue,
   TenantContext,
@@ -10,7 +10,7 @@ import {
   TenantWorkerHost,
 } from '../../../lib';
 import { uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 const seen: { job: string; tenantId?: string; envelope: boolean }[] = [];
@@ -49,8 +49,7 @@ describe('a queue declared tenantScoped: false', () => {
       providers: [MaintenanceProcessor, Producer],
     })
     class AppModule {}
-    moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    await moduleRef.init();
+    moduleRef = await bootTestModule({ imports: [AppModule] });
   });
 
   afterAll(() => moduleRef.close());

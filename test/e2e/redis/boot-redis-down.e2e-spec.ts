@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { compiledFixture } from '../../support/processes';
 import { freePort, hasRedisServer, startRedis, StartedRedis } from '../../support/redis-server';
 import { isClusterRun } from '../../support/test-redis';
 import { waitFor } from '../../support/wait';
@@ -13,6 +13,8 @@ const SHUTDOWN_MS = 3000;
 /** A loaded 2-core machine: what a process needs beyond the bound to exit. */
 const EXIT_SLACK_MS = 12_000;
 
+type Fixture = Awaited<ReturnType<typeof compiledFixture>>;
+
 /** The fixture app as a real process: its JSON event lines and its whole output. */
 class AppProcess {
   readonly events: Record<string, unknown>[] = [];
@@ -20,16 +22,11 @@ class AppProcess {
   exited: Promise<{ code: number | null; signal: string | null; at: number }>;
   private readonly child: ChildProcess;
 
-  constructor(env: Record<string, string>) {
-    this.child = spawn(
-      process.execPath,
-      [
-        '-r',
-        'ts-node/register/transpile-only',
-        join(__dirname, '..', '..', 'fixtures', 'redis-down-app.ts'),
-      ],
-      { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+  constructor(fixture: Fixture, env: Record<string, string>) {
+    this.child = spawn(process.execPath, fixture.args, {
+      env: { ...process.env, ...fixture.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let pending = '';
     this.child.stdout!.on('data', (chunk: Buffer) => {
       this.output += chunk.toString();
@@ -80,6 +77,12 @@ class AppProcess {
 run('an app with a @TenantCron and workers, booted while Redis is down (real processes)', () => {
   const apps: AppProcess[] = [];
   let redis: StartedRedis | undefined;
+  let fixture: Fixture;
+
+  beforeAll(async () => {
+    // Plain JavaScript, compiled with the library once: each app boots without ts-node.
+    fixture = await compiledFixture('redis-down-app.ts');
+  }, 60_000);
 
   afterAll(async () => {
     apps.forEach((app) => app.kill());
@@ -87,7 +90,7 @@ run('an app with a @TenantCron and workers, booted while Redis is down (real pro
   });
 
   function boot(port: number, env: Record<string, string> = {}): AppProcess {
-    const app = new AppProcess({
+    const app = new AppProcess(fixture, {
       REDIS_PORT: String(port),
       TQ_PREFIX: `boot${port}`,
       SHUTDOWN_MS: String(SHUTDOWN_MS),

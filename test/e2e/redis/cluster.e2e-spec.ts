@@ -1,5 +1,5 @@
 import { Injectable, Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { Cluster } from 'ioredis';
 import { ClsModule } from 'nestjs-cls';
 import {
@@ -14,6 +14,7 @@ import {
 import { StartedCluster, startRedisCluster } from '../../support/redis-cluster';
 import { uniquePrefix } from '../../support/redis-url';
 import { waitFor } from '../../support/wait';
+import { bootTestModule } from '../../support/test-module';
 
 const seen: { label: string; tenantId?: string }[] = [];
 
@@ -55,8 +56,7 @@ describe('on Redis Cluster', () => {
       providers: [ClusterProcessor, Producer],
     })
     class AppModule {}
-    moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    await moduleRef.init();
+    moduleRef = await bootTestModule({ imports: [AppModule] });
   }, 60_000);
 
   afterAll(async () => {

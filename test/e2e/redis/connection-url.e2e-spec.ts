@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { ClsModule } from 'nestjs-cls';
 import {
   TenantContext,
@@ -12,6 +12,7 @@ import {
 } from '../../../lib';
 import { uniquePrefix } from '../../support/redis-url';
 import { waitFor } from '../../support/wait';
+import { bootTestModule } from '../../support/test-module';
 
 const ran: { queue: string; tenantId?: string }[] = [];
 
@@ -54,8 +55,7 @@ describe('connection given as { url }', () => {
       providers: [PlainProcessor, FairProcessor],
     })
     class AppModule {}
-    moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    await moduleRef.init();
+    moduleRef = await bootTestModule({ imports: [AppModule] });
   });
 
   afterAll(() => moduleRef.close());

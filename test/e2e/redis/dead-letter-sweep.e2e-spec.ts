@@ -1,12 +1,12 @@
 import { Logger } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { Worker } from 'bullmq';
 import { DeadLetters, TenantQueueModule, TenantQueueRegistry } from '../../../lib';
 import { DeadLetterWorkerPlugin } from '../../../lib/dead-letters/dead-letter.plugin';
 import { DeadLettersScript } from '../../../lib/dead-letters/dead-letters.script';
 import { TenantQueueRedis } from '../../../lib/core/redis/tenant-queue.redis';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 jest.setTimeout(30_000);
@@ -15,13 +15,12 @@ describe('dead-letter sweep past an unreadable failed job', () => {
   let app: TestingModule;
 
   beforeAll(async () => {
-    app = await Test.createTestingModule({
+    app = await bootTestModule({
       imports: [
         ...testRootImports(uniquePrefix('sweep')),
         TenantQueueModule.registerQueue({ name: 'sweep', attempts: 1 }),
       ],
-    }).compile();
-    await app.init();
+    });
   });
 
   afterAll(async () => {

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { Registry } from 'prom-client';
 import {
   TenantContext,
@@ -11,7 +11,7 @@ import { TenantMetricsRecorder } from '../../../lib/metrics/tenant-metrics.recor
 import { COUNT_BUDGET } from '../../../lib/metrics/visibility-count.script';
 import { VisibilityKeys } from '../../../lib/metrics/visibility-keys';
 import { TenantQueueRedis } from '../../../lib/core/redis/tenant-queue.redis';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { uniquePrefix } from '../../support/redis-url';
 import { sleep } from '../../support/wait';
 
@@ -32,8 +32,7 @@ describe('inspector counters: BullMQ is the truth, the counters only a fallback,
       ],
     })
     class ProducerModule {}
-    moduleRef = await Test.createTestingModule({ imports: [ProducerModule] }).compile();
-    await moduleRef.init();
+    moduleRef = await bootTestModule({ imports: [ProducerModule] });
     const queue = moduleRef.get(TenantQueueRegistry).getQueue('plain');
     const keys = new VisibilityKeys(queue.definition);
     const redis = moduleRef.get(TenantQueueRedis).client;

@@ -1,6 +1,6 @@
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import {
   TenantContext,
   TenantJob,
@@ -11,7 +11,7 @@ import {
 } from '../../../lib';
 import { OpenTelemetryMetricsSink } from '../../../lib/telemetry';
 import { uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 /** Collects on demand (what an exporter's periodic reader does on its timer). */
@@ -49,8 +49,7 @@ describe('the module metrics as OpenTelemetry instruments, with tenant.id', () =
       providers: [ReportsProcessor],
     })
     class AppModule {}
-    moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
-    await moduleRef.init();
+    moduleRef = await bootTestModule({ imports: [AppModule] });
   });
 
   afterAll(async () => {

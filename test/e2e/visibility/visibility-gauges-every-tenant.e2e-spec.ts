@@ -6,13 +6,13 @@
  * counters' labels.
  */
 import { Logger, Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { Registry } from 'prom-client';
 import { TenantContext, TenantQueueModule, TenantQueueRegistry } from '../../../lib';
 import { TenantMetricsGauges } from '../../../lib/metrics/tenant-metrics.gauges';
 import { TenantMetricsRecorder } from '../../../lib/metrics/tenant-metrics.recorder';
 import { uniquePrefix } from '../../support/redis-url';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { TestRedisClient, openRedis } from '../../support/test-redis';
 import { waitFor } from '../../support/wait';
 
@@ -36,8 +36,7 @@ describe('issue 22: the gauges count every tenant, per queue, under the labels t
       ],
     })
     class GaugesModule {}
-    moduleRef = await Test.createTestingModule({ imports: [GaugesModule] }).compile();
-    await moduleRef.init();
+    moduleRef = await bootTestModule({ imports: [GaugesModule] });
   });
 
   afterAll(async () => {

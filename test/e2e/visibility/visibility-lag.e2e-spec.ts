@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { Registry } from 'prom-client';
 import {
   TenantContext,
@@ -11,7 +11,7 @@ import {
   TenantWorkerHost,
 } from '../../../lib';
 import { TenantMetricsRecorder } from '../../../lib/metrics/tenant-metrics.recorder';
-import { testRootImports } from '../../support/test-module';
+import { testRootImports, bootTestModule } from '../../support/test-module';
 import { uniquePrefix } from '../../support/redis-url';
 import { waitFor } from '../../support/wait';
 
@@ -60,8 +60,7 @@ async function boot(waits: Wait[], registry: Registry): Promise<TestingModule> {
   })
   class LagAppModule {}
 
-  const moduleRef = await Test.createTestingModule({ imports: [LagAppModule] }).compile();
-  await moduleRef.init();
+  const moduleRef = await bootTestModule({ imports: [LagAppModule] });
   return moduleRef;
 }
 
