@@ -7,6 +7,7 @@ import { ClsModule } from 'nestjs-cls';
 import {
   TenantContext,
   TenantFairnessOptions,
+  TenantQueueMetricsOptions,
   TenantJob,
   TenantProcessor,
   TenantQueueModule,
@@ -108,6 +109,8 @@ export interface ModuleSideExtra {
   budget?: string;
   /** Jobs of a tenant spread over this many fair keys (the queue needs `fairness.fairKey`). */
   fairKeys?: number;
+  /** The module's metrics options (default: the module's own). */
+  metrics?: TenantQueueMetricsOptions;
 }
 
 /** This module, with or without fairness: producer and consumer in one Nest app. */
@@ -130,6 +133,7 @@ export async function moduleSide(
       TenantQueueModule.forRoot({
         connection,
         prefix: `b${Math.random().toString(36).slice(2, 8)}`,
+        ...(extra.metrics ? { metrics: extra.metrics } : {}),
       }),
       TenantQueueModule.registerQueue({
         name: 'bench',

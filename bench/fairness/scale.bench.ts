@@ -4,7 +4,7 @@
  * fairness; each side on a redis-server of its own, started fresh.
  *   npm run bench:scale -- --jobs 1000000 --tenants 1000,10000,100000
  *   (--concurrency 50, --batch 10 jobs per addBulk call, --inflight 16 calls at once,
- *    --tail-ms 3000, --sides plain,off,fair, --rounds 1)
+ *    --tail-ms 3000, --sides plain,off,fair, --rounds 1, --progress-ms 30000, --gauges)
  * Writes bench/results/scale.json and its block of docs/benchmarks.md.
  *
  * Every side enqueues the same calls: `addBulk` of `batch` jobs of one tenant, the tenants taken
@@ -33,7 +33,7 @@ import {
   updateBenchmarksPage,
   writeResult,
 } from '../bench-utils';
-import { Side, moduleSide, plainSide, work } from './fairness-harness';
+import { ModuleSideExtra, Side, moduleSide, plainSide, work } from './fairness-harness';
 
 interface ScaleOptions {
   jobs: number;
@@ -44,6 +44,10 @@ interface ScaleOptions {
   tailMs: number;
   sides: string[];
   rounds: number;
+  /** How often the drain prints how far it got. */
+  progressMs: number;
+  /** Keep the module's metrics gauges on (they are off by default here: see `moduleExtra`). */
+  gauges: boolean;
 }
 
 function options(argv: string[]): ScaleOptions {
@@ -62,6 +66,8 @@ function options(argv: string[]): ScaleOptions {
     tailMs: number('tail-ms', 3000),
     sides: (value('sides') ?? 'plain,off,fair').split(','),
     rounds: number('rounds', 1),
+    progressMs: number('progress-ms', 30_000),
+    gauges: argv.includes('--gauges'),
   };
 }
 
@@ -152,7 +158,12 @@ async function runSide(spec: SideSpec, o: ScaleOptions) {
     const r1 = await read(client);
     console.log(`${spec.label}: enqueued ${jobs} in ${((r1.at - r0.at) / 1000).toFixed(1)} s`);
     side.run();
+    const progress = setInterval(
+      () => console.log(`${spec.label}: ${done} of ${jobs} done`),
+      o.progressMs,
+    );
     await allDone;
+    clearInterval(progress);
     const r2 = await read(client);
     console.log(`${spec.label}: drained in ${((r2.at - r1.at) / 1000).toFixed(1)} s`);
     await sleep(o.tailMs);
@@ -190,6 +201,14 @@ async function runSide(spec: SideSpec, o: ScaleOptions) {
 
 type SideResult = Awaited<ReturnType<typeof runSide>>;
 
+/**
+ * The module's backlog and in-flight gauges are off unless `--gauges`: a refresh reads every
+ * tenant (one gate script call each on a fair queue) every 15 s, and at 100,000 tenants that kept
+ * the bench's Redis so busy that enqueues failed their 5 s bound and workers lost their locks.
+ */
+const moduleExtra = (o: ScaleOptions): ModuleSideExtra =>
+  o.gauges ? {} : { metrics: { gaugeIntervalMs: 0 } };
+
 function specs(o: ScaleOptions): SideSpec[] {
   const out: SideSpec[] = [];
   if (o.sides.includes('plain')) {
@@ -205,7 +224,7 @@ function specs(o: ScaleOptions): SideSpec[] {
       name: 'off',
       label: 'module, fairness off',
       tenants: o.tenants[0],
-      make: (connection, c) => moduleSide(connection, c, false),
+      make: (connection, c) => moduleSide(connection, c, false, moduleExtra(o)),
     });
   }
   if (o.sides.includes('fair')) {
@@ -214,7 +233,7 @@ function specs(o: ScaleOptions): SideSpec[] {
         name: 'fair',
         label: `fair queue, ${tenants.toLocaleString('en-US')} tenants`,
         tenants,
-        make: (connection, c) => moduleSide(connection, c, {}),
+        make: (connection, c) => moduleSide(connection, c, {}, moduleExtra(o)),
       });
     }
   }
@@ -297,7 +316,8 @@ function markdown(result: { rounds: SideResult[][]; options: ScaleOptions; comma
     '',
     `\`${result.command}\`: ${last[0]?.jobs.toLocaleString('en-US')} no-op jobs per side, ${result.options.batch} jobs per ` +
       `\`addBulk\` call of one tenant (tenants in turn), ${result.options.inflight} calls at once, then workers at concurrency ` +
-      `${result.options.concurrency}; each side on a fresh private redis-server; producer and workers in one process. ` +
+      `${result.options.concurrency}; each side on a fresh private redis-server; producer and workers in one process; ` +
+      `the module's metrics gauges ${result.options.gauges ? 'on' : 'off (`--gauges` turns them on)'}. ` +
       `${m.cpus} x ${m.cpuModel}, Node ${m.node}, ${m.redis.replace(/ sha=.*/, '')}; load ` +
       `${last.map((s) => `${s.loadAtStart}-${s.loadAtEnd}`).join(', ')} (per side). ` +
       `\`bench/results/scale.json\` (round ${result.rounds.length} of ${result.rounds.length} shown).`,
