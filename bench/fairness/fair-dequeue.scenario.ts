@@ -19,6 +19,7 @@
 import { startRedis } from '../../test/support/redis-server';
 import {
   load1,
+  loadWarning,
   median,
   percentile,
   redisPerJob,
@@ -367,7 +368,10 @@ export function scenariosMarkdown(result: Result): string {
       (unstable.length
         ? `Order not the same in every trial: ${unstable.map((r) => `${r.scenario}/${r.contender} (first serve ${r.firstServeByTrial.join(', ')}; p95 ${r.waitP95ByTrial.join(', ')})`).join('; ')}.`
         : 'The order was the same in every trial.') +
-      ` Module fairness options: \`${JSON.stringify(result.fairness)}\`. Load ${result.loadAtStart} at the start, ${result.loadAtEnd} at the end.`,
+      ` Module fairness options: \`${JSON.stringify(result.fairness)}\`. Load ${result.loadAtStart} at the start, ${result.loadAtEnd} at the end` +
+      ' (the steps do not depend on it; the drain times do).',
+    '',
+    loadWarning(result.loadAtStart, result.loadAtEnd),
   ].join('\n');
 }
 

@@ -25,6 +25,7 @@ import { startRedis } from '../../test/support/redis-server';
 import {
   RedisWork,
   load1,
+  loadWarning,
   machine,
   redisPerJob,
   redisWork,
@@ -321,6 +322,11 @@ function markdown(result: { rounds: SideResult[][]; options: ScaleOptions; comma
       `${m.cpus} x ${m.cpuModel}, Node ${m.node}, ${m.redis.replace(/ sha=.*/, '')}; load ` +
       `${last.map((s) => `${s.loadAtStart}-${s.loadAtEnd}`).join(', ')} (per side). ` +
       `\`bench/results/scale.json\` (round ${result.rounds.length} of ${result.rounds.length} shown).`,
+    '',
+    loadWarning(
+      Math.min(...last.map((s) => s.loadAtStart)),
+      Math.max(...last.map((s) => s.loadAtEnd)),
+    ),
   ].join('\n');
 }
 
