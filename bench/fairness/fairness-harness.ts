@@ -23,6 +23,8 @@ export interface BenchJob {
   key?: string;
   /** The job's place in its scenario's enqueue order (each must run exactly once). */
   seq?: number;
+  /** Filler, to give a job a payload of a chosen size. */
+  pad?: string;
 }
 
 /** One job of `Side.addJobs`: its data, and the options a scenario sets per job. */

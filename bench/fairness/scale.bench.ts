@@ -4,7 +4,8 @@
  * fairness; each side on a redis-server of its own, started fresh.
  *   npm run bench:scale -- --jobs 1000000 --tenants 1000,10000,100000
  *   (--concurrency 50, --batch 10 jobs per addBulk call, --inflight 16 calls at once,
- *    --tail-ms 3000, --sides plain,off,fair, --rounds 1, --progress-ms 30000, --gauges)
+ *    --tail-ms 3000, --sides plain,off,fair, --rounds 1, --progress-ms 30000, --gauges,
+ *    --payload-bytes 0)
  * Writes bench/results/scale.json and its block of docs/benchmarks.md.
  *
  * Every side enqueues the same calls: `addBulk` of `batch` jobs of one tenant, the tenants taken
@@ -49,6 +50,13 @@ interface ScaleOptions {
   progressMs: number;
   /** Keep the module's metrics gauges on (they are off by default here: see `moduleExtra`). */
   gauges: boolean;
+  /**
+   * Filler bytes in each job's data. With none, a plain BullMQ job's hash stays a listpack (every
+   * field <= 64 bytes, `hash-max-listpack-value`): 176 bytes; the module's envelope makes its data
+   * field longer, so Redis keeps the hash as a hashtable (657). With a payload over ~64 bytes,
+   * plain BullMQ's job is a hashtable too (593 with 100 bytes of data).
+   */
+  payloadBytes: number;
 }
 
 function options(argv: string[]): ScaleOptions {
@@ -69,6 +77,7 @@ function options(argv: string[]): ScaleOptions {
     rounds: number('rounds', 1),
     progressMs: number('progress-ms', 30_000),
     gauges: argv.includes('--gauges'),
+    payloadBytes: number('payload-bytes', 0),
   };
 }
 
@@ -97,6 +106,7 @@ async function read(client: Redis): Promise<Reading> {
 }
 
 const round = (value: number, digits = 1) => Number(value.toFixed(digits));
+const signed = (value: number) => `${value >= 0 ? '+' : ''}${value}`;
 
 /** The cost of one phase, per job. */
 function phase(from: Reading, to: Reading, jobs: number) {
@@ -146,6 +156,7 @@ async function runSide(spec: SideSpec, o: ScaleOptions) {
     work.handle = () => {
       if (++done === jobs) drained();
     };
+    const pad = 'x'.repeat(o.payloadBytes);
     const r0 = await read(client);
     await pooled(calls, o.inflight, async (call) => {
       const tenant = `t${call % spec.tenants}`;
@@ -153,7 +164,9 @@ async function runSide(spec: SideSpec, o: ScaleOptions) {
       const size = Math.min(batch, jobs - call * batch);
       await side.addJobs(
         tenant,
-        Array.from({ length: size }, () => ({ data: { t0, tenant } })),
+        Array.from({ length: size }, () => ({
+          data: o.payloadBytes ? { t0, tenant, pad } : { t0, tenant },
+        })),
       );
     });
     const r1 = await read(client);
@@ -287,7 +300,7 @@ function markdown(result: { rounds: SideResult[][]; options: ScaleOptions; comma
     `${per(s.admissionAndDrain)} (${s.admissionAndDrain.jobsPerSecond}/s)`,
     per(s.release),
     per(s.total),
-    `${s.memory.bytesPerQueuedJob}${plain && s !== plain ? ` (+${round(s.memory.bytesPerQueuedJob - plain.memory.bytesPerQueuedJob, 0)})` : ''}`,
+    `${s.memory.bytesPerQueuedJob}${plain && s !== plain ? ` (${signed(round(s.memory.bytesPerQueuedJob - plain.memory.bytesPerQueuedJob, 0))})` : ''}`,
     `${round(s.memory.leftBytes / 1024, 0)} KiB, ${s.memory.keysAfterRelease} keys`,
   ]);
   const verdict = (ratio: number | undefined) =>
@@ -313,9 +326,10 @@ function markdown(result: { rounds: SideResult[][]; options: ScaleOptions; comma
     '',
     `Goal: ${g.flat.goal}: Redis CPU ${verdict(g.flat.redisCpuRatio)}, commands ${verdict(g.flat.commandsRatio)}, ` +
       `Node CPU ${verdict(g.flat.nodeCpuRatio)}, Redis + Node CPU ${verdict(g.flat.redisPlusNodeCpuRatio)}. ` +
-      `Goal: ${g.memory.goal}: ${fairExtra.map(([label, extra]) => `${label} +${extra} (${extra <= 100 ? 'met' : 'not met'})`).join('; ') || 'n/a'}.`,
+      `Goal: ${g.memory.goal}: ${fairExtra.map(([label, extra]) => `${label} ${signed(extra)} (${extra <= 100 ? 'met' : 'not met'})`).join('; ') || 'n/a'}.`,
     '',
-    `\`${result.command}\`: ${last[0]?.jobs.toLocaleString('en-US')} no-op jobs per side, ${result.options.batch} jobs per ` +
+    `\`${result.command}\`: ${last[0]?.jobs.toLocaleString('en-US')} no-op jobs per side` +
+      `${result.options.payloadBytes ? ` (${result.options.payloadBytes} bytes of filler in each job's data)` : ' (data `{ t0, tenant }`)'}, ${result.options.batch} jobs per ` +
       `\`addBulk\` call of one tenant (tenants in turn), ${result.options.inflight} calls at once, then workers at concurrency ` +
       `${result.options.concurrency}; each side on a fresh private redis-server; producer and workers in one process; ` +
       `the module's metrics gauges ${result.options.gauges ? 'on' : 'off (`--gauges` turns them on)'}. ` +
@@ -332,7 +346,10 @@ function markdown(result: { rounds: SideResult[][]; options: ScaleOptions; comma
 
 export async function scaleBench(argv: string[]) {
   const o = options(argv);
-  const command = `npm run bench:scale -- --jobs ${o.jobs} --tenants ${o.tenants.join(',')}`;
+  const command =
+    `npm run bench:scale -- --jobs ${o.jobs} --tenants ${o.tenants.join(',')}` +
+    (o.payloadBytes ? ` --payload-bytes ${o.payloadBytes}` : '') +
+    (o.sides.join() === 'plain,off,fair' ? '' : ` --sides ${o.sides.join(',')}`);
   const rounds: SideResult[][] = [];
   for (let r = 0; r < o.rounds; r++) {
     const order = r % 2 ? specs(o).reverse() : specs(o);
