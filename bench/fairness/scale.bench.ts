@@ -5,8 +5,8 @@
  *   npm run bench:scale -- --jobs 1000000 --tenants 1000,10000,100000
  *   (--concurrency 50, --batch 10 jobs per addBulk call, --inflight 16 calls at once,
  *    --tail-ms 3000, --sides plain,off,fair, --rounds 1, --progress-ms 30000, --gauges,
- *    --payload-bytes 0)
- * Writes bench/results/scale.json and its block of docs/benchmarks.md.
+ *    --payload-bytes 0, --name scale)
+ * Writes bench/results/<name>.json and its block of docs/benchmarks.md.
  *
  * Every side enqueues the same calls: `addBulk` of `batch` jobs of one tenant, the tenants taken
  * in turn (call c is tenant c mod T), `inflight` calls at once, no worker running. Then the
@@ -57,6 +57,8 @@ interface ScaleOptions {
    * plain BullMQ's job is a hashtable too (593 with 100 bytes of data).
    */
   payloadBytes: number;
+  /** Where the run goes: bench/results/<name>.json and the <!-- bench:<name> --> block. */
+  name: string;
 }
 
 function options(argv: string[]): ScaleOptions {
@@ -78,6 +80,7 @@ function options(argv: string[]): ScaleOptions {
     progressMs: number('progress-ms', 30_000),
     gauges: argv.includes('--gauges'),
     payloadBytes: number('payload-bytes', 0),
+    name: value('name') ?? 'scale',
   };
 }
 
@@ -335,7 +338,7 @@ function markdown(result: { rounds: SideResult[][]; options: ScaleOptions; comma
       `the module's metrics gauges ${result.options.gauges ? 'on' : 'off (`--gauges` turns them on)'}. ` +
       `${m.cpus} x ${m.cpuModel}, Node ${m.node}, ${m.redis.replace(/ sha=.*/, '')}; load ` +
       `${last.map((s) => `${s.loadAtStart}-${s.loadAtEnd}`).join(', ')} (per side). ` +
-      `\`bench/results/scale.json\` (round ${result.rounds.length} of ${result.rounds.length} shown).`,
+      `\`bench/results/${result.options.name}.json\` (round ${result.rounds.length} of ${result.rounds.length} shown).`,
     '',
     loadWarning(
       Math.min(...last.map((s) => s.loadAtStart)),
@@ -349,7 +352,8 @@ export async function scaleBench(argv: string[]) {
   const command =
     `npm run bench:scale -- --jobs ${o.jobs} --tenants ${o.tenants.join(',')}` +
     (o.payloadBytes ? ` --payload-bytes ${o.payloadBytes}` : '') +
-    (o.sides.join() === 'plain,off,fair' ? '' : ` --sides ${o.sides.join(',')}`);
+    (o.sides.join() === 'plain,off,fair' ? '' : ` --sides ${o.sides.join(',')}`) +
+    (o.name === 'scale' ? '' : ` --name ${o.name}`);
   const rounds: SideResult[][] = [];
   for (let r = 0; r < o.rounds; r++) {
     const order = r % 2 ? specs(o).reverse() : specs(o);
@@ -367,8 +371,8 @@ export async function scaleBench(argv: string[]) {
     );
   }
   const result = { command, options: o, rounds, goals: goals(rounds.at(-1)!) };
-  writeResult('scale', result);
-  updateBenchmarksPage('scale', markdown(result));
+  writeResult(o.name, result);
+  updateBenchmarksPage(o.name, markdown(result));
   return result.goals;
 }
 
