@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: every bench of the suite, one after another, each on its own private Redis:
- * context, fairness, scheduler, the noisy-neighbour chart, the scale-out run and the tiers
- * (rate limit and lanes) cost. Each writes
+ * context, fairness, scheduler, the noisy-neighbour chart, the scale-out run, the tiers
+ * (rate limit and lanes) cost and the scale run (1,000,000 jobs over up to 100,000 tenants,
+ * about 20 minutes; `npm run bench:scale -- --jobs 100000` for a shorter one). Each writes
  * bench/results/<name>.json (and its block of docs/benchmarks.md); the chart is bench/results/noisy-neighbour.svg.
  * `npm run bench -- context noisy` runs only those. The soak (`npm run bench:soak`) is separate.
  */
@@ -9,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const ALL = ['context', 'fairness', 'scheduler', 'noisy', 'scaleout', 'tiers'];
+const ALL = ['context', 'fairness', 'scheduler', 'noisy', 'scaleout', 'tiers', 'scale'];
 
 function main(): number {
   const scripts = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')).scripts;

@@ -7,6 +7,7 @@ import { ClsModule } from 'nestjs-cls';
 import {
   TenantContext,
   TenantFairnessOptions,
+  TenantQueueMetricsOptions,
   TenantJob,
   TenantProcessor,
   TenantQueueModule,
@@ -18,6 +19,21 @@ import { redisPerJob, redisWork } from '../bench-utils';
 export interface BenchJob {
   t0: number;
   tenant: string;
+  /** The scenario's key of the job (a tenant, or a fair key inside one), for order checks. */
+  key?: string;
+  /** The job's place in its scenario's enqueue order (each must run exactly once). */
+  seq?: number;
+  /** Filler, to give a job a payload of a chosen size. */
+  pad?: string;
+}
+
+/** One job of `Side.addJobs`: its data, and the options a scenario sets per job. */
+export interface BenchJobSpec {
+  data: BenchJob;
+  /** The module's `fairKey` job option (ignored by plain BullMQ). */
+  fairKey?: string;
+  /** BullMQ's `priority` job option (plain BullMQ sides only). */
+  priority?: number;
 }
 
 /** What every bench job does; set by each scenario before its workers run. */
@@ -32,6 +48,8 @@ export interface Side {
   label: string;
   /** Enqueues `count` jobs of one tenant, in bulk. */
   enqueue(tenant: string, count: number): Promise<void>;
+  /** Enqueues these jobs of one tenant in one `addBulk` call. */
+  addJobs(tenant: string, jobs: BenchJobSpec[]): Promise<void>;
   /** Starts consuming (workers are created paused). */
   run(): void;
   close(): Promise<void>;
@@ -39,6 +57,22 @@ export interface Side {
 
 const chunks = (count: number, size: number) =>
   Array.from({ length: Math.ceil(count / size) }, (_, i) => Math.min(size, count - i * size));
+
+/** `count` jobs of one tenant in calls of at most `size`, all of a call stamped at its start. */
+async function enqueueChunked(
+  side: Pick<Side, 'addJobs'>,
+  tenant: string,
+  count: number,
+  size: number,
+): Promise<void> {
+  for (const n of chunks(count, size)) {
+    const t0 = Date.now();
+    await side.addJobs(
+      tenant,
+      Array.from({ length: n }, () => ({ data: { t0, tenant } })),
+    );
+  }
+}
 
 /** Plain BullMQ: one queue, one worker, FIFO. */
 export async function plainSide(connection: object, concurrency: number): Promise<Side> {
@@ -51,15 +85,17 @@ export async function plainSide(connection: object, concurrency: number): Promis
     removeOnComplete: { count: 0 },
   });
   await worker.waitUntilReady();
-  return {
+  const side: Side = {
     label: 'plain BullMQ',
-    async enqueue(tenant, count) {
-      for (const size of chunks(count, 1000)) {
-        const t0 = Date.now();
-        await queue.addBulk(
-          Array.from({ length: size }, () => ({ name: 'w', data: { t0, tenant } })),
-        );
-      }
+    enqueue: (tenant, count) => enqueueChunked(side, tenant, count, 1000),
+    async addJobs(_tenant, jobs) {
+      await queue.addBulk(
+        jobs.map((job) => ({
+          name: 'w',
+          data: job.data,
+          opts: job.priority ? { priority: job.priority } : undefined,
+        })),
+      );
     },
     run: () => void worker.run(),
     async close() {
@@ -67,6 +103,7 @@ export async function plainSide(connection: object, concurrency: number): Promis
       await queue.close();
     },
   };
+  return side;
 }
 
 /** What else a module side's queue uses: a budget group, fair keys on its jobs. */
@@ -74,6 +111,8 @@ export interface ModuleSideExtra {
   budget?: string;
   /** Jobs of a tenant spread over this many fair keys (the queue needs `fairness.fairKey`). */
   fairKeys?: number;
+  /** The module's metrics options (default: the module's own). */
+  metrics?: TenantQueueMetricsOptions;
 }
 
 /** This module, with or without fairness: producer and consumer in one Nest app. */
@@ -96,6 +135,7 @@ export async function moduleSide(
       TenantQueueModule.forRoot({
         connection,
         prefix: `b${Math.random().toString(36).slice(2, 8)}`,
+        ...(extra.metrics ? { metrics: extra.metrics } : {}),
       }),
       TenantQueueModule.registerQueue({
         name: 'bench',
@@ -113,28 +153,39 @@ export async function moduleSide(
   const registry = app.get(TenantQueueRegistry);
   const queue = registry.getQueue<BenchJob>('bench');
   const context = app.get(TenantContext);
-  return {
+  const side: Side = {
     label:
       (fairness ? `module, fairness on ${JSON.stringify(fairness)}` : 'module, fairness off') +
       (extra.budget ? `, budget ${extra.budget}` : '') +
       (extra.fairKeys ? `, ${extra.fairKeys} fair keys per tenant` : ''),
     async enqueue(tenant, count) {
+      if (!extra.fairKeys) return enqueueChunked(side, tenant, count, 2000);
       for (const size of chunks(count, 2000)) {
         const t0 = Date.now();
-        await context.run(tenant, () =>
-          queue.addBulk(
-            Array.from({ length: size }, (_, i) => ({
-              name: 'w',
-              data: { t0, tenant },
-              opts: extra.fairKeys ? { fairKey: `u${i % extra.fairKeys}` } : undefined,
-            })),
-          ),
+        await side.addJobs(
+          tenant,
+          Array.from({ length: size }, (_, i) => ({
+            data: { t0, tenant },
+            fairKey: `u${i % extra.fairKeys!}`,
+          })),
         );
       }
+    },
+    async addJobs(tenant, jobs) {
+      await context.run(tenant, () =>
+        queue.addBulk(
+          jobs.map((job) => ({
+            name: 'w',
+            data: job.data,
+            opts: job.fairKey ? { fairKey: job.fairKey } : undefined,
+          })),
+        ),
+      );
     },
     run: () => void registry.getWorker('bench')!.run(),
     close: () => app.close(),
   };
+  return side;
 }
 
 /** Resolves when `predicate` holds (polled every 2 ms), or rejects after `timeoutMs`. */

@@ -1,6 +1,7 @@
 /**
  * Fair gate bench: plain BullMQ vs this module, same Redis, same run.
  *   npx ts-node --transpile-only bench/fairness/fairness.bench.ts [--flood100k]
+ *     [--only=noisy|throughput|jain|modes|scenarios]
  * Starts its own redis-server on a free port; writes bench/results/fairness.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -8,11 +9,12 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Redis from 'ioredis';
+import { fairDequeueScenarios, scenariosMarkdown } from './fair-dequeue.scenario';
 import { floorScenario } from './floor.scenario';
 import { modesCostScenario } from './modes-cost.scenario';
 import { timeShareScenario } from './time-share.scenario';
 import { startRedis } from '../../test/support/redis-server';
-import { load1 } from '../bench-utils';
+import { load1, updateBenchmarksPage, writeResult } from '../bench-utils';
 import {
   BenchJob,
   Side,
@@ -219,6 +221,14 @@ async function main() {
       };
       log(results.modes);
     }
+    // Trigger.dev's six fair-dequeue scenarios, by tenant and by fair key, against BullMQ's FIFO
+    // and priorities (fair-dequeue.scenario.ts).
+    if (!only || only === 'scenarios') {
+      const scenarios = await fairDequeueScenarios(Number(process.env.TRIALS ?? 2));
+      writeResult('fairness-scenarios', scenarios);
+      updateBenchmarksPage('fairness-scenarios', scenariosMarkdown(scenarios));
+      results.scenarios = 'bench/results/fairness-scenarios.json';
+    }
     results.loadAverageAtEnd = loadavg().map((l) => Number(l.toFixed(2)));
     const dir = join(__dirname, '..', 'results');
     mkdirSync(dir, { recursive: true });
@@ -228,8 +238,8 @@ async function main() {
         `${JSON.stringify({ startedAt: results.startedAt, loadAverageAtStart: results.loadAverageAtStart, ...(results.modes as object) }, null, 2)}\n`,
       );
     }
-    // `--only=modes` leaves the main results of the last full run alone.
-    if (only !== 'modes') {
+    // `--only=modes` or `--only=scenarios` leaves the main results of the last full run alone.
+    if (only !== 'modes' && only !== 'scenarios') {
       writeFileSync(join(dir, 'fairness.json'), `${JSON.stringify(results, null, 2)}\n`);
     }
   } finally {
