@@ -1,5 +1,13 @@
-import type { INestApplicationContext } from '@nestjs/common';
-import { EnqueuedJob, TenantContext, TenantJobOptions, TenantQueueRegistry } from '../../lib';
+import type { INestApplicationContext, Type } from '@nestjs/common';
+import {
+  EnqueuedJob,
+  TenantContext,
+  TenantJob,
+  TenantJobOptions,
+  TenantProcessor,
+  TenantQueueRegistry,
+  TenantWorkerHost,
+} from '../../lib';
 
 /** `count` copies of `data`, each its own object. */
 export function many<T extends object>(count: number, data: T = {} as T): T[] {
@@ -27,4 +35,22 @@ export async function enqueue<T extends object>(
     }
   });
   return added;
+}
+
+/**
+ * A `@TenantProcessor` class for `queue` (a spec registering one queue per case): each job goes
+ * to `handle`, at most `concurrency` at once.
+ */
+export function processorFor<T extends object>(
+  queue: string,
+  concurrency: number,
+  handle: (job: TenantJob<T>) => Promise<unknown>,
+): Type<TenantWorkerHost> {
+  @TenantProcessor(queue, { concurrency })
+  class KitProcessor extends TenantWorkerHost {
+    process(job: TenantJob<T>): Promise<unknown> {
+      return handle(job);
+    }
+  }
+  return KitProcessor;
 }

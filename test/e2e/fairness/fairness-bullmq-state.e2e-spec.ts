@@ -204,13 +204,11 @@ describe(`fair queue seen through BullMQ's API (bullmq ${BULLMQ_VERSION})`, () =
   });
 
   it('keeps the cap for a failed job retried from outside (job.retry, as bull-board does)', async () => {
-    const queue = moduleRef.get(TenantQueueRegistry).getQueue<{ n: number; fail?: boolean }>(
-      'stated',
-    );
+    const queue = moduleRef
+      .get(TenantQueueRegistry)
+      .getQueue<{ n: number; fail?: boolean }>('stated');
     const bull = queue.bullQueue;
-    await asAcme(() =>
-      queue.add('work', { n: 12, fail: true }, { jobId: 'retried', attempts: 1 }),
-    );
+    await asAcme(() => queue.add('work', { n: 12, fail: true }, { jobId: 'retried', attempts: 1 }));
     await waitFor(async () => (await stateOf(bull, 'retried')) === 'failed', 'retried failed');
     await (await Job.fromId(bull, 'retried'))!.retry();
     await waitFor(() => running.has('retried'), 'the retry runs');

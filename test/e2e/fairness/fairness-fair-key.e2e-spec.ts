@@ -19,6 +19,7 @@ import {
 import { TenantQueueRedis } from '../../../lib/core/redis/tenant-queue.redis';
 import { tenantKeyPart } from '../../../lib/core/context/tenant-key';
 import { FairnessStateSource } from '../../../lib/fairness/fairness-state.source';
+import { enqueue, many } from '../../support/jobs';
 import { testRootImports } from '../../support/test-module';
 import { uniquePrefix } from '../../support/redis-url';
 import { waitFor } from '../../support/wait';
@@ -107,25 +108,21 @@ const queueOf = (moduleRef: TestingModule, name = 'fk') =>
   moduleRef.get(TenantQueueRegistry).getQueue<Data>(name);
 
 /** `count` jobs of one user of `tenantId`, under its fair key when `keyed`. */
-async function enqueue(
+const addForUser = (
   moduleRef: TestingModule,
   tenantId: string,
   user: string,
   count: number,
   keyed: boolean,
   ms = 2,
-) {
-  const queue = queueOf(moduleRef);
-  const opts: TenantJobOptions = keyed ? { fairKey: user } : {};
-  await moduleRef.get(TenantContext).run(tenantId, async () => {
-    for (let i = 0; i < count; i += 500) {
-      const size = Math.min(500, count - i);
-      await queue.addBulk(
-        Array.from({ length: size }, () => ({ name: 'work', data: { user, ms }, opts })),
-      );
-    }
-  });
-}
+) =>
+  enqueue(
+    moduleRef,
+    'fk',
+    tenantId,
+    many<Data>(count, { user, ms } as Data),
+    keyed ? { fairKey: user } : {},
+  );
 
 /** Jain's fairness index of the counts: 1 when all equal, 1/n when one has everything. */
 function jain(counts: number[]): number {
@@ -153,7 +150,7 @@ async function floodIndex(
   const done: Done[] = [];
   const moduleRef = await boot(keyed ? { fairKey: 'job' } : {}, done, 4);
   try {
-    await enqueue(moduleRef, 'acme', USERS[0], flood, keyed);
+    await addForUser(moduleRef, 'acme', USERS[0], flood, keyed);
     const light = USERS.slice(1);
     const queue = queueOf(moduleRef);
     await moduleRef.get(TenantContext).run('acme', () =>
@@ -207,7 +204,7 @@ async function shareWithKeys(keys: number): Promise<number> {
         })),
       ),
     );
-    await enqueue(moduleRef, 'B', 'b-0', 800, true, 1);
+    await addForUser(moduleRef, 'B', 'b-0', 800, true, 1);
     await waitFor(() => done.length >= 700, '700 jobs', 40_000);
     // Past the jobs admitted before B arrived, while both are backlogged.
     const window = done.slice(100, 700);

@@ -3,7 +3,6 @@ import { Test, TestingModule } from '@nestjs/testing';
 import {
   InMemoryTenantDirectory,
   InvalidTenantQueueOptionsError,
-  TenantContext,
   TenantDirectory,
   TenantFairness,
   TenantFairnessOptions,
@@ -15,6 +14,7 @@ import {
   TenantWorkerHost,
 } from '../../../lib';
 import { TenantQueueRedis } from '../../../lib/core/redis/tenant-queue.redis';
+import { enqueue } from '../../support/jobs';
 import { testRootImports, tieredRootOptions } from '../../support/test-module';
 import { uniquePrefix } from '../../support/redis-url';
 import { sleep, waitFor } from '../../support/wait';
@@ -82,21 +82,18 @@ async function boot(input: {
 }
 
 /** `count` jobs of `min` to `min + spread - 1` ms (a fixed pattern, so runs are comparable). */
-async function enqueue(
+const addFloorJobs = (
   moduleRef: TestingModule,
   tenant: string,
   count: number,
   [min, spread] = [20, 31],
-): Promise<void> {
-  const queue = moduleRef.get(TenantQueueRegistry).getQueue<FloorJob>('floor');
-  const jobs = Array.from({ length: count }, (_, i) => ({
-    name: 'work',
-    data: { ms: min + ((i * 7919) % spread) },
-  }));
-  for (let i = 0; i < jobs.length; i += 1000) {
-    await moduleRef.get(TenantContext).run(tenant, () => queue.addBulk(jobs.slice(i, i + 1000)));
-  }
-}
+) =>
+  enqueue(
+    moduleRef,
+    'floor',
+    tenant,
+    Array.from({ length: count }, (_, i): FloorJob => ({ ms: min + ((i * 7919) % spread) })),
+  );
 
 /**
  * Three tenants of weight 10 flood (2,000 jobs of 20-50 ms each, enqueued first, 8 worker
@@ -113,9 +110,9 @@ async function floodSamples(
   const running = new Running();
   const moduleRef = await boot({ fairness, concurrency: 8, running, directory });
   try {
-    for (const tenant of ['A', 'B', 'C']) await enqueue(moduleRef, tenant, 2000);
+    for (const tenant of ['A', 'B', 'C']) await addFloorJobs(moduleRef, tenant, 2000);
     await waitFor(() => running.startsOf('A') >= 20, 'the flood running');
-    await enqueue(moduleRef, 'F', jobs, [150, 101]);
+    await addFloorJobs(moduleRef, 'F', jobs, [150, 101]);
     const samples: number[] = [];
     const timer = setInterval(() => {
       const starts = running.startsOf('F');
@@ -203,7 +200,7 @@ describe('fair gate: a guaranteed floor with burst (real Redis)', () => {
       minConcurrencyOverride: 2,
       concurrency: 6,
     });
-    await enqueue(moduleRef, 'F', 120);
+    await addFloorJobs(moduleRef, 'F', 120);
     await waitFor(() => running.startsOf('F') === 120, "F's jobs started");
     expect(running.max.get('F')).toBe(6);
   });
@@ -215,7 +212,7 @@ describe('fair gate: a guaranteed floor with burst (real Redis)', () => {
       concurrency: 4,
       running,
     });
-    for (const tenant of ['A', 'B', 'C', 'F']) await enqueue(moduleRef, tenant, 60, [5, 10]);
+    for (const tenant of ['A', 'B', 'C', 'F']) await addFloorJobs(moduleRef, tenant, 60, [5, 10]);
     const all = () => ['A', 'B', 'C', 'F'].reduce((sum, t) => sum + running.startsOf(t), 0);
     await waitFor(() => all() === 240, 'every job started');
     expect(await moduleRef.get(TenantFairness).getTenant('floor', 'F')).toMatchObject({
@@ -257,7 +254,7 @@ describe('fair gate: a guaranteed floor with burst (real Redis)', () => {
     };
     const tenants = Array.from({ length: 300 }, (_, i) => `t${i}`);
     for (const [i, tenant] of tenants.entries()) {
-      await enqueue(moduleRef, tenant, 2, [5, 10]);
+      await addFloorJobs(moduleRef, tenant, 2, [5, 10]);
       if (i % 10 === 0) await sample();
     }
     const all = () => tenants.reduce((sum, t) => sum + running.startsOf(t), 0);

@@ -11,12 +11,10 @@ import {
   TenantContext,
   TenantFairness,
   TenantFairnessOptions,
-  TenantJob,
-  TenantProcessor,
   TenantQueueModule,
   TenantQueueRegistry,
-  TenantWorkerHost,
 } from '../../../lib';
+import { processorFor } from '../../support/jobs';
 import { CollectingLogger } from '../../support/collecting-logger';
 import { uniquePrefix } from '../../support/redis-url';
 import { testRootImports } from '../../support/test-module';
@@ -51,18 +49,14 @@ interface PairJob {
 /** Per queue, per job id: the tenants its handler ran in. */
 const runs = new Map<string, Map<string, string[]>>();
 
-function processorFor(queue: string) {
-  @TenantProcessor(queue, { concurrency: 2 })
-  class PairProcessor extends TenantWorkerHost {
-    async process(job: TenantJob<PairJob>) {
-      const seen = runs.get(queue)!;
-      seen.set(job.id!, [...(seen.get(job.id!) ?? []), job.tenant!.tenantId]);
-      await new Promise((resolve) => setTimeout(resolve, job.data.ms));
-      if (job.data.fail) throw new Error('this job fails (slow lane)');
-    }
-  }
-  return PairProcessor;
-}
+/** The pair's processor: records each run's tenant, waits its `ms`, fails where asked. */
+const pairProcessor = (queue: string) =>
+  processorFor<PairJob>(queue, 2, async (job) => {
+    const seen = runs.get(queue)!;
+    seen.set(job.id!, [...(seen.get(job.id!) ?? []), job.tenant!.tenantId]);
+    await new Promise((resolve) => setTimeout(resolve, job.data.ms));
+    if (job.data.fail) throw new Error('this job fails (slow lane)');
+  });
 
 describe('issue 22: every pair of the fair modes on one queue', () => {
   let moduleRef: TestingModule;
@@ -87,7 +81,7 @@ describe('issue 22: every pair of the fair modes on one queue', () => {
           }),
         ),
       ],
-      providers: PAIRS.map((pair) => processorFor(queueOf(pair))),
+      providers: PAIRS.map((pair) => pairProcessor(queueOf(pair))),
     })
     class PairsModule {}
     moduleRef = await Test.createTestingModule({ imports: [PairsModule] })

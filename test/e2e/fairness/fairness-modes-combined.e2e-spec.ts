@@ -11,12 +11,10 @@ import { Test, TestingModule } from '@nestjs/testing';
 import {
   TenantContext,
   TenantFairness,
-  TenantJob,
-  TenantProcessor,
   TenantQueueModule,
   TenantQueueRegistry,
-  TenantWorkerHost,
 } from '../../../lib';
+import { processorFor } from '../../support/jobs';
 import { uniquePrefix } from '../../support/redis-url';
 import { testRootImports } from '../../support/test-module';
 import { TestRedisClient, openRedis } from '../../support/test-redis';
@@ -60,21 +58,16 @@ class Record {
 
 const record = new Record();
 
-function processorFor(queue: string) {
-  @TenantProcessor(queue, { concurrency: 6 })
-  class MixProcessor extends TenantWorkerHost {
-    async process(job: TenantJob<MixJob>) {
-      const tenant = job.tenant!.tenantId;
-      record.start(`${queue}|${job.id}`, tenant, job.tenant!.fairKey);
-      try {
-        await new Promise((resolve) => setTimeout(resolve, job.data.ms));
-      } finally {
-        record.end(tenant);
-      }
+const mixProcessor = (queue: string) =>
+  processorFor<MixJob>(queue, 6, async (job) => {
+    const tenant = job.tenant!.tenantId;
+    record.start(`${queue}|${job.id}`, tenant, job.tenant!.fairKey);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, job.data.ms));
+    } finally {
+      record.end(tenant);
     }
-  }
-  return MixProcessor;
-}
+  });
 
 describe("issue 18's modes together: time share, fair keys, a floor and a budget", () => {
   let moduleRef: TestingModule;
@@ -97,7 +90,7 @@ describe("issue 18's modes together: time share, fair keys, a floor and a budget
         }),
         TenantQueueModule.registerQueue({ name: 'mix-b', budget: BUDGET, fairness }),
       ],
-      providers: [processorFor('mix-a'), processorFor('mix-b')],
+      providers: [mixProcessor('mix-a'), mixProcessor('mix-b')],
     })
     class MixModule {}
     moduleRef = await Test.createTestingModule({ imports: [MixModule] }).compile();

@@ -10,12 +10,10 @@ import {
   InvalidJobOptionsError,
   TenantContext,
   TenantFairness,
-  TenantJob,
-  TenantProcessor,
   TenantQueueModule,
   TenantQueueRegistry,
-  TenantWorkerHost,
 } from '../../../lib';
+import { processorFor } from '../../support/jobs';
 import { uniquePrefix } from '../../support/redis-url';
 import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
@@ -24,16 +22,11 @@ import { waitFor } from '../../support/wait';
 const LEASE_MS = 60_000;
 const ran: string[] = [];
 
-function processorFor(queue: string) {
-  @TenantProcessor(queue, { concurrency: 2 })
-  class NoopProcessor extends TenantWorkerHost {
-    async process(job: TenantJob<{ n: number }>) {
-      ran.push(`${queue}|${job.tenant!.tenantId}|${job.id}`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-  }
-  return NoopProcessor;
-}
+const noopProcessor = (queue: string) =>
+  processorFor<{ n: number }>(queue, 2, async (job) => {
+    ran.push(`${queue}|${job.tenant!.tenantId}|${job.id}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  });
 
 describe('issue 22: adds BullMQ does not take hold no slot', () => {
   let moduleRef: TestingModule;
@@ -52,7 +45,7 @@ describe('issue 22: adds BullMQ does not take hold no slot', () => {
           fairness: { window: 4, leaseMs: LEASE_MS, tickMs: 200 },
         }),
       ],
-      providers: [processorFor('noop-cap'), processorFor('noop-window')],
+      providers: [noopProcessor('noop-cap'), noopProcessor('noop-window')],
     })
     class NoopModule {}
     moduleRef = await Test.createTestingModule({ imports: [NoopModule] }).compile();

@@ -59,7 +59,9 @@ describe('fair gate (one process, real Redis)', () => {
     // B is below its share of the slots (4 / 2 tenants): its jobs go to the head of the wait
     // list at their admission, so only the jobs running when they were admitted start before
     // them, not the 12 of A's waiting ahead in admission order.
-    const lastB = started.findIndex((s) => s.tenantId === 'B' && s === started.filter((x) => x.tenantId === 'B')[1]);
+    const lastB = started.findIndex(
+      (s) => s.tenantId === 'B' && s === started.filter((x) => x.tenantId === 'B')[1],
+    );
     const aAhead = started.slice(0, lastB).filter((s) => s.tenantId === 'A').length - aBefore;
     expect(aAhead).toBeLessThanOrEqual(6);
   });
@@ -280,7 +282,11 @@ describe('fair gate (one process, real Redis)', () => {
     // What a version before the written-once gate left in Redis: the whole job in the gate's
     // record, its id in A's backlog, A in turn, and no BullMQ job.
     const base = `{${prefix}:fair}:~fair`;
-    const record = JSON.stringify({ n: 'work', d: { _tenant: envelope, n: 7 }, o: { jobId: 'old-1' } });
+    const record = JSON.stringify({
+      n: 'work',
+      d: { _tenant: envelope, n: 7 },
+      o: { jobId: 'old-1' },
+    });
     await redis.hset(`${base}:jobs`, 'old-1', `${record}\nA`);
     await redis.rpush(`${base}:q:${tenantKeyPart('A')}`, 'old-1');
     await redis.hset(`${base}:bl`, 'A', 1);

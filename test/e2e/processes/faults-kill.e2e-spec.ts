@@ -10,13 +10,13 @@ import { ClsModule } from 'nestjs-cls';
 import { Registry } from 'prom-client';
 import {
   DeadLetters,
-  TenantContext,
   TenantFairness,
   TenantQueueInspector,
   TenantQueueModule,
   TenantQueueRegistry,
 } from '../../../lib';
 import { FAULTS_FAIRNESS, faultsConnection } from '../../fixtures/faults-shared';
+import { enqueue } from '../../support/jobs';
 import { compileFixtures, forkCompiled } from '../../support/compiled-fixtures';
 import { killAll } from '../../support/processes';
 import { freePort } from '../../support/redis-server';
@@ -56,23 +56,19 @@ async function bootProducer(prefix: string): Promise<TestingModule> {
   return moduleRef;
 }
 
-async function enqueue(
+/** `perTenant` jobs of `ms` for each tenant; their ids, by the tenant they belong to. */
+async function enqueueAll(
   moduleRef: TestingModule,
   perTenant: number,
   ms: number,
   opts: { attempts?: number } = {},
 ) {
-  const queue = moduleRef.get(TenantQueueRegistry).getQueue('faults');
   const ids = new Map<string, string>();
   for (const tenantId of TENANTS) {
-    const jobs = await moduleRef
-      .get(TenantContext)
-      .run(tenantId, () =>
-        queue.addBulk(
-          Array.from({ length: perTenant }, (_, n) => ({ name: 'n', data: { ms, n }, opts })),
-        ),
-      );
-    for (const job of jobs) ids.set(job.id!, tenantId);
+    const data = Array.from({ length: perTenant }, (_, n) => ({ ms, n }));
+    for (const job of await enqueue(moduleRef, 'faults', tenantId, data, opts, 'n')) {
+      ids.set(job.id!, tenantId);
+    }
   }
   return ids;
 }
@@ -160,7 +156,7 @@ describe('faults with real processes: SIGKILLed workers, a Redis restart', () =>
       await exited;
     };
     try {
-      const ids = await enqueue(moduleRef, 50, 300);
+      const ids = await enqueueAll(moduleRef, 50, 300);
       // Two waves of five processes (booting together, so a loaded machine boots them at once).
       for (let wave = 0; wave < 2; wave++) await Promise.all(Array.from({ length: 5 }, killMidJob));
       expect(children.filter((child) => child.signalCode === 'SIGKILL')).toHaveLength(10);
@@ -247,13 +243,13 @@ describe('faults with real processes: SIGKILLed workers, a Redis restart', () =>
           { TQ_PREFIX: prefix, REDIS_URL: server.url },
           children,
         );
-        const ids = await enqueue(moduleRef, 30, 100);
+        const ids = await enqueueAll(moduleRef, 30, 100);
         await waitFor(async () => (await starts()) >= 15, 'the first jobs to run', 20_000);
 
         await server.kill();
         await sleep(500);
         await server.start();
-        for (const [id, tenantId] of await enqueue(moduleRef, 10, 100)) ids.set(id, tenantId);
+        for (const [id, tenantId] of await enqueueAll(moduleRef, 10, 100)) ids.set(id, tenantId);
         await expectSettled(moduleRef, ids);
         await redis.quit();
       } finally {
@@ -285,7 +281,7 @@ describe('faults with real processes: SIGKILLed workers, a Redis restart', () =>
           { TQ_PREFIX: prefix, REDIS_URL: server.url },
           children,
         );
-        const ids = await enqueue(moduleRef, 67, 40, { attempts: 3 });
+        const ids = await enqueueAll(moduleRef, 67, 40, { attempts: 3 });
         await waitFor(async () => (await starts()) >= 1, 'the first job to run', 20_000);
         // 0.5-1.5 s into the run, as the report did it; restarted 1 s later.
         await sleep(500 + Math.floor(Math.random() * 1000));
