@@ -14,12 +14,10 @@ import { bullClient } from '../core/bullmq';
 import { FairCommands, fairCommands } from './fair-gate.script';
 import { FairQueueConfig } from './fair-queue-config';
 import { FairGateEvents } from './fair-gate-events';
+import { FairGateReleases, FairOutcome } from './fair-gate-releases';
 import { FairGateUpkeep } from './fair-gate-upkeep';
 import { ResolvedFairnessOptions } from './fairness-options';
 import { SlowLaneEvent } from './slow-lane-event.interface';
-
-/** Final outcome of a job: completed, failed for good, or cancelled (not a tenant failure). */
-export type FairOutcome = 'c' | 'f' | 'x';
 
 /**
  * Directory/tier hints per tenant: [weight, cap, rate ("T:tol:..." or "none"), lane weights
@@ -38,9 +36,7 @@ export type FairHints = Map<string, FairHint>;
 /** Bucket of jobs enqueued without a tenant (system jobs on a fair queue). */
 export const SYSTEM_TENANT = SYSTEM_BUCKET;
 
-/** Releases per call, and calls in flight at once (more queue up and go in the next call). */
-const RELEASE_BATCH = 1000;
-const RELEASE_CALLS = 2;
+export type { FairOutcome } from './fair-gate-releases';
 
 /**
  * Where a gated job waits: BullMQ's own `delayed` set, due at this time (2^41 - 1 ms,
@@ -72,11 +68,7 @@ export interface FairGateDeps {
 export class FairGate implements JobDispatcher {
   readonly config: FairQueueConfig;
   readonly upkeep: FairGateUpkeep;
-  private pending: (string | number)[] = [];
-  private releaseCalls = 0;
-  /** A release call is due with nothing to release: a queue of the budget woke this one. */
-  private kicked = false;
-  private readonly calls = new Set<Promise<void>>();
+  private readonly releases: FairGateReleases;
   private readonly events: FairGateEvents;
 
   constructor(
@@ -85,14 +77,23 @@ export class FairGate implements JobDispatcher {
     private readonly deps: FairGateDeps,
   ) {
     this.config = new FairQueueConfig(definition, options, deps.budgetBase);
+    this.releases = new FairGateReleases({
+      timeShare: this.config.timeShare,
+      closed: () => this.upkeep.closed,
+      call: (released) => this.releaseCall(released),
+      // The tick finds the jobs of a failed call ended in BullMQ and frees their slots.
+      failed: (error) => {
+        if (!this.upkeep.closed) deps.logger.warn(`fair release ${definition.name}: ${error}`);
+      },
+    });
     this.events = new FairGateEvents(definition.name, options, deps.onSlowLane, deps.logger);
     this.upkeep = new FairGateUpkeep(
       definition.name,
       options.tickMs,
       {
         runTick: (consumerId, concurrency, ttl) => this.runTick(consumerId, concurrency, ttl),
-        settleCalls: () => Promise.all([...this.calls]).then(() => undefined),
-        callsInFlight: () => this.calls.size > 0,
+        settleCalls: () => this.releases.settle(),
+        callsInFlight: () => this.releases.busy(),
       },
       deps.logger,
     );
@@ -209,27 +210,19 @@ export class FairGate implements JobDispatcher {
   }
 
   /**
-   * A job reached its final outcome: free its slot and admit the next jobs. Releases are
-   * batched, at most `RELEASE_CALLS` calls in flight. `runMs`, the job's run time, is sent only
-   * with `share: 'time'`.
+   * A job reached its final outcome: free its slot and admit the next jobs (batched, see
+   * `FairGateReleases`). `runMs`, the job's run time, is sent only with `share: 'time'`.
    */
   release(jobId: string, outcome: FairOutcome, runMs?: number): void {
-    // After close the tick of a live process frees the slot.
-    if (this.upkeep.closed) return;
-    if (this.timeShare) this.pending.push(jobId, outcome, runMs ?? '');
-    else this.pending.push(jobId, outcome);
-    this.pump();
+    this.releases.release(jobId, outcome, runMs);
   }
 
   /**
    * `share: 'time'`: a failed attempt is charged its run time (`runMs`) now, so retries cost a
    * tenant what they run; the job keeps its slot (its final outcome releases it, with 0 ms).
-   * Nothing in `jobs` mode.
    */
   charge(jobId: string, runMs: number): void {
-    if (this.upkeep.closed || !this.timeShare) return;
-    this.pending.push(jobId, 'r', runMs);
-    this.pump();
+    this.releases.charge(jobId, runMs);
   }
 
   /**
@@ -247,43 +240,21 @@ export class FairGate implements JobDispatcher {
    * goes straight to the tenant's next job.
    */
   releaseNow(jobId: string, outcome: FairOutcome, runMs?: number): Promise<void> {
-    if (this.upkeep.closed) return Promise.resolve();
-    const pair = this.timeShare ? [jobId, outcome, runMs ?? ''] : [jobId, outcome];
-    return this.releaseCall(pair);
+    return this.releases.releaseNow(jobId, outcome, runMs);
   }
 
-  private pump(): void {
-    while (this.releaseCalls < RELEASE_CALLS && (this.pending.length > 0 || this.kicked)) {
-      this.kicked = false;
-      this.releaseCalls++;
-      const stride = this.timeShare ? 3 : 2;
-      void this.releaseCall(this.pending.splice(0, stride * RELEASE_BATCH)).finally(() => {
-        this.releaseCalls--;
-        this.pump();
-      });
-    }
-  }
-
-  /**
-   * One release call: frees `released` (flat pairs, triples with `share: 'time'`), dispatches,
-   * and moves what it admitted into BullMQ's wait list, all in the script: when the promise
-   * ends, the admitted jobs are BullMQ's to take.
-   */
-  private releaseCall(released: (string | number)[]): Promise<void> {
+  /** One release script call: frees, dispatches and moves what it admitted into BullMQ. */
+  private async releaseCall(released: (string | number)[]): Promise<void> {
     const { base, script, slowLane } = this.config;
-    const call: Promise<void> = this.redis
-      .tqFairRelease(base, script, this.options.dispatchBatch, slowLane, ...released)
-      .then(
-        (reply) => this.settle(reply),
-        (error) => {
-          // The tick finds the jobs of this batch ended in BullMQ and frees their slots.
-          if (!this.upkeep.closed)
-            this.deps.logger.warn(`fair release ${this.definition.name}: ${error}`);
-        },
-      )
-      .finally(() => this.calls.delete(call));
-    this.calls.add(call);
-    return call;
+    this.settle(
+      await this.redis.tqFairRelease(
+        base,
+        script,
+        this.options.dispatchBatch,
+        slowLane,
+        ...released,
+      ),
+    );
   }
 
   /**
@@ -291,9 +262,7 @@ export class FairGate implements JobDispatcher {
    * release call (coalesced with any due) puts it back in turn and dispatches.
    */
   kick(): void {
-    if (this.upkeep.closed) return;
-    this.kicked = true;
-    this.pump();
+    this.releases.kick();
   }
 
   /** A local worker consumes this queue; its concurrency sizes the shared window. */
