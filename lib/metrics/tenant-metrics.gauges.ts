@@ -47,8 +47,20 @@ export class TenantMetricsGauges implements OnApplicationBootstrap, BeforeApplic
     this.timer = undefined;
   }
 
-  /** Reads every queue's tenants from Redis and sets the gauges, queue by queue. */
-  async refresh(): Promise<void> {
+  /** The refresh under way: the next timer tick joins it instead of starting another. */
+  private refreshing: Promise<void> | undefined;
+
+  /**
+   * Reads every queue's tenants from Redis and sets the gauges, queue by queue. A call while a
+   * refresh runs shares it (with many tenants one refresh can outlast `gaugeIntervalMs`: two at
+   * once would double the load on Redis exactly when it is busy).
+   */
+  refresh(): Promise<void> {
+    this.refreshing ??= this.refreshAll().finally(() => (this.refreshing = undefined));
+    return this.refreshing;
+  }
+
+  private async refreshAll(): Promise<void> {
     for (const queue of this.registry.getQueueNames()) {
       try {
         await this.refreshQueue(queue);

@@ -8,7 +8,12 @@
 import { Logger, Module } from '@nestjs/common';
 import { TestingModule } from '@nestjs/testing';
 import { Registry } from 'prom-client';
-import { TenantContext, TenantQueueModule, TenantQueueRegistry } from '../../../lib';
+import {
+  TenantContext,
+  TenantQueueInspector,
+  TenantQueueModule,
+  TenantQueueRegistry,
+} from '../../../lib';
 import { TenantMetricsGauges } from '../../../lib/metrics/tenant-metrics.gauges';
 import { TenantMetricsRecorder } from '../../../lib/metrics/tenant-metrics.recorder';
 import { uniquePrefix } from '../../support/redis-url';
@@ -87,4 +92,19 @@ describe('issue 22: the gauges count every tenant, per queue, under the labels t
     // The broken queue is logged once, not on every refresh.
     expect(errors.filter((e) => e.includes('"broken"'))).toHaveLength(1);
   }, 120_000);
+
+  it('runs one refresh at a time: a refresh asked for while one runs shares it', async () => {
+    const gauges = moduleRef.get(TenantMetricsGauges);
+    const inspector = moduleRef.get(TenantQueueInspector);
+    const reads = jest.spyOn(inspector, 'forEachTenantPage');
+    try {
+      await Promise.all([gauges.refresh(), gauges.refresh(), gauges.refresh()]);
+      // One read per queue ('many' and 'broken'), not three.
+      expect(reads.mock.calls.map(([queue]) => queue).sort()).toEqual(['broken', 'many']);
+      await gauges.refresh();
+      expect(reads).toHaveBeenCalledTimes(4);
+    } finally {
+      reads.mockRestore();
+    }
+  });
 });
