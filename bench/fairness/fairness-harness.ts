@@ -14,6 +14,8 @@ import {
   TenantQueueRegistry,
   TenantWorkerHost,
 } from '../../lib';
+import { fork } from 'node:child_process';
+import { join } from 'node:path';
 import { redisPerJob, redisWork } from '../bench-utils';
 
 export interface BenchJob {
@@ -113,6 +115,8 @@ export interface ModuleSideExtra {
   fairKeys?: number;
   /** The module's metrics options (default: the module's own). */
   metrics?: TenantQueueMetricsOptions;
+  /** `'process'`: the jobs are added by a producer in its own process (producer-process.ts). */
+  producer?: 'process';
 }
 
 /** This module, with or without fairness: producer and consumer in one Nest app. */
@@ -122,6 +126,7 @@ export async function moduleSide(
   fairness: TenantFairnessOptions | false,
   extra: ModuleSideExtra = {},
 ): Promise<Side> {
+  const prefix = `b${Math.random().toString(36).slice(2, 8)}`;
   @TenantProcessor('bench', { concurrency, autorun: false, removeOnComplete: { count: 0 } })
   class BenchProcessor extends TenantWorkerHost {
     async process(job: TenantJob<BenchJob>) {
@@ -134,7 +139,7 @@ export async function moduleSide(
       ClsModule.forRoot({ global: true }),
       TenantQueueModule.forRoot({
         connection,
-        prefix: `b${Math.random().toString(36).slice(2, 8)}`,
+        prefix,
         ...(extra.metrics ? { metrics: extra.metrics } : {}),
       }),
       TenantQueueModule.registerQueue({
@@ -147,6 +152,10 @@ export async function moduleSide(
   })
   class BenchModule {}
 
+  const producer =
+    extra.producer === 'process'
+      ? await forkProducer(connection, prefix, fairness)
+      : undefined;
   const app: INestApplicationContext = await NestFactory.createApplicationContext(BenchModule, {
     logger: ['error', 'warn'],
   });
@@ -157,7 +166,8 @@ export async function moduleSide(
     label:
       (fairness ? `module, fairness on ${JSON.stringify(fairness)}` : 'module, fairness off') +
       (extra.budget ? `, budget ${extra.budget}` : '') +
-      (extra.fairKeys ? `, ${extra.fairKeys} fair keys per tenant` : ''),
+      (extra.fairKeys ? `, ${extra.fairKeys} fair keys per tenant` : '') +
+      (producer ? ', producer in its own process' : ''),
     async enqueue(tenant, count) {
       if (!extra.fairKeys) return enqueueChunked(side, tenant, count, 2000);
       for (const size of chunks(count, 2000)) {
@@ -172,6 +182,7 @@ export async function moduleSide(
       }
     },
     async addJobs(tenant, jobs) {
+      if (producer) return producer.add(tenant, jobs);
       await context.run(tenant, () =>
         queue.addBulk(
           jobs.map((job) => ({
@@ -183,9 +194,59 @@ export async function moduleSide(
       );
     },
     run: () => void registry.getWorker('bench')!.run(),
-    close: () => app.close(),
+    async close() {
+      await producer?.close();
+      await app.close();
+    },
   };
   return side;
+}
+
+interface ProducerReply {
+  ok?: boolean;
+  ready?: boolean;
+  error?: string;
+}
+
+/** A producer in its own process (producer-process.ts) on the same queue, ready to add. */
+async function forkProducer(
+  connection: object,
+  prefix: string,
+  fairness: TenantFairnessOptions | false,
+): Promise<{ add(tenant: string, jobs: BenchJobSpec[]): Promise<void>; close(): Promise<void> }> {
+  const child = fork(join(__dirname, 'producer-process.ts'), [], {
+    execArgv: ['-r', 'ts-node/register/transpile-only'],
+    env: {
+      ...process.env,
+      TQ_BENCH_CONNECTION: JSON.stringify(connection),
+      TQ_BENCH_PREFIX: prefix,
+      TQ_BENCH_FAIRNESS: JSON.stringify(fairness),
+    },
+  });
+  // Replies come in order, one per message sent (and one when ready).
+  const pending: { resolve(reply: ProducerReply): void; reject(error: Error): void }[] = [];
+  const reply = () =>
+    new Promise<ProducerReply>((resolve, reject) => pending.push({ resolve, reject }));
+  child.on('message', (message: ProducerReply) => pending.shift()?.resolve(message));
+  child.once('exit', (code) => {
+    for (const waiter of pending.splice(0)) {
+      waiter.reject(new Error(`the bench's producer exited (${code})`));
+    }
+  });
+  await reply();
+  return {
+    async add(tenant, jobs) {
+      const answer = reply();
+      child.send({ tenant, jobs });
+      const { ok, error } = await answer;
+      if (!ok) throw new Error(`the bench's producer failed: ${error}`);
+    },
+    async close() {
+      const gone = new Promise((resolve) => child.once('exit', resolve));
+      child.disconnect();
+      await gone;
+    },
+  };
 }
 
 /** Resolves when `predicate` holds (polled every 2 ms), or rejects after `timeoutMs`. */

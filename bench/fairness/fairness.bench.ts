@@ -103,12 +103,10 @@ async function main() {
     const noisy = [];
     // Latency variants: admission order (the default) or priority by turn, each with the
     // default window (4 x concurrency) and one shrunk toward the concurrency.
-    const variants: TenantFairnessOptions[] = [
-      {},
-      { priorityByTurn: true },
-      { windowPerSlot: 2 },
-      { windowPerSlot: 2, priorityByTurn: true },
-    ];
+    // (NOISY_DEFAULT_ONLY=1: the defaults alone.)
+    const variants: TenantFairnessOptions[] = process.env.NOISY_DEFAULT_ONLY
+      ? [{}]
+      : [{}, { priorityByTurn: true }, { windowPerSlot: 2 }, { windowPerSlot: 2, priorityByTurn: true }];
     if (!only || only === 'noisy') {
       for (const kind of ['busy', 'timer'] as const) {
         for (const fairness of variants) {
@@ -117,6 +115,16 @@ async function main() {
           );
           log(noisy.at(-1));
         }
+        // The defaults again with the producer in its own process (the workers' process then
+        // spends nothing on enqueueing A's flood).
+        noisy.push(
+          await noisyNeighbour(
+            await moduleSide(connection, 10, {}, { producer: 'process' }),
+            20_000,
+            kind,
+          ),
+        );
+        log(noisy.at(-1));
         if (process.env.NOISY_PLAIN !== '0') {
           noisy.push(await noisyNeighbour(await plainSide(connection, 10), 20_000, kind));
           log(noisy.at(-1));

@@ -5,7 +5,8 @@
  * call moves what it admits into BullMQ's wait list), measured by INFO commandstats deltas of a
  * private redis-server. BullMQ's own add is measured apart from the gate's script.
  *   npx ts-node --transpile-only bench/fairness/gate-redis.micro.ts
- * (BUDGET=1 puts the queue in a budget, DCAP=<n> gives every tenant a cap, FK=<n> fair keys.)
+ * (BUDGET=1 puts the queue in a budget, DCAP=<n> gives every tenant a cap, FK=<n> fair keys,
+ * BATCH=<n> releases n jobs per call instead of 200: a worker at concurrency 50 sends about 40.)
  * Writes bench/results/gate-redis.json.
  */
 import Redis from 'ioredis';
@@ -17,7 +18,7 @@ import { load1, redisWork, writeResult } from '../bench-utils';
 
 const TENANTS = Number(process.env.TENANTS ?? 1000);
 const JOBS = Number(process.env.JOBS ?? 20_000);
-const BATCH = 200;
+const BATCH = Number(process.env.BATCH ?? 200);
 const ENQUEUE_CALL = 1000;
 
 const stats = redisWork;
