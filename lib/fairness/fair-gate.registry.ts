@@ -23,8 +23,9 @@ import { TenantDispatcher } from '../core/queues/queue-seams.decorator';
 import { FairGate } from './fair-gate';
 import { FairHint, FairHints, SYSTEM_TENANT } from './fair-gate.interface';
 import { fairCommands } from './fair-gate.script';
-import { budgetBase, budgetOf } from './fair-budget';
-import { encodeRate, fairnessOf, isFairnessOn, resolveFairnessOptions } from './fairness-options';
+import { budgetBase, budgetOf } from './modes/budget/budget';
+import { fairnessOf, isFairnessOn, resolveFairnessOptions } from './fairness-options';
+import { encodeRate } from './modes/rate-limit/rate';
 import { SlowLaneEvent } from './slow-lane-event.interface';
 
 /**

@@ -14,8 +14,8 @@ import {
   isFairnessOn,
   resolveFairnessOptions,
 } from './fairness-options';
-import { assertLane } from './lanes';
-import { budgetKeyGroup, checkBudget, checkSameBudget } from './fair-budget';
+import { assertLane } from './modes/lanes/lanes';
+import { budgetKeyGroup, checkBudget, checkSameBudget } from './modes/budget/budget';
 
 type TenantLaneJob = PreparedJob & { opts: { lane?: string; fairKey?: string } };
 

@@ -1,7 +1,7 @@
-import { InvalidTenantQueueOptionsError } from '../core/errors';
-import { CoreQueueOptions } from '../core/types/queue-definition.interface';
-import { bullPrefixFor } from '../tenant-queue.constants';
-import { fairQueueOptions } from './fair-queue.feature';
+import { InvalidTenantQueueOptionsError } from '../../../core/errors';
+import { CoreQueueOptions } from '../../../core/types/queue-definition.interface';
+import { bullPrefixFor } from '../../../tenant-queue.constants';
+import { fairQueueOptions } from '../../fair-queue.feature';
 
 /** Checks queues in turn, each against those registered before it, as the registry does. */
 function feature() {

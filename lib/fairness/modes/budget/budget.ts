@@ -1,13 +1,16 @@
-import { InvalidTenantQueueOptionsError } from '../core/errors';
-import { QUEUE_NAME_RULE, isQueueName } from '../core/queues/queue-names';
-import { CoreQueueOptions, TenantQueueDefinition } from '../core/types/queue-definition.interface';
-import { Messages } from '../tenant-queue.messages';
+import { InvalidTenantQueueOptionsError } from '../../../core/errors';
+import { QUEUE_NAME_RULE, isQueueName } from '../../../core/queues/queue-names';
+import {
+  CoreQueueOptions,
+  TenantQueueDefinition,
+} from '../../../core/types/queue-definition.interface';
+import { Messages } from '../../../tenant-queue.messages';
 import {
   FairnessQueueOptions,
   ResolvedFairnessOptions,
-  encodeRate,
   isFairnessOn,
-} from './fairness-options';
+} from '../../fairness-options';
+import { encodeRate } from '../rate-limit/rate';
 
 /** The key group of a budget's queues: their hash tag is `{<prefix>:~budget:<budget>}`. */
 export function budgetKeyGroup(budget: string): string {

@@ -1,7 +1,7 @@
-import { InvalidLaneError } from './errors';
-import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
-import { Messages } from '../tenant-queue.messages';
-import { fairnessOf, isFairnessOn, resolveFairnessOptions } from './fairness-options';
+import { InvalidLaneError } from '../../errors';
+import { TenantQueueDefinition } from '../../../core/types/queue-definition.interface';
+import { Messages } from '../../../tenant-queue.messages';
+import { fairnessOf, isFairnessOn, resolveFairnessOptions } from '../../fairness-options';
 
 const lanesOf = new WeakMap<TenantQueueDefinition, string[]>();
 
