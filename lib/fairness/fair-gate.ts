@@ -21,8 +21,6 @@ export interface FairGateDeps {
   hints: (tenants: string[]) => Promise<FairHints>;
   onSlowLane: (event: SlowLaneEvent) => void;
   logger: Logger;
-  /** Base of the queue's budget's shared keys (`fair-budget.lua`); absent: no budget. */
-  budgetBase?: string;
   /** Queues of the budget a call woke (a tenant they hold back may start): dispatch them. */
   kick?: (queues: string[]) => void;
 }
@@ -36,18 +34,21 @@ export interface FairGateDeps {
  * close) are `upkeep`'s; what it runs with is `config`'s.
  */
 export class FairGate implements JobDispatcher {
-  readonly config: FairQueueConfig;
+  readonly definition: TenantQueueDefinition;
+  readonly options: ResolvedFairnessOptions;
   readonly upkeep: FairGateUpkeep;
   private readonly releases: FairGateReleases;
   private readonly events: FairGateEvents;
   private readonly enqueuer: FairGateEnqueue;
 
+  /** `config`: the queue's, resolved once (`fairConfigOf`). */
   constructor(
-    readonly definition: TenantQueueDefinition,
-    readonly options: ResolvedFairnessOptions,
+    readonly config: FairQueueConfig,
     private readonly deps: FairGateDeps,
   ) {
-    this.config = new FairQueueConfig(definition, options, deps.budgetBase);
+    const { definition, options } = config;
+    this.definition = definition;
+    this.options = options;
     this.releases = new FairGateReleases({
       timeShare: this.config.timeShare,
       closed: () => this.upkeep.closed,

@@ -2,11 +2,12 @@ import { SYSTEM_BUCKET } from '../tenant-queue.constants';
 import { BULLMQ_MAJOR } from '../core/bullmq';
 import type { PreparedJob, TenantJobOptions } from '../core/queues/job-dispatcher.interface';
 import type { TenantQueueDefinition } from '../core/types/queue-definition.interface';
-import { ResolvedFairnessOptions } from './fairness-options';
+import { ResolvedFairnessOptions, resolvedFairnessOf } from './fairness-options';
 import { FAIR_MODES } from './modes';
 import { assertLane } from './modes/lanes/lanes';
 import { withFairKey } from './modes/fair-keys/fair-key';
 import { slowLaneArg } from './modes/slow-lane/slow-lane.mode';
+import { budgetBaseOf } from './modes/budget/budget';
 
 /**
  * How often the gate checks what BullMQ holds of each admitted job (fair-tick.lua): a slot whose
@@ -107,4 +108,21 @@ export class FairQueueConfig {
     const { lane: _lane, ...opts } = job.opts as TenantJobOptions;
     return [asked ?? this.laneOfJob.get(job.name) ?? this.options.defaultLane, opts];
   }
+}
+
+const configs = new WeakMap<TenantQueueDefinition, FairQueueConfig | null>();
+
+/**
+ * The `FairQueueConfig` of a queue (or pool) definition, made once from the options resolved at
+ * `registerQueue`: the producer's job checks, the gate and the registry read this one copy.
+ * `undefined`: not a fair queue.
+ */
+export function fairConfigOf(definition: TenantQueueDefinition): FairQueueConfig | undefined {
+  let config = configs.get(definition);
+  if (config === undefined) {
+    const options = resolvedFairnessOf(definition.registered);
+    config = options ? new FairQueueConfig(definition, options, budgetBaseOf(definition)) : null;
+    configs.set(definition, config);
+  }
+  return config ?? undefined;
 }

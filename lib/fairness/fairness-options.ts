@@ -1,4 +1,4 @@
-import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
+import { CoreQueueOptions, TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
 import { TenantRateLimit } from '../core/types/tenant-tier-options.interface';
@@ -162,6 +162,25 @@ export interface FairnessQueueOptions {
    * @default undefined
    */
   budget?: string;
+}
+
+const resolvedOnce = new WeakMap<object, ResolvedFairnessOptions | null>();
+
+/**
+ * The fairness options of a queue as registered (`registerQueue`'s options object, which its
+ * definition and its pools' keep as `registered`), resolved once: at `registerQueue`, where a
+ * refusal fails the boot; every later reader gets the same copy. `undefined`: not a fair queue.
+ */
+export function resolvedFairnessOf(
+  registered: Readonly<CoreQueueOptions>,
+): ResolvedFairnessOptions | undefined {
+  let resolved = resolvedOnce.get(registered);
+  if (resolved === undefined) {
+    const fairness = (registered as FairnessQueueOptions).fairness;
+    resolved = isFairnessOn(fairness) ? resolveFairnessOptions(registered.name, fairness!) : null;
+    resolvedOnce.set(registered, resolved);
+  }
+  return resolved ?? undefined;
 }
 
 /** A queue's `fairness` option as registered (a pool shares its queue's). */

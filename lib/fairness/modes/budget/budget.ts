@@ -17,9 +17,13 @@ export function budgetKeyGroup(budget: string): string {
   return `~budget:${budget}`;
 }
 
-/** Base of a budget's shared keys (see fair-budget.lua), under the budget's hash tag. */
-export function budgetBase(prefix: string, budget: string): string {
-  return `{${prefix}:${budgetKeyGroup(budget)}}:~budget`;
+/**
+ * Base of the budget's shared keys (see fair-budget.lua) for a queue (or pool) of a budget:
+ * `{<prefix>:~budget:<budget>}:~budget`, the hash tag `bullPrefixFor` wrote before `:<queue>`.
+ */
+export function budgetBaseOf(definition: TenantQueueDefinition): string | undefined {
+  if (budgetOf(definition) === undefined) return undefined;
+  return `${definition.bullPrefix.slice(0, -(definition.name.length + 1))}:~budget`;
 }
 
 /** A queue's `budget` as registered (a pool shares its queue's). */
