@@ -30,10 +30,11 @@ const kernelOnly = (up) => ({
 
 /**
  * A feature folder (every folder of lib/ but the kernel) imports another feature only through
- * that feature's index.ts; the kernel (lib/core) is importable anywhere by path.
+ * that feature's index.ts; the kernel (lib/core) is importable anywhere by path. One block per
+ * depth (a feature's own subfolders, e.g. fairness/modes/lanes/, import within it freely).
  */
-const featureThroughIndex = {
-  files: ['lib/*/**/*.ts'],
+const featureThroughIndex = (depth) => ({
+  files: [`lib/*/${'*/'.repeat(depth - 1)}*.ts`],
   ignores: ['lib/core/**'],
   rules: {
     'no-restricted-imports': [
@@ -41,7 +42,7 @@ const featureThroughIndex = {
       {
         patterns: [
           {
-            group: ['../*/**', '!../core/**', '../../*/**', '!../../core/**'],
+            group: [`${'../'.repeat(depth)}*/**`, `!${'../'.repeat(depth)}core/**`],
             message:
               "A feature imports another feature only through its index.ts: import from '../<feature>' " +
               'and export what is needed there (marked @internal when it is not public API), or ' +
@@ -51,7 +52,7 @@ const featureThroughIndex = {
       },
     ],
   },
-};
+});
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '**/*.js', '!eslint.config.mjs'] },
@@ -65,5 +66,7 @@ export default tseslint.config(
   kernelOnly(1),
   kernelOnly(2),
   kernelOnly(3),
-  featureThroughIndex,
+  featureThroughIndex(1),
+  featureThroughIndex(2),
+  featureThroughIndex(3),
 );

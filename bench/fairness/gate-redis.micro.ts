@@ -13,7 +13,7 @@ import Redis from 'ioredis';
 import { Queue } from 'bullmq';
 import { startRedis } from '../../test/support/redis-server';
 import { fairCommands } from '../../lib/fairness/fair-gate.script';
-import { HOLD_UNTIL_MS } from '../../lib/fairness/fair-gate';
+import { HOLD_UNTIL_MS } from '../../lib/fairness/fair-gate.interface';
 import { load1, redisWork, writeResult } from '../bench-utils';
 
 const TENANTS = Number(process.env.TENANTS ?? 1000);

@@ -1,23 +1,21 @@
 import type { JobGatePlace, JobHold, GateJob, GateJobAnswer } from '../metrics';
 import type { RedisClient } from '../core/redis/tenant-queue.redis';
 import type { FairGate } from './fair-gate';
-import { LuaScripts } from '../core/redis/lua-scripts';
-import { FAIR_LUA_DIR, fairPrelude } from './fair-gate.script';
+import { LuaScriptSpec, LuaScripts } from '../core/redis/lua-scripts';
+import { FAIR_LUA_DIR } from './fair-gate.script';
 
 interface FairReadCommands {
   tqFairExplain(base: string, config: string, jobId: string): Promise<(string | number)[]>;
   tqFairGateJobs(base: string, config: string, tenant: string, limit: number): Promise<string[]>;
 }
 
-/** The gate's read-only scripts (never on the job path). */
-const READS = new LuaScripts<FairReadCommands>(
-  FAIR_LUA_DIR,
-  {
-    tqFairExplain: { numberOfKeys: 1, file: 'fair-explain.lua' },
-    tqFairGateJobs: { numberOfKeys: 1, file: 'fair-gate-jobs.lua' },
-  },
-  fairPrelude(),
-);
+/** The gate's read-only scripts (never on the job path; they include no dispatch). */
+export const FAIR_READ_SPECS: Record<keyof FairReadCommands, LuaScriptSpec> = {
+  tqFairExplain: { numberOfKeys: 1, file: 'fair-explain.lua' },
+  tqFairGateJobs: { numberOfKeys: 1, file: 'fair-gate-jobs.lua' },
+};
+
+const READS = new LuaScripts<FairReadCommands>(FAIR_LUA_DIR, FAIR_READ_SPECS);
 
 function readCommands(client: RedisClient): FairReadCommands {
   return READS.on(client);

@@ -20,10 +20,12 @@ import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { TenantDispatcher } from '../core/queues/queue-seams.decorator';
-import { FairGate, FairHint, FairHints, SYSTEM_TENANT } from './fair-gate';
+import { FairGate } from './fair-gate';
+import { FairHint, FairHints, SYSTEM_TENANT } from './fair-gate.interface';
 import { fairCommands } from './fair-gate.script';
-import { budgetBase, budgetOf } from './fair-budget';
-import { encodeRate, fairnessOf, isFairnessOn, resolveFairnessOptions } from './fairness-options';
+import { budgetOf } from './modes/budget/budget';
+import { fairConfigOf } from './fair-queue-config';
+import { encodeRate } from './modes/rate-limit/rate';
 import { SlowLaneEvent } from './slow-lane-event.interface';
 
 /**
@@ -45,7 +47,6 @@ export class FairGateRegistry
   private sweepTimer: NodeJS.Timeout | undefined;
   private floorTimer: NodeJS.Timeout | undefined;
   private sweeping = false;
-  private readonly prefix: string;
 
   constructor(
     private readonly registry: TenantQueueRegistry,
@@ -55,7 +56,6 @@ export class FairGateRegistry
     private readonly launcher: TenantWorkerLauncher,
   ) {
     this.hintTtl = options.tierCacheMs;
-    this.prefix = options.prefix;
     this.unsubscribe = tiers.onRefresh((tenantId) => this.refreshHints(tenantId));
   }
 
@@ -113,18 +113,15 @@ export class FairGateRegistry
   }
 
   gateFor(definition: TenantQueueDefinition): FairGate | undefined {
-    const fairness = fairnessOf(definition);
-    if (!isFairnessOn(fairness)) return undefined;
+    const config = fairConfigOf(definition);
+    if (!config) return undefined;
     let gate = this.gates.get(definition.name);
     if (!gate) {
-      const options = resolveFairnessOptions(definition.name, fairness!);
-      const budget = budgetOf(definition);
-      gate = new FairGate(definition, options, {
+      gate = new FairGate(config, {
         commands: () => fairCommands(this.redis.client),
         hints: (tenants) => this.hints(definition, tenants),
         onSlowLane: (event) => this.events.emit('slowLane', event),
         logger: this.logger,
-        budgetBase: budget === undefined ? undefined : budgetBase(this.prefix, budget),
         kick: (queues) => {
           for (const queue of queues) this.gates.get(queue)?.kick();
         },

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
-import { TENANT_KEY_PART_LUA } from '../core/context/tenant-key';
 import type { RedisClient } from '../core/redis/tenant-queue.redis';
-import { LuaScriptSpec, LuaScripts, readLua } from '../core/redis/lua-scripts';
+import { LuaScriptSpec, LuaScripts } from '../core/redis/lua-scripts';
 
 type Arg = string | number;
 
@@ -13,7 +12,7 @@ export interface FairCommands {
   tqFairAdmin(...args: Arg[]): Promise<any[]>;
 }
 
-/** Where the gate's `.lua` files are. */
+/** Where the gate's command files are (each names the parts it includes, modes/ among them). */
 export const FAIR_LUA_DIR = join(__dirname, 'lua');
 
 const FILES: Record<keyof FairCommands, string> = {
@@ -23,36 +22,12 @@ const FILES: Record<keyof FairCommands, string> = {
   tqFairAdmin: 'fair-admin.lua',
 };
 
-/**
- * The prelude every gate script shares, in this order (each file uses what the ones before it
- * define): keys and helpers, a budget's shared state, the tenants' state, fair share of time,
- * floors, fair keys inside a tenant, BullMQ's side (the held jobs), dispatch, what follows an
- * admission.
- */
-const PRELUDE = [
-  'fair-keys.lua',
-  'fair-budget.lua',
-  'fair-tenants.lua',
-  'fair-time.lua',
-  'fair-floor.lua',
-  'fair-fairkey.lua',
-  'fair-bull.lua',
-  'fair-dispatch.lua',
-  'fair-settle.lua',
-];
+/** Each command is its file and what it includes (`composeLua`), nothing shared by order. */
+export const FAIR_SCRIPT_SPECS = Object.fromEntries(
+  Object.entries(FILES).map(([name, file]) => [name, { numberOfKeys: 1, file }]),
+) as Record<keyof FairCommands, LuaScriptSpec>;
 
-/** What every gate script starts with: the tenant-key escape, then the shared prelude. */
-export function fairPrelude(): string {
-  return [TENANT_KEY_PART_LUA, ...PRELUDE.map((file) => readLua(FAIR_LUA_DIR, file))].join('\n');
-}
-
-const SCRIPTS = new LuaScripts<FairCommands>(
-  FAIR_LUA_DIR,
-  Object.fromEntries(
-    Object.entries(FILES).map(([name, file]) => [name, { numberOfKeys: 1, file }]),
-  ) as Record<keyof FairCommands, LuaScriptSpec>,
-  fairPrelude(),
-);
+const SCRIPTS = new LuaScripts<FairCommands>(FAIR_LUA_DIR, FAIR_SCRIPT_SPECS);
 
 /** The gate's commands on `client` (defined once per client). */
 export function fairCommands(client: RedisClient): FairCommands {

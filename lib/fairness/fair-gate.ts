@@ -1,17 +1,11 @@
 import { Logger } from '@nestjs/common';
 import { Job, type Queue } from 'bullmq';
-import { TenantBacklogFullError } from './errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
-import {
-  JobDispatcher,
-  PreparedJob,
-  directDispatcher,
-} from '../core/queues/job-dispatcher.interface';
-import { Messages } from '../tenant-queue.messages';
-import { SYSTEM_BUCKET } from '../tenant-queue.constants';
+import { JobDispatcher, PreparedJob } from '../core/queues/job-dispatcher.interface';
 import type { RedisClient } from '../core/redis/tenant-queue.redis';
-import { bullClient } from '../core/bullmq';
-import { FairCommands, fairCommands } from './fair-gate.script';
+import { FairCommands } from './fair-gate.script';
+import { FairGateEnqueue } from './fair-gate-enqueue';
+import { FairHints, GateReply } from './fair-gate.interface';
 import { FairQueueConfig } from './fair-queue-config';
 import { FairGateEvents } from './fair-gate-events';
 import { FairGateReleases, FairOutcome } from './fair-gate-releases';
@@ -19,31 +13,7 @@ import { FairGateUpkeep } from './fair-gate-upkeep';
 import { ResolvedFairnessOptions } from './fairness-options';
 import { SlowLaneEvent } from './slow-lane-event.interface';
 
-/**
- * Directory/tier hints per tenant: [weight, cap, rate ("T:tol:..." or "none"), lane weights
- * (JSON), floor], `false` where neither says anything.
- */
-export type FairHint = [
-  number | false,
-  number | false,
-  string | false,
-  string | false,
-  number | false,
-];
-/** Hints by tenant id (a Map: a tenant may be called `constructor` or `__proto__`). */
-export type FairHints = Map<string, FairHint>;
-
-/** Bucket of jobs enqueued without a tenant (system jobs on a fair queue). */
-export const SYSTEM_TENANT = SYSTEM_BUCKET;
-
 export type { FairOutcome } from './fair-gate-releases';
-
-/**
- * Where a gated job waits: BullMQ's own `delayed` set, due at this time (2^41 - 1 ms,
- * 2039-09-07), so BullMQ's score (timestamp + delay) * 0x1000 + counter stays exact in a double
- * and no promotion reaches it; the gate moves it to the wait list at its turn (fair-bull.lua).
- */
-export const HOLD_UNTIL_MS = 2 ** 41 - 1;
 
 export interface FairGateDeps {
   /** Upkeep (release, tick, admin): a client that waits out a short outage. */
@@ -51,8 +21,6 @@ export interface FairGateDeps {
   hints: (tenants: string[]) => Promise<FairHints>;
   onSlowLane: (event: SlowLaneEvent) => void;
   logger: Logger;
-  /** Base of the queue's budget's shared keys (`fair-budget.lua`); absent: no budget. */
-  budgetBase?: string;
   /** Queues of the budget a call woke (a tenant they hold back may start): dispatch them. */
   kick?: (queues: string[]) => void;
 }
@@ -66,17 +34,21 @@ export interface FairGateDeps {
  * close) are `upkeep`'s; what it runs with is `config`'s.
  */
 export class FairGate implements JobDispatcher {
-  readonly config: FairQueueConfig;
+  readonly definition: TenantQueueDefinition;
+  readonly options: ResolvedFairnessOptions;
   readonly upkeep: FairGateUpkeep;
   private readonly releases: FairGateReleases;
   private readonly events: FairGateEvents;
+  private readonly enqueuer: FairGateEnqueue;
 
+  /** `config`: the queue's, resolved once (`fairConfigOf`). */
   constructor(
-    readonly definition: TenantQueueDefinition,
-    readonly options: ResolvedFairnessOptions,
+    readonly config: FairQueueConfig,
     private readonly deps: FairGateDeps,
   ) {
-    this.config = new FairQueueConfig(definition, options, deps.budgetBase);
+    const { definition, options } = config;
+    this.definition = definition;
+    this.options = options;
     this.releases = new FairGateReleases({
       timeShare: this.config.timeShare,
       closed: () => this.upkeep.closed,
@@ -87,6 +59,9 @@ export class FairGate implements JobDispatcher {
       },
     });
     this.events = new FairGateEvents(definition.name, options, deps.onSlowLane, deps.logger);
+    this.enqueuer = new FairGateEnqueue(definition, this.config, options, deps.hints, (reply) =>
+      this.settle(reply),
+    );
     this.upkeep = new FairGateUpkeep(
       definition.name,
       options.tickMs,
@@ -118,83 +93,16 @@ export class FairGate implements JobDispatcher {
   }
 
   /**
-   * Enqueue path of the queue: BullMQ's own add of each job (held in its delayed set) and the
-   * gate's record of their ids and turns, then whatever the window admits, in one MULTI: a
-   * refused call (a backlog full) takes back what it wrote, and no job's data crosses the
-   * network twice.
+   * Enqueue path of the queue (`FairGateEnqueue`): each job written once, into BullMQ, held in
+   * its delayed set; the gate records its id and turn and admits what the window allows.
    */
-  async dispatch(queue: Queue, jobs: PreparedJob[]): Promise<void> {
-    // A delayed job would hold a slot while it waits: it goes to BullMQ directly, after the gate
-    // took the others (the gate's refusal is the only one left once `validate` passed).
-    const delayed = jobs.filter((job) => (job.opts.delay ?? 0) > 0);
-    const gated = delayed.length ? jobs.filter((job) => !((job.opts.delay ?? 0) > 0)) : jobs;
-    if (gated.length) await this.enqueue(queue, gated);
-    if (delayed.length) {
-      await directDispatcher.dispatch(
-        queue,
-        delayed.map((job) => {
-          const opts = this.config.laneOf(job)[1] as PreparedJob['opts'];
-          return { ...job, opts: this.config.lanes ? { ...opts, priority: 2 } : opts };
-        }),
-      );
-    }
+  dispatch(queue: Queue, jobs: PreparedJob[]): Promise<void> {
+    return this.enqueuer.dispatch(queue, jobs);
   }
 
   /** The gate's own checks of jobs about to be dispatched (their lanes), before anything is written. */
   validate(jobs: readonly PreparedJob[]): void {
     this.config.validate(jobs);
-  }
-
-  private async enqueue(queue: Queue, gated: PreparedJob[]): Promise<void> {
-    this.validate(gated);
-    const tenants = [...new Set(gated.map((job) => job.tenantId ?? SYSTEM_TENANT))];
-    const hints: (string | FairHint)[] = [];
-    for (const [tenant, hint] of await this.deps.hints(tenants)) hints.push(tenant, hint);
-    const client = await bullClient(queue);
-    fairCommands(client);
-    const multi = client.multi();
-    const args: string[] = [];
-    // One clock for the call: each job is due at HOLD_UNTIL_MS exactly (see fair-bull.lua).
-    const timestamp = Date.now();
-    const delay = HOLD_UNTIL_MS - timestamp;
-    for (const job of gated) {
-      const [place, opts] = this.config.placeOf(job);
-      const held = { ...(opts as PreparedJob['opts']), timestamp, delay };
-      // Queued on the MULTI at once (nothing is sent before exec); BullMQ's own option check
-      // throws here, before anything is written.
-      void new Job(queue, job.name, job.data, held, job.opts.jobId).addJob(multi as never, {});
-      args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, place);
-    }
-    const { base, script } = this.config;
-    const { dispatchBatch, maxBacklog } = this.options;
-    (multi as unknown as FairCommands).tqFairEnqueue(
-      base,
-      script,
-      dispatchBatch,
-      maxBacklog,
-      JSON.stringify(hints),
-      timestamp,
-      ...args,
-    );
-    const replies = (await multi.exec()) ?? [];
-    const failed = replies.find(([error]) => error);
-    if (failed) throw failed[0];
-    const [status, second, third, woken] = replies[replies.length - 1][1] as [
-      string,
-      string[] | string,
-      number,
-      string[]?,
-    ];
-    if (status === 'full') {
-      const [tenant, backlog] = [second as string, Number(third)];
-      throw new TenantBacklogFullError(
-        this.definition.name,
-        tenant,
-        backlog,
-        Messages.tenantBacklogFull(this.definition.name, tenant, backlog, maxBacklog),
-      );
-    }
-    this.settle([[], second as string[], third, woken]);
   }
 
   /** Up to `count` tenants waiting in this gate (in turn, or held by their rate limit), sampled. */
@@ -329,6 +237,3 @@ export class FairGate implements JobDispatcher {
     if (woken) this.deps.kick?.(woken);
   }
 }
-
-/** An admitting script's reply: events, the ids it admitted, wake ms, with a budget the queues it woke. */
-type GateReply = [(string | number)[], string[], number | string, string[]?];

@@ -2,9 +2,12 @@ import { SYSTEM_BUCKET } from '../tenant-queue.constants';
 import { BULLMQ_MAJOR } from '../core/bullmq';
 import type { PreparedJob, TenantJobOptions } from '../core/queues/job-dispatcher.interface';
 import type { TenantQueueDefinition } from '../core/types/queue-definition.interface';
-import { ResolvedFairnessOptions, encodeRate } from './fairness-options';
-import { assertLane } from './lanes';
-import { withFairKey } from './fair-key';
+import { ResolvedFairnessOptions, resolvedFairnessOf } from './fairness-options';
+import { FAIR_MODES } from './modes';
+import { assertLane } from './modes/lanes/lanes';
+import { withFairKey } from './modes/fair-keys/fair-key';
+import { slowLaneArg } from './modes/slow-lane/slow-lane.mode';
+import { budgetBaseOf } from './modes/budget/budget';
 
 /**
  * How often the gate checks what BullMQ holds of each admitted job (fair-tick.lua): a slot whose
@@ -15,16 +18,10 @@ function checkEveryMs(options: ResolvedFairnessOptions): number {
   return Math.min(options.leaseMs, Math.max(1000, options.tickMs));
 }
 
-/** Lane shares as the gate uses them: the first lane also gets what no lane reserved. */
-function laneShares(lanes: ResolvedFairnessOptions['lanes']): number[] {
-  const spare = Math.max(0, 1 - lanes.reduce((sum, lane) => sum + lane.share, 0));
-  return lanes.map((lane, index) => (index === 0 ? lane.share + spare : lane.share));
-}
-
 /**
  * What one fair queue's gate runs with, resolved once when the gate is made: its keys, the
- * config its scripts read (fair-keys.lua lists the fields), and where each job goes (its lane,
- * its fair key). The gate, the explain and the job listing read the same copy.
+ * config its scripts read (fair-keys.lua lists the fields; the core's here, each mode's from
+ * `FAIR_MODES`), and where each job goes (its lane, its fair key). The gate, the explain and the job listing read the same copy.
  */
 export class FairQueueConfig {
   /** The gate's base key, in the queue's hash slot. */
@@ -55,35 +52,27 @@ export class FairQueueConfig {
       this.laneIndex.set(lane.name, index);
       for (const job of lane.jobs) this.laneOfJob.set(job, lane.name);
     }
-    this.script = JSON.stringify({
-      jp: this.jobPrefix,
-      chk: checkEveryMs(options),
-      sys: SYSTEM_BUCKET,
-      ...(BULLMQ_MAJOR < 6 ? { pl: true } : {}),
-      ...(this.prioritized ? { pr: true } : {}),
-      tp: options.priorityByTurn && options.lanes.length < 2,
-      dw: options.defaultWeight,
-      dcap: options.defaultConcurrency,
-      ...(options.defaultMinConcurrency ? { dmin: options.defaultMinConcurrency } : {}),
-      k: options.maxConsecutive,
-      win: options.window,
-      minWin: options.minWindow,
-      lease: options.leaseMs,
-      slowShare: options.slowLane.share,
-      ...(options.rateLimit ? { rl: encodeRate(options.rateLimit) } : {}),
-      ...(this.timeShare ? { ts: true } : {}),
-      ...(budgetBase ? { bg: budgetBase, bn: definition.name } : {}),
-      ...(options.fairKey ? { fk: options.fairKey } : {}),
-      ...(options.lanes.length
-        ? { lanes: options.lanes.map((l) => l.name), shares: laneShares(options.lanes) }
-        : {}),
-    });
-    const slow = options.slowLane;
-    this.slowLane = JSON.stringify({
-      threshold: slow.failureThreshold,
-      window: slow.windowMs,
-      recoverAt: slow.recoverAt,
-    });
+    const context = { queue: definition.name, budgetBase };
+    this.script = JSON.stringify(
+      Object.assign(
+        {
+          jp: this.jobPrefix,
+          chk: checkEveryMs(options),
+          sys: SYSTEM_BUCKET,
+          ...(BULLMQ_MAJOR < 6 ? { pl: true } : {}),
+          ...(this.prioritized ? { pr: true } : {}),
+          tp: options.priorityByTurn && options.lanes.length < 2,
+          dw: options.defaultWeight,
+          dcap: options.defaultConcurrency,
+          k: options.maxConsecutive,
+          win: options.window,
+          minWin: options.minWindow,
+          lease: options.leaseMs,
+        },
+        ...FAIR_MODES.map((mode) => mode.script(options, context)),
+      ),
+    );
+    this.slowLane = slowLaneArg(options);
   }
 
   /** Whether the queue has two lanes or more (their priorities win over a job's own). */
@@ -119,4 +108,21 @@ export class FairQueueConfig {
     const { lane: _lane, ...opts } = job.opts as TenantJobOptions;
     return [asked ?? this.laneOfJob.get(job.name) ?? this.options.defaultLane, opts];
   }
+}
+
+const configs = new WeakMap<TenantQueueDefinition, FairQueueConfig | null>();
+
+/**
+ * The `FairQueueConfig` of a queue (or pool) definition, made once from the options resolved at
+ * `registerQueue`: the producer's job checks, the gate and the registry read this one copy.
+ * `undefined`: not a fair queue.
+ */
+export function fairConfigOf(definition: TenantQueueDefinition): FairQueueConfig | undefined {
+  let config = configs.get(definition);
+  if (config === undefined) {
+    const options = resolvedFairnessOf(definition.registered);
+    config = options ? new FairQueueConfig(definition, options, budgetBaseOf(definition)) : null;
+    configs.set(definition, config);
+  }
+  return config ?? undefined;
 }

@@ -8,24 +8,16 @@ import { QueueFeature, QueueOptionsSlice } from '../core/queues/queue-feature.in
 import { TenantQueueFeature } from '../core/queues/queue-seams.decorator';
 import { MAX_FAIR_KEY_LENGTH } from '../tenant-queue.constants';
 import { Messages } from '../tenant-queue.messages';
-import {
-  FairnessQueueOptions,
-  fairnessOf,
-  isFairnessOn,
-  resolveFairnessOptions,
-} from './fairness-options';
-import { assertLane } from './lanes';
-import { budgetKeyGroup, checkBudget, checkSameBudget } from './fair-budget';
+import { FairnessQueueOptions, isFairnessOn, resolvedFairnessOf } from './fairness-options';
+import { assertLane } from './modes/lanes/lanes';
+import { budgetKeyGroup, checkBudget, checkSameBudget } from './modes/budget/budget';
 
 type TenantLaneJob = PreparedJob & { opts: { lane?: string; fairKey?: string } };
 
 /** The `fairness` and `budget` options of each queue, checked as it registers. */
 export const fairQueueOptions: QueueOptionsSlice = {
   checkQueue(options, earlier) {
-    const fairness = (options as FairnessQueueOptions).fairness;
-    const resolved = isFairnessOn(fairness)
-      ? resolveFairnessOptions(options.name, fairness!)
-      : undefined;
+    const resolved = resolvedFairnessOf(options);
     const budget = checkBudget(options);
     if (budget === undefined || !resolved) return;
     // The first queue registered in the budget, to check the others against.
@@ -34,14 +26,7 @@ export const fairQueueOptions: QueueOptionsSlice = {
         checkBudget(queue) === budget && isFairnessOn((queue as FairnessQueueOptions).fairness),
     );
     if (!first) return;
-    const firstFairness = (first as FairnessQueueOptions).fairness!;
-    checkSameBudget(
-      budget,
-      options.name,
-      resolved,
-      first.name,
-      resolveFairnessOptions(first.name, firstFairness),
-    );
+    checkSameBudget(budget, options.name, resolved, first.name, resolvedFairnessOf(first)!);
   },
 
   /** A queue of a budget takes the budget's hash tag (its pools too). */
@@ -62,9 +47,10 @@ export const fairQueueOptions: QueueOptionsSlice = {
 @TenantQueueFeature(10, fairQueueOptions)
 export class FairQueueFeature implements QueueFeature {
   jobCheckFor(definition: TenantQueueDefinition): (job: PreparedJob) => void {
-    const fairness = fairnessOf(definition);
-    const fair = isFairnessOn(fairness);
-    const keyed = fair && resolveFairnessOptions(definition.name, fairness!).fairKey !== undefined;
+    const options = resolvedFairnessOf(definition.registered);
+    const fair = options !== undefined;
+    const keyed = options?.fairKey !== undefined;
+    const lanes = new Set(options?.lanes.map((lane) => lane.name));
     return (job: TenantLaneJob) => {
       const fairKey = job.opts.fairKey;
       if (fairKey !== undefined) {
@@ -75,7 +61,9 @@ export class FairQueueFeature implements QueueFeature {
           throw new InvalidFairKeyError(Messages.invalidFairKey(fairKey, MAX_FAIR_KEY_LENGTH));
         }
       }
-      if (job.opts.lane !== undefined) assertLane(definition, job.opts.lane);
+      if (job.opts.lane !== undefined && !lanes.has(job.opts.lane)) {
+        assertLane(definition, job.opts.lane);
+      }
       if (fairKey !== undefined && !keyed) {
         throw new InvalidFairKeyError(Messages.fairKeysOff(definition.name));
       }

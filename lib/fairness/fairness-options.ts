@@ -1,10 +1,10 @@
-import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
+import { CoreQueueOptions, TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
 import { TenantRateLimit } from '../core/types/tenant-tier-options.interface';
-import { checkRateLimit } from '../core/options/tiers.options';
-import { unknownOptionWhy } from '../core/options/option-names';
-import { TenantFairnessOptions, TenantLaneOptions } from './tenant-fairness-options.interface';
+import { TenantFairnessOptions } from './tenant-fairness-options.interface';
+import { FAIR_MODES, NumberRule, Refuse } from './modes';
+import { checkOptions } from './fairness-option-checks';
 
 /** Fairness options of one queue with every default filled in. */
 export interface ResolvedFairnessOptions {
@@ -33,36 +33,11 @@ export interface ResolvedFairnessOptions {
   fairKey?: 'job' | 'actor';
 }
 
-const LANE_NAME = /^[A-Za-z0-9_-]{1,32}$/;
-
-/** GCRA parameters of a rate limit: emission interval T = per / max, tolerance (burst - 1) * T. */
-export function gcraOf(limit: TenantRateLimit): [number, number] {
-  const interval = limit.per / limit.max;
-  return [interval, ((limit.burst ?? 1) - 1) * interval];
-}
-
-/** A rate limit as the gate stores it: "T:tol:max:per:burst", or "none" for an explicit no-limit. */
-export function encodeRate(limit: TenantRateLimit | false): string {
-  if (limit === false) return 'none';
-  const [interval, tolerance] = gcraOf(limit);
-  return `${interval}:${tolerance}:${limit.max}:${limit.per}:${limit.burst ?? 1}`;
-}
-
-/** The stored form back to the limit (`false` = explicitly none, `null` = nothing stored). */
-export function decodeRate(value: unknown): TenantRateLimit | false | null {
-  if (typeof value !== 'string' || value === '') return null;
-  if (value === 'none') return false;
-  const [, , max, per, burst] = value.split(':').map(Number);
-  return max > 0 && per > 0 ? { max, per, burst } : null;
-}
-
-type Rule = [key: string, min: number, integer: boolean, max?: number];
-
-const RULES: Rule[] = [
+/** The core's numeric options (each mode adds its own, see `FairMode.rules`). */
+const RULES: NumberRule[] = [
   ['defaultWeight', Number.MIN_VALUE, false, 1e6],
   ['maxConsecutive', 1, true],
   ['defaultConcurrency', 0, true],
-  ['defaultMinConcurrency', 0, true],
   ['maxBacklog', 0, true],
   ['window', 1, true],
   ['windowPerSlot', 1, false, 1000],
@@ -73,44 +48,49 @@ const RULES: Rule[] = [
   ['dispatchBatch', 1, true, 2000],
 ];
 
-const SLOW_RULES: Rule[] = [
-  ['failureThreshold', 0, true],
-  ['windowMs', 100, true],
-  ['share', Number.MIN_VALUE, false, 1],
-  ['recoverAt', 0, true],
+/**
+ * The order a refusal lists the option names in (as it always did); a mode's names not listed
+ * here follow them.
+ */
+const NAME_ORDER = [
+  'defaultWeight',
+  'maxConsecutive',
+  'defaultConcurrency',
+  'defaultMinConcurrency',
+  'maxBacklog',
+  'window',
+  'windowPerSlot',
+  'minWindow',
+  'leaseMs',
+  'tickMs',
+  'resendAfterMs',
+  'dispatchBatch',
+  'share',
+  'fairKey',
+  'enabled',
+  'slowLane',
+  'rateLimit',
+  'lanes',
+  'defaultLane',
+  'priorityByTurn',
 ];
+const KNOWN = [
+  ...RULES.map((rule) => rule[0]),
+  'enabled',
+  'priorityByTurn',
+  ...FAIR_MODES.flatMap((mode) => mode.keys),
+];
+const NAMES = [
+  ...NAME_ORDER.filter((name) => KNOWN.includes(name)),
+  ...KNOWN.filter((name) => !NAME_ORDER.includes(name)),
+];
+const ALL_RULES = [...RULES, ...FAIR_MODES.flatMap((mode) => mode.rules ?? [])];
 
-const OTHER_KEYS = ['enabled', 'slowLane', 'rateLimit', 'lanes', 'defaultLane', 'priorityByTurn'];
-
-function checkNumbers(queue: string, path: string, input: object, rules: Rule[]): void {
-  const known = new Set(rules.map((rule) => rule[0]));
-  for (const key of Object.keys(input)) {
-    if (path === '' && key === 'fairKey') continue;
-    if (!known.has(key) && key !== 'share' && !OTHER_KEYS.includes(key)) {
-      const names = [...known, ...(path === '' ? ['share', 'fairKey', ...OTHER_KEYS] : [])];
-      throw invalid(queue, `${path}${key}`, unknownOptionWhy(key, names));
-    }
-  }
-  for (const [key, min, integer, max] of rules) {
-    const value = (input as Record<string, unknown>)[key];
-    if (value === undefined) continue;
-    const ok =
-      typeof value === 'number' &&
-      Number.isFinite(value) &&
-      value >= min &&
-      (max === undefined || value <= max) &&
-      (!integer || Number.isInteger(value));
-    if (!ok) {
-      const range = `${integer ? 'an integer' : 'a number'} ${min === Number.MIN_VALUE ? '> 0' : `>= ${min}`}${max === undefined ? '' : ` and <= ${max}`}`;
-      throw invalid(queue, `${path}${key}`, `must be ${range}`);
-    }
-  }
-}
-
-function invalid(queue: string, field: string, why: string): InvalidTenantQueueOptionsError {
-  return new InvalidTenantQueueOptionsError(
-    Messages.invalidOptions(`registerQueue(${queue}).fairness.${field}`, why),
-  );
+function refuseFor(queue: string): Refuse {
+  return (field, why) =>
+    new InvalidTenantQueueOptionsError(
+      Messages.invalidOptions(`registerQueue(${queue}).fairness.${field}`, why),
+    );
 }
 
 /** True when the queue's `fairness` option turns the gate on. */
@@ -119,60 +99,35 @@ export function isFairnessOn(input: TenantFairnessOptions | boolean | undefined)
   return !!input && typeof input === 'object' && input.enabled !== false;
 }
 
-/** Validates a queue's fairness options (naming the bad field) and fills in defaults. */
+/**
+ * Validates a queue's fairness options (naming the bad field) and fills in defaults: the core's
+ * own, then each mode's (`FAIR_MODES`).
+ */
 export function resolveFairnessOptions(
   queue: string,
   input: TenantFairnessOptions | boolean,
 ): ResolvedFairnessOptions {
+  const refuse = refuseFor(queue);
   const options: TenantFairnessOptions = input === true ? {} : input || {};
   if (typeof options !== 'object' || Array.isArray(options)) {
-    throw invalid(queue, '(root)', 'must be an object or true');
+    throw refuse('(root)', 'must be an object or true');
   }
   if (options.enabled !== undefined && typeof options.enabled !== 'boolean') {
-    throw invalid(queue, 'enabled', 'must be a boolean');
+    throw refuse('enabled', 'must be a boolean');
   }
   if (options.priorityByTurn !== undefined && typeof options.priorityByTurn !== 'boolean') {
-    throw invalid(queue, 'priorityByTurn', 'must be a boolean');
+    throw refuse('priorityByTurn', 'must be a boolean');
   }
-  const share = options.share ?? 'jobs';
-  if (share !== 'jobs' && share !== 'time') {
-    throw invalid(queue, 'share', `must be 'jobs' or 'time' (got ${JSON.stringify(share)})`);
-  }
-  if (options.fairKey !== undefined && options.fairKey !== 'job' && options.fairKey !== 'actor') {
-    throw invalid(queue, 'fairKey', "must be 'job' or 'actor'");
-  }
-  checkNumbers(queue, '', options, RULES);
-  const { defaultConcurrency: cap = 0, defaultMinConcurrency: floor = 0 } = options;
-  if (cap > 0 && floor > cap) {
-    throw invalid(queue, 'defaultMinConcurrency', `must not be above defaultConcurrency (${cap})`);
-  }
-  const slow = options.slowLane === false ? { failureThreshold: 0 } : (options.slowLane ?? {});
-  if (typeof slow !== 'object' || Array.isArray(slow)) {
-    throw invalid(queue, 'slowLane', 'must be an object or false');
-  }
-  checkNumbers(queue, 'slowLane.', slow, SLOW_RULES);
-  const failureThreshold = slow.failureThreshold ?? 20;
-  const recoverAt = slow.recoverAt ?? Math.floor(failureThreshold / 2);
-  if (failureThreshold > 0 && recoverAt >= failureThreshold) {
-    throw invalid(queue, 'slowLane.recoverAt', 'must be below slowLane.failureThreshold');
-  }
-  const rateLimit = options.rateLimit;
-  if (rateLimit !== undefined) wrap(queue, () => checkRateLimit('rateLimit', rateLimit));
-  const lanes = resolveLanes(queue, options.lanes);
-  const defaultLane = options.defaultLane ?? lanes[0]?.name ?? '';
-  if (options.defaultLane !== undefined && !lanes.some((lane) => lane.name === defaultLane)) {
-    throw invalid(queue, 'defaultLane', 'must name one of the declared lanes');
-  }
-  return {
-    rateLimit,
-    lanes,
-    defaultLane,
-    fairKey: options.fairKey,
+  checkOptions(options, '', NAMES, ALL_RULES, refuse);
+  const resolved: ResolvedFairnessOptions = {
+    rateLimit: undefined,
+    lanes: [],
+    defaultLane: '',
+    fairKey: undefined,
     defaultWeight: options.defaultWeight ?? 1,
-    // In time share a turn of short jobs takes many jobs: K caps the run-time ratio honoured.
-    maxConsecutive: options.maxConsecutive ?? (share === 'time' ? 1000 : 5),
+    maxConsecutive: options.maxConsecutive ?? 5,
     defaultConcurrency: options.defaultConcurrency ?? 0,
-    defaultMinConcurrency: options.defaultMinConcurrency ?? 0,
+    defaultMinConcurrency: 0,
     maxBacklog: options.maxBacklog ?? 0,
     window: options.window ?? 0,
     windowPerSlot: options.windowPerSlot ?? 4,
@@ -182,62 +137,11 @@ export function resolveFairnessOptions(
     resendAfterMs: options.resendAfterMs ?? 30_000,
     dispatchBatch: options.dispatchBatch ?? 200,
     priorityByTurn: options.priorityByTurn ?? false,
-    share,
-    slowLane: {
-      failureThreshold,
-      windowMs: slow.windowMs ?? 60_000,
-      share: slow.share ?? 0.1,
-      recoverAt,
-    },
+    share: 'jobs',
+    slowLane: { failureThreshold: 0, windowMs: 0, share: 1, recoverAt: 0 },
   };
-}
-
-/** Re-labels a tiers-style validation error with the queue's fairness path. */
-function wrap(queue: string, check: () => void): void {
-  try {
-    check();
-  } catch (error) {
-    const field = /option "([^"]+)": (.*)\.$/.exec((error as Error).message);
-    if (!field) throw error;
-    throw invalid(queue, field[1], field[2]);
-  }
-}
-
-function resolveLanes(
-  queue: string,
-  input: Record<string, TenantLaneOptions> | undefined,
-): ResolvedFairnessOptions['lanes'] {
-  if (input === undefined) return [];
-  if (!input || typeof input !== 'object' || Array.isArray(input) || !Object.keys(input).length) {
-    throw invalid(queue, 'lanes', 'must be { [lane]: { share, jobs? } } with at least one lane');
-  }
-  const lanes: ResolvedFairnessOptions['lanes'] = [];
-  let total = 0;
-  const named = new Set<string>();
-  for (const [name, lane] of Object.entries(input)) {
-    if (!LANE_NAME.test(name)) throw invalid(queue, `lanes.${name}`, 'is not a valid lane name');
-    if (!lane || typeof lane !== 'object')
-      throw invalid(queue, `lanes.${name}`, 'must be { share, jobs? }');
-    for (const key of Object.keys(lane)) {
-      if (key !== 'share' && key !== 'jobs')
-        throw invalid(queue, `lanes.${name}.${key}`, unknownOptionWhy(key, ['share', 'jobs']));
-    }
-    if (typeof lane.share !== 'number' || !(lane.share >= 0 && lane.share <= 1)) {
-      throw invalid(queue, `lanes.${name}.share`, 'must be a number from 0 to 1');
-    }
-    const jobs = lane.jobs ?? [];
-    if (!Array.isArray(jobs) || jobs.some((job) => typeof job !== 'string')) {
-      throw invalid(queue, `lanes.${name}.jobs`, 'must be a list of job names');
-    }
-    for (const job of jobs) {
-      if (named.has(job)) throw invalid(queue, `lanes.${name}.jobs`, `names "${job}" twice`);
-      named.add(job);
-    }
-    total += lane.share;
-    lanes.push({ name, share: lane.share, jobs });
-  }
-  if (total > 1 + 1e-9) throw invalid(queue, 'lanes', 'shares must add up to at most 1');
-  return lanes;
+  for (const mode of FAIR_MODES) mode.resolve(options, resolved, refuse);
+  return resolved;
 }
 
 /** The `fairness` slice of `registerQueue`'s options. */
@@ -258,6 +162,25 @@ export interface FairnessQueueOptions {
    * @default undefined
    */
   budget?: string;
+}
+
+const resolvedOnce = new WeakMap<object, ResolvedFairnessOptions | null>();
+
+/**
+ * The fairness options of a queue as registered (`registerQueue`'s options object, which its
+ * definition and its pools' keep as `registered`), resolved once: at `registerQueue`, where a
+ * refusal fails the boot; every later reader gets the same copy. `undefined`: not a fair queue.
+ */
+export function resolvedFairnessOf(
+  registered: Readonly<CoreQueueOptions>,
+): ResolvedFairnessOptions | undefined {
+  let resolved = resolvedOnce.get(registered);
+  if (resolved === undefined) {
+    const fairness = (registered as FairnessQueueOptions).fairness;
+    resolved = isFairnessOn(fairness) ? resolveFairnessOptions(registered.name, fairness!) : null;
+    resolvedOnce.set(registered, resolved);
+  }
+  return resolved ?? undefined;
 }
 
 /** A queue's `fairness` option as registered (a pool shares its queue's). */

@@ -5,7 +5,7 @@ import { Messages } from '../tenant-queue.messages';
 import { TenantRateLimit } from '../core/types/tenant-tier-options.interface';
 import { checkRateLimit } from '../core/options/tiers.options';
 import { FairGateRegistry } from './fair-gate.registry';
-import { decodeRate, encodeRate } from './fairness-options';
+import { decodeRate, encodeRate } from './modes/rate-limit/rate';
 import { SlowLaneEvent } from './slow-lane-event.interface';
 import { TenantFairnessState } from './tenant-fairness-state.interface';
 

@@ -1,31 +1,28 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { RedisClient } from './tenant-queue.redis';
+import { composeLua } from './lua-includes';
 
-/** One Lua command: its `.lua` file (KEYS/ARGV in its header) and how many KEYS it takes. */
+/**
+ * One Lua command: its `.lua` file (the parts it includes, see `composeLua`, then KEYS/ARGV in
+ * its header) and how many KEYS it takes.
+ */
 export interface LuaScriptSpec {
   file: string;
   /** Omit for a variadic command whose first argument is the number of keys. */
   numberOfKeys?: number;
 }
 
-/** Reads a `.lua` file next to the code that loads it. */
-export function readLua(dir: string, file: string): string {
-  return readFileSync(join(dir, file), 'utf8');
-}
-
 /**
- * The one loader of the module's Lua scripts: reads each file once, and defines the commands
- * on a client (ioredis `defineCommand`, so each runs by EVALSHA) the first time it is used.
+ * The one loader of the module's Lua scripts: composes each command once from its file and the
+ * parts it includes (`composeLua`), and defines the commands on a client (ioredis
+ * `defineCommand`, so each runs by EVALSHA) the first time it is used.
  */
 export class LuaScripts<T extends object> {
   private readonly commands: [string, { numberOfKeys?: number; lua: string }][];
   private readonly defined = new WeakSet<object>();
 
-  /** `prelude`: Lua prepended to every script of the set (shared helpers). */
-  constructor(dir: string, specs: Record<keyof T & string, LuaScriptSpec>, prelude = '') {
+  constructor(dir: string, specs: Record<keyof T & string, LuaScriptSpec>) {
     this.commands = Object.entries<LuaScriptSpec>(specs).map(([name, spec]) => {
-      const lua = prelude ? `${prelude}\n${readLua(dir, spec.file)}` : readLua(dir, spec.file);
+      const lua = composeLua(dir, spec.file);
       return [
         name,
         spec.numberOfKeys === undefined ? { lua } : { numberOfKeys: spec.numberOfKeys, lua },

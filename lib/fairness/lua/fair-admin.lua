@@ -1,3 +1,9 @@
+--- @include "fair-dispatch"
+--- @include "fair-settle"
+--- @include "fair-keys"
+--- @include "../modes/budget/fair-budget"
+--- @include "fair-tenants"
+--- @include "../modes/floors/fair-floor"
 --[[
   Reads or changes one tenant's fairness state, then dispatches what became possible.
   KEYS[1]  gate base key

@@ -1,5 +1,7 @@
+--- @include "fair-keys"
+--- @include "fair-tenants"
 --[[
-  Fair-gate prelude: BullMQ's side of the gate. A gated job is a BullMQ job from add() on, held
+  Fair-gate part: BullMQ's side of the gate. A gated job is a BullMQ job from add() on, held
   in BullMQ's own `delayed` zset at the hold score (below): no promotion of BullMQ's reaches it
   before 2039, so no worker takes it, while Job.fromId, getState ('delayed'), getJobCounts,
   waitUntilFinished and bull-board see it as it is. The gate keeps its id and turn only.

@@ -1,5 +1,12 @@
+--- @include "fair-keys"
+--- @include "../modes/budget/fair-budget"
+--- @include "fair-tenants"
+--- @include "../modes/time-share/fair-time"
+--- @include "../modes/floors/fair-floor"
+--- @include "../modes/fair-keys/fair-fairkey"
+--- @include "fair-bull"
 --[[
-  Fair-gate prelude (see PRELUDE in fair-gate.script.ts): dispatch, the admission path (stride scheduling over the
+  Fair-gate part (every admitting command includes it): dispatch, the admission path (stride scheduling over the
   lanes' ready sets, caps, rate limits, lanes' shares, priority by turn).
 ]]
 -- Candidates of one lane's ready set, as a binary heap on (pass, tenant) (the zset's own order),

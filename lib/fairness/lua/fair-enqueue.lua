@@ -1,3 +1,10 @@
+--- @include "fair-dispatch"
+--- @include "fair-settle"
+--- @include "fair-keys"
+--- @include "../modes/budget/fair-budget"
+--- @include "fair-tenants"
+--- @include "../modes/fair-keys/fair-fairkey"
+--- @include "fair-bull"
 --[[
   Enqueue into the fair gate. Runs in the producer's MULTI right after BullMQ's own adds of the
   same jobs, each held in BullMQ's delayed set (fair-bull.lua): a job is written once, into

@@ -1,3 +1,6 @@
+--- @include "fair-keys"
+--- @include "../modes/fair-keys/fair-fairkey"
+--- @include "fair-bull"
 --[[
   Read only: where one job stands in the fair gate, for TenantQueueInspector.explain.
   KEYS[1]  gate base key

@@ -1,3 +1,5 @@
+--- @include "fair-keys"
+--- @include "../modes/fair-keys/fair-fairkey"
 --[[
   Read only: the next jobs waiting in one tenant's backlog, for the dashboard's job list.
   KEYS[1]  gate base key

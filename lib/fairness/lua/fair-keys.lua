@@ -1,8 +1,9 @@
+--- @include "@core/tenant-key"
 --[[
-  Shared prelude of every fair-gate script, the first part (see PRELUDE in fair-gate.script.ts:
-  fair-keys, fair-budget, fair-tenants, fair-time, fair-floor, fair-fairkey, fair-dispatch,
-  fair-settle, prepended in that order after tkp(t) of TENANT_KEY_PART_LUA; none is a command
-  itself).
+  The fair gate's keys and helpers, the first part of every fair-gate script (after tkp(t),
+  @core/tenant-key). Each file names the parts it uses in `--- @include` lines at its top, and
+  each command is composed from its own file and those (composeLua, lib/core/redis/lua-includes.ts:
+  each part once, after the parts it includes); none of the parts is a command itself.
   KEYS[1]  gate base key  {<prefix>:<queue>}:~fair  (every key below derives from it: one slot)
   ARGV[1]  gate config, JSON: dw (default weight), dcap (default cap, 0 = none), dmin (default
            floor, absent = none), k (max in a row),

@@ -1,3 +1,9 @@
+--- @include "fair-dispatch"
+--- @include "fair-settle"
+--- @include "fair-keys"
+--- @include "../modes/budget/fair-budget"
+--- @include "fair-tenants"
+--- @include "../modes/time-share/fair-time"
 --[[
   Frees the slots of finished jobs (final outcomes only), updates the slow lane, and dispatches
   the next jobs in the same call.

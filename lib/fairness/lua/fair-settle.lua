@@ -1,5 +1,10 @@
+--- @include "fair-keys"
+--- @include "../modes/budget/fair-budget"
+--- @include "fair-tenants"
+--- @include "../modes/time-share/fair-time"
+--- @include "../modes/floors/fair-floor"
 --[[
-  Fair-gate prelude, the last part: what follows a job's admission: releases, the slow lane,
+  Fair-gate part (every admitting command includes it): what follows a job's admission: releases, the slow lane,
   directory/tier hints.
 ]]
 -- Counts one final failure towards the tenant's slow lane.

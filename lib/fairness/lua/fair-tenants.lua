@@ -1,5 +1,7 @@
+--- @include "fair-keys"
+--- @include "../modes/budget/fair-budget"
 --[[
-  Fair-gate prelude (after fair-keys and fair-budget): the tenants' state. loadTenants reads the tenants a call
+  Fair-gate part (includes fair-keys and fair-budget): the tenants' state. loadTenants reads the tenants a call
   touches in one batch (one HMGET of each gate-wide run-time hash for all of them, one
   SMISMEMBER of :conf, a settings HMGET only for a tenant listed there), flushTenants writes the
   changes back with one variadic write per hash, whatever the number of tenants.

@@ -1,3 +1,10 @@
+--- @include "fair-dispatch"
+--- @include "fair-settle"
+--- @include "fair-keys"
+--- @include "../modes/budget/fair-budget"
+--- @include "fair-tenants"
+--- @include "../modes/floors/fair-floor"
+--- @include "fair-bull"
 --[[
   Periodic upkeep, run by every process: consumer heartbeat and window, slots freed by what
   BullMQ holds (a plain BullMQ worker or a dead process never holds a slot), jobs another client

@@ -1,6 +1,8 @@
+--- @include "../../lua/fair-keys"
+--- @include "../../lua/fair-tenants"
 --[[
-  Fair-gate prelude, fair keys (after fair-tenants, before fair-dispatch; see PRELUDE in
-  fair-gate.script.ts): turns inside a tenant, on a queue with cfg.fk ('job' or 'actor').
+  Fair-gate part, mode fair keys (includes fair-tenants; dispatch, enqueue and the read-only
+  scripts include it): turns inside a tenant, on a queue with cfg.fk ('job' or 'actor').
   A tenant is picked as always (its pass in the lane's ready set; keys never enter it). On such a
   queue a tenant's backlog in a lane is one zset of its job ids instead of a list, each scored at
   enqueue in its key's turn: start-time fair queuing across the tenant's keys with equal weights.

@@ -1,7 +1,8 @@
-import { InvalidTenantQueueOptionsError } from '../core/errors';
-import { CoreQueueOptions } from '../core/types/queue-definition.interface';
-import { bullPrefixFor } from '../tenant-queue.constants';
-import { fairQueueOptions } from './fair-queue.feature';
+import { InvalidTenantQueueOptionsError } from '../../../core/errors';
+import { CoreQueueOptions } from '../../../core/types/queue-definition.interface';
+import { bullPrefixFor } from '../../../tenant-queue.constants';
+import { fairQueueOptions } from '../../fair-queue.feature';
+import { budgetBaseOf } from './budget';
 
 /** Checks queues in turn, each against those registered before it, as the registry does. */
 function feature() {
@@ -25,6 +26,17 @@ describe('budget (registerQueue({ budget }))', () => {
     expect(bullPrefixFor('tq', 'api-a', group)).toBe('{tq:~budget:tenant-api}:api-a');
     expect(plugins.keyGroupOf!({ name: 'solo', fairness: true } as never)).toBeUndefined();
     expect(bullPrefixFor('tq', 'solo', undefined)).toBe('{tq:solo}');
+  });
+
+  it("gives a budget queue's gate (and its pools') the budget's shared keys, in the same slot", () => {
+    const registered = { name: 'api-a', budget: 'tenant-api', fairness: true };
+    const group = fairQueueOptions.keyGroupOf!(registered as never);
+    for (const name of ['api-a', 'api-a-bulk']) {
+      const definition = { name, bullPrefix: bullPrefixFor('tq', name, group), registered };
+      expect(budgetBaseOf(definition as never)).toBe('{tq:~budget:tenant-api}:~budget');
+    }
+    const solo = { name: 'solo', bullPrefix: '{tq:solo}', registered: { name: 'solo' } };
+    expect(budgetBaseOf(solo as never)).toBeUndefined();
   });
 
   it('refuses a budget without fairness, or with a name that is not a queue name', () => {

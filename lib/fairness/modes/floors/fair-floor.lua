@@ -1,5 +1,7 @@
+--- @include "../../lua/fair-keys"
+--- @include "../../lua/fair-tenants"
 --[[
-  Fair-gate prelude, part 2b (after fair-tenants, before fair-dispatch): guaranteed floors
+  Fair-gate part, mode floors (includes fair-tenants; fair-dispatch includes it): guaranteed floors
   (minConcurrency). A tenant with a floor and work keeps up to twice its floor in flight (at most
   its cap): dispatch tops it up first, out of turn and beyond a full window, and every job of such
   a tenant goes to BullMQ at the top priority (priority -1 in a dispatch's reply, see

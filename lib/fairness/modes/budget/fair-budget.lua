@@ -1,5 +1,6 @@
+--- @include "../../lua/fair-keys"
 --[[
-  Fair-gate prelude, the budget part (right after fair-keys): one budget across queues
+  Fair-gate part, mode budget (includes fair-keys; fair-tenants includes it): one budget across queues
   (`registerQueue({ budget })`). Only with cfg.bg set; a queue without a budget runs none of it
   (a few `if BG` tests, no Redis call). Every queue of a budget has its keys
   under the budget's hash tag ({<prefix>:~budget:<budget>}:<queue>:~fair...), so the budget's

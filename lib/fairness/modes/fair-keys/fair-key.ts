@@ -1,6 +1,6 @@
-import type { PreparedJob, TenantJobOptions } from '../core/queues/job-dispatcher.interface';
-import type { TenantEnvelope } from '../core/types/tenant-envelope.interface';
-import { ENVELOPE_KEY } from '../tenant-queue.constants';
+import type { PreparedJob, TenantJobOptions } from '../../../core/queues/job-dispatcher.interface';
+import type { TenantEnvelope } from '../../../core/types/tenant-envelope.interface';
+import { ENVELOPE_KEY } from '../../../tenant-queue.constants';
 
 /**
  * A job's fair key on a queue with `fairness.fairKey`: its envelope's `fairKey`, else (mode

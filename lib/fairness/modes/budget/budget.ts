@@ -1,22 +1,29 @@
-import { InvalidTenantQueueOptionsError } from '../core/errors';
-import { QUEUE_NAME_RULE, isQueueName } from '../core/queues/queue-names';
-import { CoreQueueOptions, TenantQueueDefinition } from '../core/types/queue-definition.interface';
-import { Messages } from '../tenant-queue.messages';
+import { InvalidTenantQueueOptionsError } from '../../../core/errors';
+import { QUEUE_NAME_RULE, isQueueName } from '../../../core/queues/queue-names';
+import {
+  CoreQueueOptions,
+  TenantQueueDefinition,
+} from '../../../core/types/queue-definition.interface';
+import { Messages } from '../../../tenant-queue.messages';
 import {
   FairnessQueueOptions,
   ResolvedFairnessOptions,
-  encodeRate,
   isFairnessOn,
-} from './fairness-options';
+} from '../../fairness-options';
+import { encodeRate } from '../rate-limit/rate';
 
 /** The key group of a budget's queues: their hash tag is `{<prefix>:~budget:<budget>}`. */
 export function budgetKeyGroup(budget: string): string {
   return `~budget:${budget}`;
 }
 
-/** Base of a budget's shared keys (see fair-budget.lua), under the budget's hash tag. */
-export function budgetBase(prefix: string, budget: string): string {
-  return `{${prefix}:${budgetKeyGroup(budget)}}:~budget`;
+/**
+ * Base of the budget's shared keys (see fair-budget.lua) for a queue (or pool) of a budget:
+ * `{<prefix>:~budget:<budget>}:~budget`, the hash tag `bullPrefixFor` wrote before `:<queue>`.
+ */
+export function budgetBaseOf(definition: TenantQueueDefinition): string | undefined {
+  if (budgetOf(definition) === undefined) return undefined;
+  return `${definition.bullPrefix.slice(0, -(definition.name.length + 1))}:~budget`;
 }
 
 /** A queue's `budget` as registered (a pool shares its queue's). */

@@ -1,5 +1,7 @@
+--- @include "../../lua/fair-keys"
+--- @include "../../lua/fair-tenants"
 --[[
-  Fair-gate prelude, after fair-tenants: fair share of worker time (fairness.share 'time',
+  Fair-gate part, mode time share (includes fair-tenants; dispatch and settle include it): fair share of worker time (fairness.share 'time',
   cfg.ts). With cfg.ts off nothing here runs (dispatch and release branch on cfg.ts once).
   A turn costs the job's expected run time instead of one job: dispatch advances the tenant's
   pass by estimate / weight, the release corrects it by (measured - charged) / weight, so a

@@ -1,0 +1,106 @@
+import { Job, type Queue } from 'bullmq';
+import { TenantBacklogFullError } from './errors';
+import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
+import { PreparedJob, directDispatcher } from '../core/queues/job-dispatcher.interface';
+import { Messages } from '../tenant-queue.messages';
+import { bullClient } from '../core/bullmq';
+import { FairCommands, fairCommands } from './fair-gate.script';
+import { FairQueueConfig } from './fair-queue-config';
+import { ResolvedFairnessOptions } from './fairness-options';
+import {
+  FairHint,
+  FairHints,
+  GateReply,
+  HOLD_UNTIL_MS,
+  SYSTEM_TENANT,
+} from './fair-gate.interface';
+
+/**
+ * The fair gate's enqueue path (`FairGate.dispatch`): BullMQ's own add of each job, held in its
+ * delayed set, and the gate's record of their ids and turns in one MULTI; what the call admits
+ * goes to the gate's `settle`.
+ */
+export class FairGateEnqueue {
+  constructor(
+    private readonly definition: TenantQueueDefinition,
+    private readonly config: FairQueueConfig,
+    private readonly options: ResolvedFairnessOptions,
+    private readonly hints: (tenants: string[]) => Promise<FairHints>,
+    private readonly settle: (reply: GateReply) => void,
+  ) {}
+
+  /**
+   * Enqueue path of the queue: BullMQ's own add of each job (held in its delayed set) and the
+   * gate's record of their ids and turns, then whatever the window admits, in one MULTI: a
+   * refused call (a backlog full) takes back what it wrote, and no job's data crosses the
+   * network twice.
+   */
+  async dispatch(queue: Queue, jobs: PreparedJob[]): Promise<void> {
+    // A delayed job would hold a slot while it waits: it goes to BullMQ directly, after the gate
+    // took the others (the gate's refusal is the only one left once `validate` passed).
+    const delayed = jobs.filter((job) => (job.opts.delay ?? 0) > 0);
+    const gated = delayed.length ? jobs.filter((job) => !((job.opts.delay ?? 0) > 0)) : jobs;
+    if (gated.length) await this.enqueue(queue, gated);
+    if (delayed.length) {
+      await directDispatcher.dispatch(
+        queue,
+        delayed.map((job) => {
+          const opts = this.config.laneOf(job)[1] as PreparedJob['opts'];
+          return { ...job, opts: this.config.lanes ? { ...opts, priority: 2 } : opts };
+        }),
+      );
+    }
+  }
+
+  private async enqueue(queue: Queue, gated: PreparedJob[]): Promise<void> {
+    this.config.validate(gated);
+    const tenants = [...new Set(gated.map((job) => job.tenantId ?? SYSTEM_TENANT))];
+    const hints: (string | FairHint)[] = [];
+    for (const [tenant, hint] of await this.hints(tenants)) hints.push(tenant, hint);
+    const client = await bullClient(queue);
+    fairCommands(client);
+    const multi = client.multi();
+    const args: string[] = [];
+    // One clock for the call: each job is due at HOLD_UNTIL_MS exactly (see fair-bull.lua).
+    const timestamp = Date.now();
+    const delay = HOLD_UNTIL_MS - timestamp;
+    for (const job of gated) {
+      const [place, opts] = this.config.placeOf(job);
+      const held = { ...(opts as PreparedJob['opts']), timestamp, delay };
+      // Queued on the MULTI at once (nothing is sent before exec); BullMQ's own option check
+      // throws here, before anything is written.
+      void new Job(queue, job.name, job.data, held, job.opts.jobId).addJob(multi as never, {});
+      args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, place);
+    }
+    const { base, script } = this.config;
+    const { dispatchBatch, maxBacklog } = this.options;
+    (multi as unknown as FairCommands).tqFairEnqueue(
+      base,
+      script,
+      dispatchBatch,
+      maxBacklog,
+      JSON.stringify(hints),
+      timestamp,
+      ...args,
+    );
+    const replies = (await multi.exec()) ?? [];
+    const failed = replies.find(([error]) => error);
+    if (failed) throw failed[0];
+    const [status, second, third, woken] = replies[replies.length - 1][1] as [
+      string,
+      string[] | string,
+      number,
+      string[]?,
+    ];
+    if (status === 'full') {
+      const [tenant, backlog] = [second as string, Number(third)];
+      throw new TenantBacklogFullError(
+        this.definition.name,
+        tenant,
+        backlog,
+        Messages.tenantBacklogFull(this.definition.name, tenant, backlog, maxBacklog),
+      );
+    }
+    this.settle([[], second as string[], third, woken]);
+  }
+}
