@@ -1,6 +1,7 @@
 --- @include "fair-keys"
 --- @include "../modes/budget/fair-budget"
 --- @include "fair-tenants"
+--- @include "../modes/rate-limit/fair-rate-wake"
 --- @include "../modes/time-share/fair-time"
 --- @include "../modes/floors/fair-floor"
 --- @include "../modes/fair-keys/fair-fairkey"

@@ -145,14 +145,6 @@ local function failInBull(id, reason, name, data, opts, now)
              'jobId', failedId, 'failedReason', reason, 'prev', 'waiting')
 end
 
--- "T:tol:max:per:burst" (emission interval and burst tolerance in ms, then the limit as given)
--- -> {T, tol}; "none" or nothing -> nil.
-local function parseRate(s)
-  if not s or s == 'none' then return nil end
-  local T, tol = string.match(s, '^([^:]+):([^:]+)')
-  return { tonumber(T), tonumber(tol) }
-end
-
 -- A binary heap of {name, pass} on (pass, name), a zset's own order (the tenants of a lane's
 -- ready set in dispatch, the keys of a tenant in fair-fairkey.lua).
 local function less(a, b)

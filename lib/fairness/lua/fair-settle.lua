@@ -3,27 +3,11 @@
 --- @include "fair-tenants"
 --- @include "../modes/time-share/fair-time"
 --- @include "../modes/floors/fair-floor"
+--- @include "../modes/slow-lane/fair-slow"
 --[[
   Fair-gate part (every admitting command includes it): what follows a job's admission: releases, the slow lane,
   directory/tier hints.
 ]]
--- Counts one final failure towards the tenant's slow lane.
-local function countFailure(r, id, now, slowCfg, events)
-  local fk = fKey(r.t)
-  redis.call('ZADD', fk, now, id .. '@' .. now)
-  redis.call('ZREMRANGEBYSCORE', fk, '-inf', now - slowCfg.window)
-  redis.call('PEXPIRE', fk, slowCfg.window)
-  local count = redis.call('ZCARD', fk)
-  if count >= slowCfg.threshold and not r.slow then
-    r.slow = true
-    setSettings(r.t, 'slow', 1)
-    redis.call('SADD', kSlow, r.t)
-    events[#events + 1] = 'enter'
-    events[#events + 1] = r.t
-    events[#events + 1] = count
-  end
-end
-
 -- Frees the slots of finished jobs. pairs: flat {id, outcome, ...}; outcome: c completed,
 -- f failed for good, x cancelled (no slow-lane count); times (share 'time'): id -> measured ms.
 -- Adds each tenant freed to `touched`.
@@ -78,26 +62,6 @@ local function releaseMany(pairsList, now, slowCfg, touched, events, times)
         redis.call('HSET', kState, 'p1:' .. lane, 0)
       end
     end
-  end
-end
-
--- Leaves the slow lane once failures in the window fall to the recovery level.
-local function checkRecovery(t, now, slowCfg, events)
-  local r = tenant(t)
-  if not r.slow then
-    redis.call('SREM', kSlow, t)
-    return
-  end
-  local fk = fKey(t)
-  redis.call('ZREMRANGEBYSCORE', fk, '-inf', now - slowCfg.window)
-  local count = redis.call('ZCARD', fk)
-  if count <= slowCfg.recoverAt then
-    r.slow = false
-    clearSettings(t, 'slow')
-    redis.call('SREM', kSlow, t)
-    events[#events + 1] = 'leave'
-    events[#events + 1] = t
-    events[#events + 1] = count
   end
 end
 

@@ -1,5 +1,6 @@
 --- @include "fair-keys"
 --- @include "../modes/budget/fair-budget"
+--- @include "../modes/rate-limit/fair-rate"
 --[[
   Fair-gate part (includes fair-keys and fair-budget): the tenants' state. loadTenants reads the tenants a call
   touches in one batch (one HMGET of each gate-wide run-time hash for all of them, one
@@ -252,24 +253,4 @@ local function activate(t)
       end
     end
   end
-end
-
--- Tenants whose rate limit allows a start again go back in turn.
-local function wakeLimited(now)
-  if BG then budgetWake(loadTenants, activate) end
-  local due = redis.call('ZRANGEBYSCORE', kLimited, '-inf', now, 'LIMIT', 0, 200)
-  if #due == 0 then return end
-  variadic('ZREM', kLimited, due)
-  loadTenants(due)
-  for _, t in ipairs(due) do activate(t) end
-end
-
--- Milliseconds until the next rate-limited tenant may start (-1 when none waits), so the
--- process can wake at that moment instead of polling.
-local function nextWake(now)
-  local top = redis.call('ZRANGE', kLimited, 0, 0, 'WITHSCORES')
-  if #top == 0 then return -1 end
-  local wait = math.ceil(tonumber(top[2]) - now)
-  if wait < 0 then wait = 0 end
-  return wait
 end
