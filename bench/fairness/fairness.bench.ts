@@ -1,7 +1,7 @@
 /**
  * Fair gate bench: plain BullMQ vs this module, same Redis, same run.
  *   npx ts-node --transpile-only bench/fairness/fairness.bench.ts [--flood100k]
- *     [--only=noisy|throughput|jain|modes|scenarios]
+ *     [--only=noisy|throughput|jain|modes|scenarios, or several: --only=noisy,throughput]
  * Starts its own redis-server on a free port; writes bench/results/fairness.json.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -99,7 +99,10 @@ async function main() {
   };
   try {
     const log = (row: unknown) => console.log(JSON.stringify(row));
-    const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice(7);
+    const onlyArg = process.argv.find((arg) => arg.startsWith('--only='))?.slice(7);
+    const parts = onlyArg?.split(',');
+    if (onlyArg) results.command = `${results.command} --only=${onlyArg}`;
+    const runs = (part: string) => !parts || parts.includes(part);
     const noisy = [];
     // Latency variants: admission order (the default) or priority by turn, each with the
     // default window (4 x concurrency) and one shrunk toward the concurrency.
@@ -107,7 +110,7 @@ async function main() {
     const variants: TenantFairnessOptions[] = process.env.NOISY_DEFAULT_ONLY
       ? [{}]
       : [{}, { priorityByTurn: true }, { windowPerSlot: 2 }, { windowPerSlot: 2, priorityByTurn: true }];
-    if (!only || only === 'noisy') {
+    if (runs('noisy')) {
       for (const kind of ['busy', 'timer'] as const) {
         for (const fairness of variants) {
           noisy.push(
@@ -140,7 +143,7 @@ async function main() {
     // Alternating rounds: each variant once per round, in the same order, one Redis.
     const rounds = [];
     const roundCount = Number(process.env.ROUNDS ?? 3);
-    for (let round = 0; round < (!only || only === 'throughput' ? roundCount : 0); round++) {
+    for (let round = 0; round < (runs('throughput') ? roundCount : 0); round++) {
       const loadAtStart = load1();
       const plain = await throughput(await plainSide(connection, 50), 1, 20_000, stats);
       const off = await throughput(await moduleSide(connection, 50, false), 1, 20_000, stats);
@@ -212,7 +215,7 @@ async function main() {
     results.throughput = rounds;
 
     results.jain =
-      !only || only === 'jain'
+      runs('jain')
         ? [
             await jain(await moduleSide(connection, 10, {})),
             await jain(await plainSide(connection, 10)),
@@ -221,7 +224,7 @@ async function main() {
     log(results.jain);
 
     // Issue 18's modes, each against the gate without it in the same run.
-    if (!only || only === 'modes') {
+    if (runs('modes')) {
       results.modes = {
         timeShare: await timeShareScenario(Number(process.env.ROUNDS ?? 3)),
         floor: await floorScenario(connection, { rounds: Number(process.env.ROUNDS ?? 3) }),
@@ -231,7 +234,7 @@ async function main() {
     }
     // Trigger.dev's six fair-dequeue scenarios, by tenant and by fair key, against BullMQ's FIFO
     // and priorities (fair-dequeue.scenario.ts).
-    if (!only || only === 'scenarios') {
+    if (runs('scenarios')) {
       const scenarios = await fairDequeueScenarios(Number(process.env.TRIALS ?? 2));
       writeResult('fairness-scenarios', scenarios);
       updateBenchmarksPage('fairness-scenarios', scenariosMarkdown(scenarios));
@@ -247,7 +250,7 @@ async function main() {
       );
     }
     // `--only=modes` or `--only=scenarios` leaves the main results of the last full run alone.
-    if (only !== 'modes' && only !== 'scenarios') {
+    if (!parts || parts.some((part) => part !== 'modes' && part !== 'scenarios')) {
       writeFileSync(join(dir, 'fairness.json'), `${JSON.stringify(results, null, 2)}\n`);
     }
   } finally {

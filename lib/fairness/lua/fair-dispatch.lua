@@ -65,11 +65,24 @@ end
 -- has fewer priority-1 jobs in flight than its share of the slots, 2 beyond it. BullMQ runs
 -- priority 1 first, so each lane keeps its share of running jobs and a click runs next.
 -- -1 for every job of a tenant with a floor (fair-floor.lua): ahead of all the others.
+-- Whether a tenant's whole work fits in its share of the window (n jobs in flight and `rest` in
+-- its backlog after the pick, among two or more tenants in turn): a tenant that woke up with a
+-- few jobs behind a flood. Its jobs go to the head of the wait list and may go beyond a full
+-- window (see dispatchOnce); a backlogged tenant's never do, so weights hold.
+local function small(n, rest, winShare, turns)
+  return turns >= 2 and n + rest <= winShare
+end
+
 -- A candidate out of turn: paused, capped or rate-limited in this call (off), or, beyond the
--- window (over), a tenant with its share of the slots in flight already (share: the workers'
--- slots over the tenants in turn, at least 1).
-local function skipped(e, s, off, over, share)
-  return off[e[1]] or (over and tenant(e[1]).inf >= share)
+-- window (over), a tenant that may not go there: with priority by turn (turns 0), one with its
+-- share of the slots in flight already (share: the workers' slots over the tenants in turn, at
+-- least 1); with heads of the wait list (turns: the tenants in turn), one that is not small.
+local function skipped(e, s, off, over, share, winShare, turns)
+  if off[e[1]] then return true end
+  if not over then return false end
+  local r = tenant(e[1])
+  if turns == 0 then return r.inf >= share end
+  return not small(r.inf + 1, len(r, s.l) - (s.take[e[1]] or 0) - 1, winShare, turns)
 end
 
 local function dispatchOnce(maxN, now)
@@ -83,30 +96,38 @@ local function dispatchOnce(maxN, now)
   local out = {}
   local slots = 0
   if #LANES > 1 or cfg.tp then slots = tonumber(st0[2]) or 0 end
-  -- With priority by turn, a tenant below its share of the slots may go beyond a full window
-  -- (by at most the workers' slots in all): its jobs run next, ahead of the flood admitted
-  -- before them, and a light tenant that wakes up gets its share at once instead of one job
-  -- per slot freed.
-  local extra, share = 0, 1
+  -- Without lanes or priority by turn, a light tenant's job is put at the head of BullMQ's wait
+  -- list instead of behind the flood admitted before it (moveIntoBull, priority -2): a tenant
+  -- with no more than its share of the workers' slots in flight (the slots over the tenants in
+  -- turn), or, with two or more tenants in turn, one whose whole work (in flight and queued)
+  -- fits in its share of the window (a tenant that woke up with a few jobs behind a flood, whose
+  -- later jobs would otherwise queue behind the flood's whole window). A backlogged tenant is
+  -- light only within its share of the slots, so floods keep admission order among themselves
+  -- and weights hold. Only with at least two slots per tenant in turn: with more tenants than
+  -- that, every tenant is below its share, and heads would turn the wait list into a stack.
+  local front = #LANES == 1 and not cfg.tp
+  local frontShare, winShare, inTurn = 0, 0, 1
+  if front then
+    inTurn = math.max(1, redis.call('ZCARD', rKey('')))
+    frontShare = math.floor((tonumber(st0[2]) or 0) / inTurn)
+    winShare = math.floor(win / inTurn)
+    front = frontShare >= 2
+  end
+  -- A tenant below its share of the slots (priority by turn) or small (heads of the wait list)
+  -- may go beyond a full window, by at most the workers' slots in all: its jobs run next, ahead
+  -- of the flood admitted before them, and a tenant that wakes up gets its share at once
+  -- instead of one job per slot freed. (share, turns: what `skipped` checks beyond it.)
+  local extra, share, turns = 0, 1, 0
   if cfg.tp then
     extra = math.max(0, slots + math.min(room, 0))
     if extra > 0 then
       share = math.max(1, math.floor(slots / math.max(1, redis.call('ZCARD', rKey('')))))
     end
+  elseif front then
+    extra = math.max(0, (tonumber(st0[2]) or 0) + math.min(room, 0))
+    share, turns = frontShare, inTurn
   end
   if room <= 0 and #LANES == 1 and extra <= 0 and not floors then return out, 0 end
-  -- Without lanes or priority by turn, a tenant with no more than its share of the workers' slots
-  -- in flight (the slots over the tenants in turn: one that just woke up behind a flood) has its
-  -- job put at the head of BullMQ's wait list instead of behind the flood admitted before it
-  -- (moveIntoBull, priority -2). Admission itself keeps its turns, so weights hold.
-  -- Only with at least two slots per tenant in turn: with more tenants than that, every tenant
-  -- is below its share, and heads would turn the wait list into a stack.
-  local front = #LANES == 1 and not cfg.tp
-  local frontShare = 0
-  if front then
-    frontShare = math.floor((tonumber(st0[2]) or 0) / math.max(1, redis.call('ZCARD', rKey(''))))
-    front = frontShare >= 2
-  end
   local page = math.min(maxN, math.max(room, extra, 1)) + 1
   local lanes = {}
   -- Shares are of the workers' slots (running jobs), not of the window. A lane keeps up to twice
@@ -164,14 +185,17 @@ local function dispatchOnce(maxN, now)
       loadPage(s, page)
       s.loaded = true
     end
-    -- Beyond the window only a tenant below its share of the slots, among the candidates loaded.
-    local over = cfg.tp and room <= 0
+    -- Beyond the window only a tenant below its share of the slots (or small: heads of the wait
+    -- list), among the candidates loaded.
+    local over = extra > 0 and room <= 0
     if over then s.bound = nil end
     local c = popCandidate(s, page)
-    while c and skipped(c, s, off, over, share) do c = popCandidate(s, page) end
+    while c and skipped(c, s, off, over, share, winShare, turns) do c = popCandidate(s, page) end
     if c and c[1] == s.last and s.streak >= cfg.k then
       local other = popCandidate(s, page)
-      while other and skipped(other, s, off, over, share) do other = popCandidate(s, page) end
+      while other and skipped(other, s, off, over, share, winShare, turns) do
+        other = popCandidate(s, page)
+      end
       if other then
         heapPush(s.heap, c)
         c = other
@@ -207,7 +231,8 @@ local function dispatchOnce(maxN, now)
         local priority = 0
         if r.min > 0 then
           priority = -1
-        elseif front and r.inf <= frontShare then
+        elseif front and (r.inf <= frontShare
+                          or small(r.inf, len(r, s.l) - s.take[t], winShare, inTurn)) then
           priority = -2
         elseif cfg.tp then
           -- The tenant's turn: its count in flight (BullMQ's priorities stop at 2^21).
