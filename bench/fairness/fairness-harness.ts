@@ -153,9 +153,7 @@ export async function moduleSide(
   class BenchModule {}
 
   const producer =
-    extra.producer === 'process'
-      ? await forkProducer(connection, prefix, fairness)
-      : undefined;
+    extra.producer === 'process' ? await forkProducer(connection, prefix, fairness) : undefined;
   const app: INestApplicationContext = await NestFactory.createApplicationContext(BenchModule, {
     logger: ['error', 'warn'],
   });

@@ -109,7 +109,12 @@ async function main() {
     // (NOISY_DEFAULT_ONLY=1: the defaults alone.)
     const variants: TenantFairnessOptions[] = process.env.NOISY_DEFAULT_ONLY
       ? [{}]
-      : [{}, { priorityByTurn: true }, { windowPerSlot: 2 }, { windowPerSlot: 2, priorityByTurn: true }];
+      : [
+          {},
+          { priorityByTurn: true },
+          { windowPerSlot: 2 },
+          { windowPerSlot: 2, priorityByTurn: true },
+        ];
     if (runs('noisy')) {
       for (const kind of ['busy', 'timer'] as const) {
         for (const fairness of variants) {
@@ -156,7 +161,13 @@ async function main() {
         stats,
       );
       // A backlog drained: 20k jobs over 1,000 tenants all enqueued, then the workers start.
-      const plainDrain = await throughput(await plainSide(connection, 50), 1000, 20_000, stats, true);
+      const plainDrain = await throughput(
+        await plainSide(connection, 50),
+        1000,
+        20_000,
+        stats,
+        true,
+      );
       const drain1000 = await throughput(
         await moduleSide(connection, 50, {}),
         1000,
@@ -168,7 +179,9 @@ async function main() {
         round,
         plainDrainJobsPerSecond: plainDrain.jobsPerSecond,
         drain1000TenantsJobsPerSecond: drain1000.jobsPerSecond,
-        drainRatio1000Tenants: Number((drain1000.jobsPerSecond / plainDrain.jobsPerSecond).toFixed(2)),
+        drainRatio1000Tenants: Number(
+          (drain1000.jobsPerSecond / plainDrain.jobsPerSecond).toFixed(2),
+        ),
         loadAtStart,
         loadAtEnd: load1(),
         plainJobsPerSecond: plain.jobsPerSecond,
@@ -214,13 +227,12 @@ async function main() {
     }
     results.throughput = rounds;
 
-    results.jain =
-      runs('jain')
-        ? [
-            await jain(await moduleSide(connection, 10, {})),
-            await jain(await plainSide(connection, 10)),
-          ]
-        : [];
+    results.jain = runs('jain')
+      ? [
+          await jain(await moduleSide(connection, 10, {})),
+          await jain(await plainSide(connection, 10)),
+        ]
+      : [];
     log(results.jain);
 
     // Issue 18's modes, each against the gate without it in the same run.

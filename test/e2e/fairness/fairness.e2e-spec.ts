@@ -66,6 +66,32 @@ describe('fair gate (one process, real Redis)', () => {
     expect(aAhead).toBeLessThanOrEqual(6);
   });
 
+  it("starts all of a small tenant's jobs, beyond its share of the slots, ahead of the flood's queue (by default)", async () => {
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: { tickMs: 100 },
+      concurrency: 4,
+      started,
+    });
+    // A fills the window (4 x 4 slots): 12 of its jobs wait in BullMQ's wait list, in order.
+    await enqueue(moduleRef, 'fair', 'A', many(400, { ms: 20 }));
+    await waitFor(() => started.length >= 4, 'A running');
+    const aBefore = started.filter((s) => s.tenantId === 'A').length;
+    // B's 6 jobs are more than its share of the slots (4 / 2 tenants) but fit in its share of
+    // the window (16 / 2): B is small, so all its jobs go beyond the full window and to the
+    // head of the wait list, not only its first 2.
+    await enqueue(moduleRef, 'fair', 'B', many(6, { ms: 20 }));
+    await waitFor(() => started.filter((s) => s.tenantId === 'B').length === 6, 'B started');
+    const lastB = started.indexOf(started.filter((s) => s.tenantId === 'B')[5]);
+    const aAhead = started.slice(0, lastB).filter((s) => s.tenantId === 'A').length - aBefore;
+    // The 4 running when B came, and at most a few admitted by turns while B's last two waited
+    // for room; before this rule, B's jobs 3-6 queued behind A's 12.
+    expect(aAhead).toBeLessThanOrEqual(8);
+    // A's jobs still all run, in admission order among themselves.
+    await waitFor(() => started.filter((s) => s.tenantId === 'A').length >= 40, 'A goes on');
+  });
+
   it('gives weights 3:1 completed shares within 10% while both are backlogged', async () => {
     const started: Started[] = [];
     moduleRef = await bootFairApp({
