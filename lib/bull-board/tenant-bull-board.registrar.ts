@@ -64,7 +64,7 @@ export class TenantBullBoardRegistrar implements OnModuleInit {
         readAt = Date.now();
         // Every tenant, a page at a time (listTenants stops at 1,000).
         let sum = 0;
-        await this.inspector!.forEachTenantPage(queue.name, (page) => {
+        await this.inspector!.forEachTenantCount(queue.name, (page) => {
           for (const tenant of page) sum += tenant.backlog;
         });
         waiting = sum;

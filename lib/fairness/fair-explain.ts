@@ -7,12 +7,14 @@ import { FAIR_LUA_DIR } from './fair-gate.script';
 interface FairReadCommands {
   tqFairExplain(base: string, config: string, jobId: string): Promise<(string | number)[]>;
   tqFairGateJobs(base: string, config: string, tenant: string, limit: number): Promise<string[]>;
+  tqFairGated(base: string, config: string, ...tenants: string[]): Promise<number[]>;
 }
 
 /** The gate's read-only scripts (never on the job path; they include no dispatch). */
 export const FAIR_READ_SPECS: Record<keyof FairReadCommands, LuaScriptSpec> = {
   tqFairExplain: { numberOfKeys: 1, file: 'fair-explain.lua' },
   tqFairGateJobs: { numberOfKeys: 1, file: 'fair-gate-jobs.lua' },
+  tqFairGated: { numberOfKeys: 1, file: 'fair-gated.lua' },
 };
 
 const READS = new LuaScripts<FairReadCommands>(FAIR_LUA_DIR, FAIR_READ_SPECS);
@@ -24,6 +26,18 @@ function readCommands(client: RedisClient): FairReadCommands {
 /** The gate's own config string, so a script sees exactly the lanes and defaults it runs with. */
 function configOf(gate: FairGate): string {
   return gate.config.script;
+}
+
+/** How many jobs each tenant has waiting in the gate, in `tenants`' order (one script call). */
+export async function gatedCounts(
+  client: RedisClient,
+  gate: FairGate,
+  tenants: string[],
+): Promise<number[]> {
+  if (tenants.length === 0) return [];
+  return (await readCommands(client).tqFairGated(gate.base, configOf(gate), ...tenants)).map(
+    Number,
+  );
 }
 
 /** Up to `limit` jobs waiting in a tenant's backlog, next first. */

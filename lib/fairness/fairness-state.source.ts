@@ -10,7 +10,7 @@ import {
 } from '../metrics';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
-import { explainGateJob, listGateJobs } from './fair-explain';
+import { explainGateJob, gatedCounts, listGateJobs } from './fair-explain';
 import { FairGateRegistry } from './fair-gate.registry';
 import { fairnessOf, isFairnessOn } from './fairness-options';
 import {
@@ -52,6 +52,11 @@ export class FairnessStateSource implements TenantQueueStateSource, TenantQueueC
       rateLimited: state.rateLimitedUntil !== null,
       rateLimitedUntil: state.rateLimitedUntil,
     };
+  }
+
+  /** Jobs each tenant has waiting in the gate, one read for the whole list (the gauges). */
+  gatedCounts(queue: string, tenantIds: string[]): Promise<number[]> {
+    return gatedCounts(this.redis.client, this.gates.get(queue), tenantIds);
   }
 
   /** The job's place in the queue's gate and what holds it (read only). */

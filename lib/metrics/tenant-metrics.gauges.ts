@@ -77,7 +77,7 @@ export class TenantMetricsGauges implements OnApplicationBootstrap, BeforeApplic
   private async refreshQueue(queue: string): Promise<void> {
     const labeler = this.recorder.labeler;
     const sums = new Map<string, { backlog: number; inFlight: number }>();
-    await this.inspector.forEachTenantPage(queue, (page) => {
+    await this.inspector.forEachTenantCount(queue, (page) => {
       for (const stats of page) {
         const tenant = labeler.label(stats.tenantId);
         const sum = sums.get(tenant) ?? { backlog: 0, inFlight: 0 };

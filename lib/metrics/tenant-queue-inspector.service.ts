@@ -62,24 +62,67 @@ export class TenantQueueInspector {
   }
 
   /**
-   * @internal Every tenant of one queue, read `pageSize` at a time from one snapshot of the
-   * queue's tenant list (so a tenant active meanwhile is counted once): `visit` gets each page.
-   * For figures that must count every tenant (the gauges, bull-board's "waiting to start");
-   * `listTenants` stops at 1,000 per queue.
+   * @internal Backlog and in-flight of every tenant of one queue, `pageSize` at a time, counted
+   * as `getTenant` counts them, for figures that need only those two (the gauges, bull-board's
+   * "waiting to start"): BullMQ's jobs counted once for the whole queue and, per page, one read
+   * of the gate's backlogs (a fair queue) or of the enqueue counters (a plain one), instead of
+   * each tenant's full stats. A state source without `gatedCounts` is read tenant by tenant.
    */
-  async forEachTenantPage(
+  async forEachTenantCount(
     queue: string,
-    visit: (page: TenantQueueStats[]) => void,
+    visit: (page: TenantCount[]) => void,
     pageSize = 1000,
   ): Promise<void> {
     const keys = new VisibilityKeys(this.registry.getQueue(queue).definition);
-    const [all, now] = await Promise.all([
+    const [all, bull] = await Promise.all([
       this.redis.client.zrange(keys.tenants, '0', '-1'),
-      this.redisTime(),
+      countBullJobs(this.redis.client, keys),
     ]);
-    for (let at = 0; at < all.length; at += pageSize) {
-      visit(await this.readTenants(keys, all.slice(at, at + pageSize), now));
+    const tenants = all.filter((t) => t !== NO_TENANT);
+    const source = this.stateSource?.handles(queue) ? this.stateSource : undefined;
+    for (let at = 0; at < tenants.length; at += pageSize) {
+      const page = tenants.slice(at, at + pageSize);
+      visit(await this.countPage(keys, page, bull, source));
     }
+  }
+
+  private async countPage(
+    keys: VisibilityKeys,
+    page: string[],
+    bull: BullCounts,
+    source: TenantQueueStateSource | undefined,
+  ): Promise<TenantCount[]> {
+    const queue = keys.definition.name;
+    if (source && !source.gatedCounts) {
+      const now = await this.redisTime();
+      return (await Promise.all(page.map((t) => this.read(keys, t, now, bull)))).map((s) => ({
+        tenantId: s.tenantId,
+        backlog: s.backlog,
+        inFlight: s.inFlight,
+      }));
+    }
+    let gated: number[] | undefined;
+    let totals: (string | null)[] = [];
+    if (source) {
+      gated = await source.gatedCounts!(queue, page);
+    } else if (!bull.complete && page.length > 0) {
+      totals = await this.redis.client.hmget(
+        keys.totals,
+        ...page.flatMap((t) => [`${t}|enq`, `${t}|started`]),
+      );
+    }
+    return page.map((tenantId, i) => {
+      const jobs = bull.of(tenantId);
+      const inBull = jobs.waiting + jobs.delayed;
+      // As `read`: a fair queue adds what waits in its gate; a plain one too long to count
+      // falls back to its counters.
+      const counted = gated
+        ? gated[i] + inBull
+        : bull.complete
+          ? inBull
+          : Math.max(inBull, Number(totals[2 * i] ?? 0) - Number(totals[2 * i + 1] ?? 0));
+      return { tenantId, backlog: counted, inFlight: jobs.running + jobs.retrying };
+    });
   }
 
   /** Stats of one queue's tenants ranked `offset` to `offset + count - 1` by last activity. */
@@ -283,4 +326,11 @@ function nthLatestAge(
     }
   }
   return Math.max(0, now - (current - minutes.length + 1) * 60_000);
+}
+
+/** @internal One tenant's backlog and in-flight, as `forEachTenantCount` reads them. */
+export interface TenantCount {
+  tenantId: string;
+  backlog: number;
+  inFlight: number;
 }

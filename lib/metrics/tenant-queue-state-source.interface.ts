@@ -36,6 +36,11 @@ export interface TenantQueueStateSource {
    * once the gate handed it to BullMQ, `undefined` when the gate does not hold it.
    */
   explainJob?(queue: string, jobId: string): Promise<GateJobAnswer | undefined>;
+  /**
+   * `gated` of many tenants at once, in `tenantIds`' order: the metrics gauges read every tenant
+   * of a queue this way, a page at a time. A source without it is read one tenant at a time.
+   */
+  gatedCounts?(queue: string, tenantIds: string[]): Promise<number[]>;
   /** Up to `limit` jobs waiting in the gate for one tenant, next first (its lanes in order). */
   gateJobs?(queue: string, tenantId: string, limit: number): Promise<GateJob[]>;
 }

@@ -14,6 +14,7 @@ import {
   TenantQueueModule,
   TenantQueueRegistry,
 } from '../../../lib';
+import { FairnessStateSource } from '../../../lib/fairness/fairness-state.source';
 import { TenantMetricsGauges } from '../../../lib/metrics/tenant-metrics.gauges';
 import { TenantMetricsRecorder } from '../../../lib/metrics/tenant-metrics.recorder';
 import { uniquePrefix } from '../../support/redis-url';
@@ -38,6 +39,7 @@ describe('issue 22: the gauges count every tenant, per queue, under the labels t
         }),
         TenantQueueModule.registerQueue({ name: 'many', fairness: {} }),
         TenantQueueModule.registerQueue({ name: 'broken' }),
+        TenantQueueModule.registerQueue({ name: 'plain' }),
       ],
     })
     class GaugesModule {}
@@ -73,8 +75,20 @@ describe('issue 22: the gauges count every tenant, per queue, under the labels t
     jest.spyOn(Logger.prototype, 'error').mockImplementation((message: unknown) => {
       errors.push(String(message));
     });
+    for (const tenant of ['p-1', 'p-2', 'p-3']) {
+      await add('plain', tenant);
+      await add('plain', tenant);
+    }
+    await waitFor(async () => (await redis.zcard(tenantsKey('plain'))) === 3, 'a plain queue');
     const gauges = moduleRef.get(TenantMetricsGauges);
+    // Every tenant's backlog from one read of the gate per page of 1,000 tenants, not one
+    // read of its whole state per tenant (at 100,000 tenants a refresh outlasted its interval).
+    const source = moduleRef.get(FairnessStateSource);
+    const pages = jest.spyOn(source, 'gatedCounts');
+    const perTenant = jest.spyOn(source, 'getTenant');
     await gauges.refresh();
+    expect(pages).toHaveBeenCalledTimes(TENANTS / 1000);
+    expect(perTenant).not.toHaveBeenCalled();
     await gauges.refresh();
     jest.restoreAllMocks();
 
@@ -89,6 +103,18 @@ describe('issue 22: the gauges count every tenant, per queue, under the labels t
     const labeler = moduleRef.get(TenantMetricsRecorder).labeler;
     for (const tenant of first) expect(labeler.label(tenant)).toBe(tenant);
     expect(labeler.label(`tenant-${TENANTS - 1}`)).toBe('other');
+    // The same figures as the inspector's own read of each tenant.
+    const inspector = moduleRef.get(TenantQueueInspector);
+    for (const tenant of ['tenant-0', 'tenant-99']) {
+      const gauge = many.find((v) => v.labels.tenant === tenant)!.value;
+      expect(gauge).toBe((await inspector.getTenant('many', tenant)).backlog);
+    }
+    // A plain queue's tenants (beyond the 100 labels: under `other`) from its counters.
+    const plain = backlog.filter((v) => v.labels.queue === 'plain');
+    expect(plain.map((v) => [v.labels.tenant, v.value])).toEqual([['other', 6]]);
+    for (const tenant of ['p-1', 'p-2', 'p-3']) {
+      expect((await inspector.getTenant('plain', tenant)).backlog).toBe(2);
+    }
     // The broken queue is logged once, not on every refresh.
     expect(errors.filter((e) => e.includes('"broken"'))).toHaveLength(1);
   }, 120_000);
@@ -96,13 +122,13 @@ describe('issue 22: the gauges count every tenant, per queue, under the labels t
   it('runs one refresh at a time: a refresh asked for while one runs shares it', async () => {
     const gauges = moduleRef.get(TenantMetricsGauges);
     const inspector = moduleRef.get(TenantQueueInspector);
-    const reads = jest.spyOn(inspector, 'forEachTenantPage');
+    const reads = jest.spyOn(inspector, 'forEachTenantCount');
     try {
       await Promise.all([gauges.refresh(), gauges.refresh(), gauges.refresh()]);
-      // One read per queue ('many' and 'broken'), not three.
-      expect(reads.mock.calls.map(([queue]) => queue).sort()).toEqual(['broken', 'many']);
+      // One read per queue ('many', 'broken' and 'plain'), not three each.
+      expect(reads.mock.calls.map(([queue]) => queue).sort()).toEqual(['broken', 'many', 'plain']);
       await gauges.refresh();
-      expect(reads).toHaveBeenCalledTimes(4);
+      expect(reads).toHaveBeenCalledTimes(6);
     } finally {
       reads.mockRestore();
     }
