@@ -74,55 +74,56 @@ export class TenantQueueInspector {
     pageSize = 1000,
   ): Promise<void> {
     const keys = new VisibilityKeys(this.registry.getQueue(queue).definition);
-    const [all, bull] = await Promise.all([
+    const [all, bull, now] = await Promise.all([
       this.redis.client.zrange(keys.tenants, '0', '-1'),
       countBullJobs(this.redis.client, keys),
+      this.redisTime(),
     ]);
     const tenants = all.filter((t) => t !== NO_TENANT);
     const source = this.stateSource?.handles(queue) ? this.stateSource : undefined;
     for (let at = 0; at < tenants.length; at += pageSize) {
       const page = tenants.slice(at, at + pageSize);
-      visit(await this.countPage(keys, page, bull, source));
+      visit(await this.countPage(keys, page, now, bull, source));
     }
   }
 
   private async countPage(
     keys: VisibilityKeys,
     page: string[],
+    now: number,
     bull: BullCounts,
     source: TenantQueueStateSource | undefined,
   ): Promise<TenantCount[]> {
     const queue = keys.definition.name;
     if (source && !source.gatedCounts) {
-      const now = await this.redisTime();
       return (await Promise.all(page.map((t) => this.read(keys, t, now, bull)))).map((s) => ({
         tenantId: s.tenantId,
         backlog: s.backlog,
         inFlight: s.inFlight,
       }));
     }
-    let gated: number[] | undefined;
-    let totals: (string | null)[] = [];
-    if (source) {
-      gated = await source.gatedCounts!(queue, page);
-    } else if (!bull.complete && page.length > 0) {
-      totals = await this.redis.client.hmget(
-        keys.totals,
-        ...page.flatMap((t) => [`${t}|enq`, `${t}|started`]),
-      );
-    }
-    return page.map((tenantId, i) => {
+    const gated = source ? await source.gatedCounts!(queue, page) : undefined;
+    const totals =
+      gated || page.length === 0
+        ? []
+        : await this.redis.client.hmget(
+            keys.totals,
+            ...page.flatMap((t) => [`${t}|enq`, `${t}|started`]),
+          );
+    const counts: TenantCount[] = [];
+    for (const [i, tenantId] of page.entries()) {
       const jobs = bull.of(tenantId);
       const inBull = jobs.waiting + jobs.delayed;
-      // As `read`: a fair queue adds what waits in its gate; a plain one too long to count
-      // falls back to its counters.
-      const counted = gated
-        ? gated[i] + inBull
-        : bull.complete
-          ? inBull
-          : Math.max(inBull, Number(totals[2 * i] ?? 0) - Number(totals[2 * i + 1] ?? 0));
-      return { tenantId, backlog: counted, inFlight: jobs.running + jobs.retrying };
-    });
+      // As `read`: a fair queue adds what waits in its gate; a plain one counted whole
+      // reconciles its counters, one too long to count falls back to them.
+      let counted = inBull;
+      if (gated) counted = gated[i] + inBull;
+      else if (bull.complete)
+        await this.reconcile(keys, tenantId, inBull, now, totals.slice(2 * i, 2 * i + 2));
+      else counted = Math.max(inBull, Number(totals[2 * i] ?? 0) - Number(totals[2 * i + 1] ?? 0));
+      counts.push({ tenantId, backlog: counted, inFlight: jobs.running + jobs.retrying });
+    }
+    return counts;
   }
 
   /** Stats of one queue's tenants ranked `offset` to `offset + count - 1` by last activity. */
