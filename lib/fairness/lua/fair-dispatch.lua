@@ -65,24 +65,35 @@ end
 -- has fewer priority-1 jobs in flight than its share of the slots, 2 beyond it. BullMQ runs
 -- priority 1 first, so each lane keeps its share of running jobs and a click runs next.
 -- -1 for every job of a tenant with a floor (fair-floor.lua): ahead of all the others.
--- Whether a tenant's whole work fits in its share of the window (n jobs in flight and `rest` in
--- its backlog after the pick, among two or more tenants in turn): a tenant that woke up with a
--- few jobs behind a flood. Its jobs go to the head of the wait list and may go beyond a full
--- window (see dispatchOnce); a backlogged tenant's never do, so weights hold.
-local function small(n, rest, winShare, turns)
-  return turns >= 2 and n + rest <= winShare
+-- Whether a tenant's next job goes ahead (to the head of the wait list, see dispatchOnce), n
+-- being its jobs in flight with this one and `rest` its backlog after it: `small`, its whole work
+-- fits in its share of the window (a tenant that woke up with a few jobs behind a flood);
+-- `sparse`, it has nothing else in flight (its first job, as a new flow in fq_codel). Admission
+-- keeps its turns, so weights hold.
+-- (small: heads with two slots or more per tenant in turn; sparse: with room in the window for
+-- two jobs or more per tenant in turn; with more tenants than that, every tenant would go ahead
+-- and heads would turn the wait list into a stack.)
+local function ahead(n, rest, small, sparse, winShare)
+  return (small and n + rest <= winShare) or (sparse and n == 1)
+end
+-- Whether it may also be admitted beyond a full window (by at most the workers' slots in all):
+-- small only, so a few jobs behind a flood all start at once. A sparse tenant's next job waits
+-- for room like the others: beyond the window, at one slot, it would be served before every
+-- turn of the flood's instead of in its own.
+local function beyond(n, rest, small, winShare)
+  return small and n + rest <= winShare
 end
 
 -- A candidate out of turn: paused, capped or rate-limited in this call (off), or, beyond the
--- window (over), a tenant that may not go there: with priority by turn (turns 0), one with its
--- share of the slots in flight already (share: the workers' slots over the tenants in turn, at
--- least 1); with heads of the wait list (turns: the tenants in turn), one that is not small.
-local function skipped(e, s, off, over, share, winShare, turns)
+-- window (over), a tenant that may not go there: with priority by turn (heads false), one with
+-- its share of the slots in flight already (share: the workers' slots over the tenants in turn,
+-- at least 1); with heads of the wait list, one that may not go beyond it (`beyond`).
+local function skipped(e, s, off, over, share, h)
   if off[e[1]] then return true end
   if not over then return false end
   local r = tenant(e[1])
-  if turns == 0 then return r.inf >= share end
-  return not small(r.inf + 1, len(r, s.l) - (s.take[e[1]] or 0) - 1, winShare, turns)
+  if not h then return r.inf >= share end
+  return not beyond(r.inf + 1, len(r, s.l) - (s.take[e[1]] or 0) - 1, h.small, h.winShare)
 end
 
 local function dispatchOnce(maxN, now)
@@ -99,33 +110,32 @@ local function dispatchOnce(maxN, now)
   -- Without lanes or priority by turn, a light tenant's job is put at the head of BullMQ's wait
   -- list instead of behind the flood admitted before it (moveIntoBull, priority -2): a tenant
   -- with no more than its share of the workers' slots in flight (the slots over the tenants in
-  -- turn), or, with two or more tenants in turn, one whose whole work (in flight and queued)
-  -- fits in its share of the window (a tenant that woke up with a few jobs behind a flood, whose
-  -- later jobs would otherwise queue behind the flood's whole window). A backlogged tenant is
-  -- light only within its share of the slots, so floods keep admission order among themselves
-  -- and weights hold. Only with at least two slots per tenant in turn: with more tenants than
-  -- that, every tenant is below its share, and heads would turn the wait list into a stack.
-  local front = #LANES == 1 and not cfg.tp
-  local frontShare, winShare, inTurn = 0, 0, 1
-  if front then
-    inTurn = math.max(1, redis.call('ZCARD', rKey('')))
+  -- turn, with at least two per tenant), or one whose next job goes ahead (`ahead`: small or
+  -- sparse). Admission itself keeps its turns, so weights hold. (h: the heads' figures of this
+  -- call, for `skipped`; nil with lanes or priority by turn.)
+  local h = nil
+  local frontShare = 0
+  if #LANES == 1 and not cfg.tp then
+    local inTurn = math.max(1, redis.call('ZCARD', rKey('')))
     frontShare = math.floor((tonumber(st0[2]) or 0) / inTurn)
-    winShare = math.floor(win / inTurn)
-    front = frontShare >= 2
+    local winShare = math.floor(win / inTurn)
+    h = { small = inTurn >= 2 and frontShare >= 2, sparse = inTurn >= 2 and winShare >= 2,
+          winShare = winShare }
+    if frontShare < 2 then frontShare = 0 end
   end
-  -- A tenant below its share of the slots (priority by turn) or small (heads of the wait list)
-  -- may go beyond a full window, by at most the workers' slots in all: its jobs run next, ahead
-  -- of the flood admitted before them, and a tenant that wakes up gets its share at once
-  -- instead of one job per slot freed. (share, turns: what `skipped` checks beyond it.)
-  local extra, share, turns = 0, 1, 0
+  -- A tenant below its share of the slots (priority by turn) or whose next job goes ahead (heads
+  -- of the wait list) may go beyond a full window, by at most the workers' slots in all: its
+  -- jobs run next, ahead of the flood admitted before them, and a tenant that wakes up gets its
+  -- share at once instead of one job per slot freed. (share: what `skipped` checks with priority
+  -- by turn.)
+  local extra, share = 0, 1
   if cfg.tp then
     extra = math.max(0, slots + math.min(room, 0))
     if extra > 0 then
       share = math.max(1, math.floor(slots / math.max(1, redis.call('ZCARD', rKey('')))))
     end
-  elseif front then
+  elseif h and h.small then
     extra = math.max(0, (tonumber(st0[2]) or 0) + math.min(room, 0))
-    share, turns = frontShare, inTurn
   end
   if room <= 0 and #LANES == 1 and extra <= 0 and not floors then return out, 0 end
   local page = math.min(maxN, math.max(room, extra, 1)) + 1
@@ -190,10 +200,10 @@ local function dispatchOnce(maxN, now)
     local over = extra > 0 and room <= 0
     if over then s.bound = nil end
     local c = popCandidate(s, page)
-    while c and skipped(c, s, off, over, share, winShare, turns) do c = popCandidate(s, page) end
+    while c and skipped(c, s, off, over, share, h) do c = popCandidate(s, page) end
     if c and c[1] == s.last and s.streak >= cfg.k then
       local other = popCandidate(s, page)
-      while other and skipped(other, s, off, over, share, winShare, turns) do
+      while other and skipped(other, s, off, over, share, h) do
         other = popCandidate(s, page)
       end
       if other then
@@ -231,8 +241,8 @@ local function dispatchOnce(maxN, now)
         local priority = 0
         if r.min > 0 then
           priority = -1
-        elseif front and (r.inf <= frontShare
-                          or small(r.inf, len(r, s.l) - s.take[t], winShare, inTurn)) then
+        elseif h and (r.inf <= frontShare
+                      or ahead(r.inf, len(r, s.l) - s.take[t], h.small, h.sparse, h.winShare)) then
           priority = -2
         elseif cfg.tp then
           -- The tenant's turn: its count in flight (BullMQ's priorities stop at 2^21).
