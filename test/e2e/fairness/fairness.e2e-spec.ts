@@ -92,6 +92,38 @@ describe('fair gate (one process, real Redis)', () => {
     await waitFor(() => started.filter((s) => s.tenantId === 'A').length >= 40, 'A goes on');
   });
 
+  it('gives a tenant that keeps a few jobs waiting its half against a flood, no more (small and sparse do not add up)', async () => {
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: {},
+      concurrency: 10,
+      started,
+    });
+    await enqueue(moduleRef, 'fair', 'A', many(5000, { ms: 5 }));
+    await waitFor(() => started.length >= 50, 'the flood running');
+    // M never has more than 5 jobs waiting to start, so its whole work stays within its share
+    // of the window (40 / 2) and each of its jobs goes ahead of the flood's queue; its turns
+    // still bound it to half of the starts while both have work.
+    let sent = 0;
+    const mStarted = () => started.filter((s) => s.tenantId === 'M').length;
+    const from = started.length;
+    const until = Date.now() + 2000;
+    while (Date.now() < until) {
+      const waiting = sent - mStarted();
+      if (waiting < 5) {
+        await enqueue(moduleRef, 'fair', 'M', many(5 - waiting, { ms: 5 }));
+        sent += 5 - waiting;
+      }
+      await sleep(2);
+    }
+    const window = started.slice(from);
+    const share = window.filter((s) => s.tenantId === 'M').length / window.length;
+    expect(window.length).toBeGreaterThan(200);
+    expect(share).toBeGreaterThan(0.35);
+    expect(share).toBeLessThan(0.65);
+  });
+
   it('gives weights 3:1 completed shares within 10% while both are backlogged', async () => {
     const started: Started[] = [];
     moduleRef = await bootFairApp({
