@@ -7,15 +7,27 @@ import { bullClient } from '../../lib/core/bullmq';
  * set until its turn), so its stream id carries the admission time.
  */
 export async function admissionTimes(queue: Queue): Promise<Map<string, number>> {
+  const times = new Map<string, number>();
+  for (const [jobId, at] of await admissions(queue)) times.set(jobId, at);
+  return times;
+}
+
+/** The ids of `queue`'s jobs in the order the fair gate admitted them (see `admissionTimes`). */
+export async function admissionOrder(queue: Queue): Promise<string[]> {
+  return (await admissions(queue)).map(([jobId]) => jobId);
+}
+
+/** [job id, admission time] of each admitted job, in admission order. */
+async function admissions(queue: Queue): Promise<[string, number][]> {
   const client = await bullClient(queue);
   const entries = (await client.xrange(queue.keys.events, '-', '+')) as [string, string[]][];
-  const times = new Map<string, number>();
+  const admitted: [string, number][] = [];
   for (const [id, fields] of entries) {
     const event = new Map<string, string>();
     for (let i = 0; i + 1 < fields.length; i += 2) event.set(fields[i], fields[i + 1]);
     if (event.get('event') === 'waiting' && event.get('prev') === 'delayed') {
-      times.set(event.get('jobId')!, Number(id.split('-')[0]));
+      admitted.push([event.get('jobId')!, Number(id.split('-')[0])]);
     }
   }
-  return times;
+  return admitted;
 }
