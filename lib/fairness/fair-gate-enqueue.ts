@@ -37,7 +37,8 @@ export class FairGateEnqueue {
    */
   async dispatch(queue: Queue, jobs: PreparedJob[]): Promise<void> {
     // A delayed job would hold a slot while it waits: it goes to BullMQ directly, after the gate
-    // took the others (the gate's refusal is the only one left once `validate` passed).
+    // took the others (its lane and fair key were checked with the job, by the fairness feature's
+    // job check in TenantQueue's prepare: the gate's refusal, a backlog full, is the only one left).
     const delayed = jobs.filter((job) => (job.opts.delay ?? 0) > 0);
     const gated = delayed.length ? jobs.filter((job) => !((job.opts.delay ?? 0) > 0)) : jobs;
     if (gated.length) await this.enqueue(queue, gated);
@@ -53,7 +54,6 @@ export class FairGateEnqueue {
   }
 
   private async enqueue(queue: Queue, gated: PreparedJob[]): Promise<void> {
-    this.config.validate(gated);
     const tenants = [...new Set(gated.map((job) => job.tenantId ?? SYSTEM_TENANT))];
     const hints: (string | FairHint)[] = [];
     for (const [tenant, hint] of await this.hints(tenants)) hints.push(tenant, hint);

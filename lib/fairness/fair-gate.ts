@@ -100,11 +100,6 @@ export class FairGate implements JobDispatcher {
     return this.enqueuer.dispatch(queue, jobs);
   }
 
-  /** The gate's own checks of jobs about to be dispatched (their lanes), before anything is written. */
-  validate(jobs: readonly PreparedJob[]): void {
-    this.config.validate(jobs);
-  }
-
   /** Up to `count` tenants waiting in this gate (in turn, or held by their rate limit), sampled. */
   async waitingTenants(count: number): Promise<string[]> {
     const client = this.redis as unknown as RedisClient;

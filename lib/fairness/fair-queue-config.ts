@@ -4,7 +4,6 @@ import type { PreparedJob, TenantJobOptions } from '../core/queues/job-dispatche
 import type { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { ResolvedFairnessOptions, resolvedFairnessOf } from './fairness-options';
 import { FAIR_MODES } from './modes';
-import { assertLane } from './modes/lanes/lanes';
 import { withFairKey } from './modes/fair-keys/fair-key';
 import { slowLaneArg } from './modes/slow-lane/slow-lane.mode';
 import { budgetBaseOf } from './modes/budget/budget';
@@ -36,7 +35,8 @@ export class FairQueueConfig {
   readonly timeShare: boolean;
   /** The gate gives admitted jobs BullMQ priorities (lanes, priority by turn). */
   readonly prioritized: boolean;
-  private readonly laneIndex = new Map<string, number>();
+  /** How many lanes the queue declares (0: none, one unnamed lane). */
+  private readonly laneCount: number;
   private readonly laneOfJob = new Map<string, string>();
 
   constructor(
@@ -48,8 +48,8 @@ export class FairQueueConfig {
     this.jobPrefix = `${definition.bullPrefix}:${definition.name}:`;
     this.timeShare = options.share === 'time';
     this.prioritized = options.lanes.length > 1 || options.priorityByTurn;
-    for (const [index, lane] of options.lanes.entries()) {
-      this.laneIndex.set(lane.name, index);
+    this.laneCount = options.lanes.length;
+    for (const lane of options.lanes) {
       for (const job of lane.jobs) this.laneOfJob.set(job, lane.name);
     }
     const context = { queue: definition.name, budgetBase };
@@ -77,15 +77,7 @@ export class FairQueueConfig {
 
   /** Whether the queue has two lanes or more (their priorities win over a job's own). */
   get lanes(): boolean {
-    return this.laneIndex.size > 1;
-  }
-
-  /** The gate's own checks of jobs about to be dispatched (their lanes), before anything is written. */
-  validate(jobs: readonly PreparedJob[]): void {
-    for (const job of jobs) {
-      const asked = (job.opts as TenantJobOptions).lane;
-      if (asked !== undefined && !this.laneIndex.has(asked)) assertLane(this.definition, asked);
-    }
+    return this.laneCount > 1;
   }
 
   /**
@@ -104,7 +96,7 @@ export class FairQueueConfig {
    */
   laneOf(job: PreparedJob): [string, object] {
     const asked = (job.opts as TenantJobOptions).lane;
-    if (!this.laneIndex.size) return ['', job.opts];
+    if (!this.laneCount) return ['', job.opts];
     const { lane: _lane, ...opts } = job.opts as TenantJobOptions;
     return [asked ?? this.laneOfJob.get(job.name) ?? this.options.defaultLane, opts];
   }
