@@ -73,15 +73,15 @@ end
 -- (small: heads with two slots or more per tenant in turn; sparse: with room in the window for
 -- two jobs or more per tenant in turn; with more tenants than that, every tenant would go ahead
 -- and heads would turn the wait list into a stack.)
-local function ahead(n, rest, small, sparse, winShare)
-  return (small and n + rest <= winShare) or (sparse and n == 1)
-end
--- Whether it may also be admitted beyond a full window (by at most the workers' slots in all):
--- small only, so a few jobs behind a flood all start at once. A sparse tenant's next job waits
--- for room like the others: beyond the window, at one slot, it would be served before every
--- turn of the flood's instead of in its own.
+-- beyond: whether it may also be admitted beyond a full window (by at most the workers' slots
+-- in all): small only, so a few jobs behind a flood all start at once. A sparse tenant's next
+-- job waits for room like the others: beyond the window, at one slot, it would be served before
+-- every turn of the flood's instead of in its own.
 local function beyond(n, rest, small, winShare)
   return small and n + rest <= winShare
+end
+local function ahead(n, rest, small, sparse, winShare)
+  return beyond(n, rest, small, winShare) or (sparse and n == 1)
 end
 
 -- A candidate out of turn: paused, capped or rate-limited in this call (off), or, beyond the
