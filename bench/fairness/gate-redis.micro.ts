@@ -76,7 +76,7 @@ async function main() {
       const a0 = await stats(client);
       await queue.addBulk(jobs);
       const a1 = await stats(client);
-      await gate.tqFairEnqueue(base, config, 0, 0, '[]', timestamp, ...args);
+      await gate.tqFairEnqueue(base, config, 0, 0, '[]', timestamp, '', ...args);
       const a2 = await stats(client);
       bullAdd = sum(bullAdd, a0, a1);
       gateAdd = sum(gateAdd, a1, a2);

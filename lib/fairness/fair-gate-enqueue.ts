@@ -61,6 +61,9 @@ export class FairGateEnqueue {
     fairCommands(client);
     const multi = client.multi();
     const args: string[] = [];
+    // Priority by turn: which jobs may skip the gate at their turn (fair-turns.lua): not those
+    // with a priority of their own or lifo.
+    let flags = '';
     // One clock for the call: each job is due at HOLD_UNTIL_MS exactly (see fair-bull.lua).
     const timestamp = Date.now();
     const delay = HOLD_UNTIL_MS - timestamp;
@@ -71,6 +74,7 @@ export class FairGateEnqueue {
       // throws here, before anything is written.
       void new Job(queue, job.name, job.data, held, job.opts.jobId).addJob(multi as never, {});
       args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, place);
+      if (this.config.turnsAtAdd) flags += job.opts.priority || job.opts.lifo ? '.' : 'd';
     }
     const { base, script } = this.config;
     const { dispatchBatch, maxBacklog } = this.options;
@@ -81,6 +85,7 @@ export class FairGateEnqueue {
       maxBacklog,
       JSON.stringify(hints),
       timestamp,
+      flags,
       ...args,
     );
     const replies = (await multi.exec()) ?? [];

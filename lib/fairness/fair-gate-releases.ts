@@ -2,8 +2,12 @@
 const RELEASE_BATCH = 1000;
 const RELEASE_CALLS = 2;
 
-/** Final outcome of a job: completed, failed for good, or cancelled (not a tenant failure). */
-export type FairOutcome = 'c' | 'f' | 'x';
+/**
+ * Final outcome of a job: completed, failed for good, or cancelled (not a tenant failure); `d`
+ * and its tenant: a job that skipped the gate at its turn failed for good (no slot to free, a
+ * failure for its tenant's slow lane).
+ */
+export type FairOutcome = 'c' | 'f' | 'x' | `d${string}`;
 
 /** What the release batching drives on its gate. */
 export interface FairGateReleasesTarget {

@@ -9,6 +9,7 @@ import {
   OnModuleInit,
 } from '@nestjs/common';
 import type { Worker } from 'bullmq';
+import type { TenantBullJob } from '../core/processor/tenant-bull-job';
 import { InvalidTenantQueueOptionsError, parseCancelReason } from '../core/errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { TenantLimits } from '../core/types/tenant-tier-options.interface';
@@ -172,7 +173,15 @@ export class FairGateRegistry
       // Only the final outcome frees the slot: a retried attempt keeps it. With `share: 'time'`
       // FairReleaseStage charged every failed attempt its run time already: 0 ms here.
       if (!job?.id || !job.finishedOn) return;
-      gate.release(job.id, parseCancelReason(job.failedReason) ? 'x' : 'f', 0);
+      const cancelled = parseCancelReason(job.failedReason);
+      if (gate.holdsNoSlot(job)) {
+        // Skipped the gate at its turn: no slot, but a final failure counts for its tenant's
+        // slow lane (named here: with removeOnFail the job is gone when the release runs).
+        const tenant = (job as TenantBullJob).tenant?.tenantId ?? SYSTEM_TENANT;
+        if (!cancelled) gate.release(job.id, `d${tenant}`, 0);
+        return;
+      }
+      gate.release(job.id, cancelled ? 'x' : 'f', 0);
     });
   }
 

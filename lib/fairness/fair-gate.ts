@@ -138,6 +138,16 @@ export class FairGate implements JobDispatcher {
   }
 
   /**
+   * Whether the job skipped the gate at its turn (priority by turn, fair-turns.lua): an even
+   * BullMQ priority it did not ask for itself. Such a job holds no slot.
+   */
+  holdsNoSlot(job: Job): boolean {
+    if (!this.config.turnsAtAdd || job.opts.priority) return false;
+    const priority = Number(job.priority);
+    return priority > 0 && priority % 2 === 0;
+  }
+
+  /**
    * Frees a floor tenant's job in a call of its own and waits for it: what the call admits is in
    * BullMQ's wait list before the worker slot this job frees fetches its next job, so the slot
    * goes straight to the tenant's next job.

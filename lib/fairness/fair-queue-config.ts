@@ -35,6 +35,12 @@ export class FairQueueConfig {
   readonly timeShare: boolean;
   /** The gate gives admitted jobs BullMQ priorities (lanes, priority by turn). */
   readonly prioritized: boolean;
+  /**
+   * Priority by turn without lanes, fair keys, time share, a budget or a backlog limit: a job
+   * whose tenant no rule holds skips the gate, into BullMQ's prioritized set at its turn
+   * (fair-turns.lua).
+   */
+  readonly turnsAtAdd: boolean;
   /** How many lanes the queue declares (0: none, one unnamed lane). */
   private readonly laneCount: number;
   private readonly laneOfJob = new Map<string, string>();
@@ -49,6 +55,13 @@ export class FairQueueConfig {
     this.timeShare = options.share === 'time';
     this.prioritized = options.lanes.length > 1 || options.priorityByTurn;
     this.laneCount = options.lanes.length;
+    this.turnsAtAdd =
+      options.priorityByTurn &&
+      options.lanes.length < 2 &&
+      !options.fairKey &&
+      !this.timeShare &&
+      !budgetBase &&
+      options.maxBacklog === 0;
     for (const lane of options.lanes) {
       for (const job of lane.jobs) this.laneOfJob.set(job, lane.name);
     }
@@ -62,6 +75,7 @@ export class FairQueueConfig {
           ...(BULLMQ_MAJOR < 6 ? { pl: true } : {}),
           ...(this.prioritized ? { pr: true } : {}),
           tp: options.priorityByTurn && options.lanes.length < 2,
+          ...(this.turnsAtAdd ? { dt: true } : {}),
           dw: options.defaultWeight,
           dcap: options.defaultConcurrency,
           k: options.maxConsecutive,

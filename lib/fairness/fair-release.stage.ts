@@ -27,6 +27,9 @@ export class FairReleaseStage implements JobStage {
   run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
     const gate = this.gateOf(context.definition);
     if (!gate) return next();
+    // A job that skipped the gate at its turn holds no slot: nothing to release on success (a
+    // final failure still reaches the slow lane, by the worker's `failed` event).
+    if (gate.holdsNoSlot(context.job)) return next();
     const id = context.job.id!;
     // The job's time in its slot, for `share: 'time'` (the outermost stage sees all of it).
     const start = gate.timeShare ? performance.now() : 0;

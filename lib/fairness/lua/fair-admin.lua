@@ -48,6 +48,9 @@ if rateOf() ~= rateBefore then redis.call('HDEL', kTat, t) end
 redis.call('ZREM', kLimited, t)
 forget(t)
 local r = tenant(t)
+-- Priority by turn: what the tenant has queued in BullMQ by its turns comes back to the gate,
+-- which holds it under the rule (fair-turns.lua).
+if cfg.dt and ruleHeld(r) then recallTurns(t, nowMs()) end
 if r.paused or capped(r) then deactivate(t) else activate(t) end
 local now = nowMs()
 local out = dispatch(tonumber(ARGV[2]), now)

@@ -15,6 +15,7 @@
 -- The producer adds a gated job with delay = HOLD_TS - timestamp, so BullMQ scores it
 -- (timestamp + delay) * 0x1000 + counter = HOLD_TS * 0x1000 + counter: at least HOLD_MIN and at
 -- most 2^53 - 1, exact in a double. HOLD_TS is 2^41 - 1 ms (2039-09-07).
+local HOLD_TS = 2199023255551
 local HOLD_MIN = 9007199254736896
 
 -- Whether BullMQ's delayed score `s` (a ZSCORE/ZMSCORE reply, false when absent) holds a job
@@ -167,10 +168,7 @@ local function adoptStrangers(now)
   local check = fmt(now + cfg.chk)
   for _, id in ipairs(adopt) do
     local h = redis.call('HMGET', cfg.jp .. id, 'name', 'data')
-    local t = cfg.sys
-    local ok, data = pcall(cjson.decode, h[2] or '{}')
-    local envelope = ok and type(data) == 'table' and data._tenant
-    if type(envelope) == 'table' and type(envelope.tenantId) == 'string' then t = envelope.tenantId end
+    local t = envelopeTenant(h[2])
     records[#records + 1] = id
     records[#records + 1] = jobRecord(h[1] or '', t)
     leases[#leases + 1] = check

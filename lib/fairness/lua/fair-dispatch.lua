@@ -6,6 +6,7 @@
 --- @include "../modes/floors/fair-floor"
 --- @include "../modes/fair-keys/fair-fairkey"
 --- @include "fair-bull"
+--- @include "fair-turns"
 --[[
   Fair-gate part (every admitting command includes it): dispatch, the admission path (stride scheduling over the
   lanes' ready sets, caps, rate limits, lanes' shares, priority by turn).
@@ -244,6 +245,9 @@ local function dispatchOnce(maxN, now)
         elseif h and (r.inf <= frontShare
                       or ahead(r.inf, len(r, s.l) - s.take[t], h.small, h.sparse, h.winShare)) then
           priority = -2
+        elseif cfg.dt then
+          -- The tenant's turn level, shared with the jobs that skip the gate (fair-turns.lua).
+          priority = turnLevels(t, weightIn(r, s.l), 1, true)[1]
         elseif cfg.tp then
           -- The tenant's turn: its count in flight (BullMQ's priorities stop at 2^21).
           priority = math.min(r.inf, 2097152)
@@ -380,6 +384,7 @@ local function dispatchOnce(maxN, now)
     end
   end
   for t in pairs(missed) do activate(t) end
+  if cfg.dt then turnFlush() end
   return out, #dropped
 end
 

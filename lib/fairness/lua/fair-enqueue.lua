@@ -5,6 +5,7 @@
 --- @include "fair-tenants"
 --- @include "../modes/fair-keys/fair-fairkey"
 --- @include "fair-bull"
+--- @include "fair-turns"
 --[[
   Enqueue into the fair gate. Runs in the producer's MULTI right after BullMQ's own adds of the
   same jobs, each held in BullMQ's delayed set (fair-bull.lua): a job is written once, into
@@ -17,7 +18,9 @@
   ARGV[3]  per-tenant backlog limit (0 = none)
   ARGV[4]  directory/tier hints, flat JSON list [tenant, [weight, cap, rate, lanes], ...] ([] when none)
   ARGV[5]  the adds' timestamp (ms, one for the call)
-  ARGV[6..] triples: job id, tenant, lane ('' without lanes; "<lane>\n<fair key>" for a job
+  ARGV[6]  with cfg.dt (fair-turns.lua): one character a job, 'd' where the job may take its
+           turn's priority at once (no own priority, not lifo), '.' where it may not; else ''
+  ARGV[7..] triples: job id, tenant, lane ('' without lanes; "<lane>\n<fair key>" for a job
            with a fair key, cfg.fk)
   Returns {'full', tenant, backlog} with nothing kept, or {'ok', {admitted id, ...}, wake ms,
   with a budget: the queues it woke}.
@@ -25,7 +28,8 @@
 local now = nowMs()
 local maxBacklog = tonumber(ARGV[3])
 local stamp = ARGV[5]
-local first = 6
+local flags = ARGV[6]
+local first = 7
 local ids = {}
 for i = first, #ARGV, 3 do ids[#ids + 1] = ARGV[i] end
 -- A job is new when BullMQ holds it at the hold score with this call's timestamp (the add just
@@ -71,6 +75,41 @@ for _, i in ipairs(new) do
     order[#order + 1] = group
   end
   group[3][#group[3] + 1] = id
+  if cfg.dt then
+    group[4] = group[4] or {}
+    group[4][#group[3]] = string.byte(flags, (i - first) / 3 + 1) == 100
+  end
+end
+-- Priority by turn (cfg.dt): a tenant no rule holds and with nothing in the gate skips it, its
+-- jobs straight into BullMQ's prioritized set at their turns (fair-turns.lua); a tenant a rule
+-- holds now (directory hints just changed) has what it had there recalled into the gate.
+if cfg.dt then
+  local list = {}
+  for _, group in ipairs(order) do list[#list + 1] = group[1] end
+  for _, t in ipairs(changed) do list[#list + 1] = t end
+  loadTenants(list)
+  for _, t in ipairs(changed) do
+    if ruleHeld(tenants[t]) then recallTurns(t, now) end
+  end
+  local rest = {}
+  for _, group in ipairs(order) do
+    local t, r = group[1], tenants[group[1]]
+    if ruleHeld(r) or len(r, '') > 0 then
+      rest[#rest + 1] = group
+    else
+      local direct, held = {}, {}
+      for j, id in ipairs(group[3]) do
+        if group[4][j] and #held == 0 then direct[#direct + 1] = id else held[#held + 1] = id end
+      end
+      if #direct > 0 then moveByTurn(t, r, direct, now) end
+      if #held > 0 then
+        group[3] = held
+        rest[#rest + 1] = group
+      end
+    end
+  end
+  order = rest
+  turnFlush()
 end
 -- A tenant whose backlog was empty may need to be put in turn; one with a backlog already is in
 -- turn, or held back by its cap, pause or rate limit (each of which puts it back itself).

@@ -16,4 +16,9 @@ for _, l in ipairs(LANES) do
   local counts = hmgetMany(bKey(l), list)
   for i = 1, #list do out[i] = out[i] + (tonumber(counts[i]) or 0) end
 end
+-- Priority by turn: what each tenant has queued in BullMQ by its turns (its ledger, fair-turns.lua,
+-- which may still count ids BullMQ took since its last trim).
+if cfg.dt then
+  for i = 1, #list do out[i] = out[i] + redis.call('LLEN', dKey(list[i])) end
+end
 return out

@@ -11,7 +11,7 @@
            admitted job in BullMQ, see fair-tick.lua), sys (the system bucket), pl, pr
            (fair-bull.lua), slowShare, rl (default rate limit "T:tol:max:per:burst", T and tol in
            ms, absent = none), lanes (lane names, priority order; absent = one lane ''),
-           tp (true: priority by turn, see dispatch),
+           tp (true: priority by turn, see dispatch), dt (true: turns at add, fair-turns.lua),
            shares (reserved share of the window per lane),
            fk ('job' | 'actor': fair keys inside a tenant, see fair-fairkey.lua; absent = none),
            jp (BullMQ's job key prefix {<prefix>:<queue>}:<queue>:, for its finished sets)
@@ -32,6 +32,7 @@
         dw,dcap,drl,dlanes,dmin (directory/tier hints), paused, slow
         :below set, :floors hash: floors (minConcurrency), see fair-floor.lua
         :q:<tkp(tenant)>[:<lane>] list of ids | :f:<tkp(tenant)> zset of failures (score = time)
+        :lv, :d:<tkp(tenant)>, :dl (priority by turn, fair-turns.lua)
         with fair keys a tenant's backlog is a zset instead, :kz:, beside :kt: and :kv (fair-fairkey.lua)
   Every script call reads the state of the tenants it touches in one batch (loadTenants), works
   on that copy, and writes it back once at the end (flushTenants); multi-element writes are
@@ -68,6 +69,10 @@ local function qKey(t, l)
   if l == nil or l == '' then return base .. ':q:' .. tkp(t) end
   return base .. ':q:' .. tkp(t) .. ':' .. l
 end
+-- Priority by turn (fair-turns.lua): levels, ledgers and when each ledger last grew.
+local kLv = base .. ':lv'
+local kDl = base .. ':dl'
+local function dKey(t) return base .. ':d:' .. tkp(t) end
 -- Per-lane field name: the plain name for the single unnamed lane.
 local function sf(field, l)
   if l == '' then return field end
@@ -119,6 +124,15 @@ end
 local function jobJson(v)
   local at = string.find(v, '\n', 1, true)
   return at and string.sub(v, 1, at - 1) or nil
+end
+
+-- The tenant a BullMQ job's envelope names (its data's _tenant.tenantId), else the system
+-- bucket.
+local function envelopeTenant(data)
+  local ok, d = pcall(cjson.decode, data or '{}')
+  local envelope = ok and type(d) == 'table' and d._tenant
+  if type(envelope) == 'table' and type(envelope.tenantId) == 'string' then return envelope.tenantId end
+  return cfg.sys
 end
 
 -- The id of the failed BullMQ record of gate job `id`: its own, where BullMQ accepts it as a

@@ -11,7 +11,8 @@
   ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  slow lane config, JSON: threshold (0 = off), window (ms), recoverAt
-  ARGV[4..] pairs: job id, outcome (c completed | f failed for good | x cancelled); with
+  ARGV[4..] pairs: job id, outcome (c completed | f failed for good | x cancelled | d<tenant>
+           a job that skipped the gate failed for good, fair-turns.lua); with
            share 'time' (cfg.ts) triples: job id, outcome, measured run time (ms, '' unknown),
            where outcome r is a failed attempt that retries (charged, its slot kept)
   Returns {{event, tenant, failures, ...}, {admitted id, ...}, ms until a rate-limited tenant wakes (-1 none),

@@ -9,7 +9,8 @@
   directory/tier hints.
 ]]
 -- Frees the slots of finished jobs. pairs: flat {id, outcome, ...}; outcome: c completed,
--- f failed for good, x cancelled (no slow-lane count); times (share 'time'): id -> measured ms.
+-- f failed for good, x cancelled (no slow-lane count), d<tenant> a job without a slot failed for
+-- good (priority by turn, fair-turns.lua); times (share 'time'): id -> measured ms.
 -- Adds each tenant freed to `touched`.
 local function releaseMany(pairsList, now, slowCfg, touched, events, times)
   if #pairsList == 0 then return end
@@ -43,6 +44,17 @@ local function releaseMany(pairsList, now, slowCfg, touched, events, times)
         countFailure(r, id, now, slowCfg, events)
       end
       if #LANES > 1 then p1s[#p1s + 1] = id end
+    end
+  end
+  -- Priority by turn: a job that skipped the gate has no record and no slot, but its final
+  -- failure (outcome 'd' and its tenant, fair-turns.lua) counts for its tenant's slow lane.
+  if slowCfg.threshold > 0 then
+    for i, id in ipairs(ids) do
+      if not vals[i] and string.byte(outcomes[i]) == 100 then
+        local t = string.sub(outcomes[i], 2)
+        countFailure(tenant(t), id, now, slowCfg, events)
+        touched[t] = true
+      end
     end
   end
   if TS then releaseTimes(ids, vals, owners, times) end

@@ -79,6 +79,12 @@ for _, id in ipairs(due) do
 end
 if #later > 0 then variadic('ZADD', kLeases, later, 'XX') end
 adoptStrangers(now)
+-- Priority by turn: the ledgers of tenants that added nothing lately lose the ids BullMQ took.
+if cfg.dt then
+  for _, t in ipairs(redis.call('ZRANGEBYSCORE', kDl, '-inf', now - 2 * cfg.chk, 'LIMIT', 0, 20)) do
+    if ledgerTrim(t) > 0 then redis.call('ZADD', kDl, now, t) end
+  end
+end
 releaseMany(released, now, slowCfg, touched, events)
 
 if slowCfg.threshold > 0 then

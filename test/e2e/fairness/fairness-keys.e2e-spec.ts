@@ -148,6 +148,8 @@ describe('fair gate: any tenant id, refused jobs, all-or-nothing enqueue (real R
       10,
       0,
       '[]',
+      Date.now(),
+      '',
       ...['1001', 'evil', '', 'work'],
       ...['forged', 'evil', '', 'work'],
     );

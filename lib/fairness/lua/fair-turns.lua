@@ -1,0 +1,164 @@
+--- @include "fair-keys"
+--- @include "fair-tenants"
+--- @include "fair-bull"
+--[[
+  Fair-gate part: turns as BullMQ priorities (cfg.dt, `priorityByTurn` on a queue without
+  lanes, fair keys, time share, budget or backlog limit). A job whose tenant no rule holds (not
+  paused, no cap, no rate limit, no floor, nothing in the gate) is not held at all: the enqueue
+  call moves it from the hold into BullMQ's prioritized set at once, at its tenant's turn level,
+  and BullMQ's own moveToActive serves the levels in order; the gate does no work for it again
+  (no admission, no slot, no release). Jobs the gate does admit (a capped or rate-limited
+  tenant's) take their level the same way, so both kinds share one order.
+  Levels (stride scheduling on BullMQ's priority): a tenant's next job takes
+  max(its last level + 1 / weight, V), V being the level BullMQ serves now (the head of the
+  prioritized set; kept in :state `lv` so it never goes back); a tenant of weight 3 has three
+  jobs a level and a tenant that wakes up starts at V: idleness earns no credit. The BullMQ
+  priority is twice the level's floor for a job that skipped the gate and one more for a job the
+  gate admitted: the worker's release stage knows by the parity that a job holds no slot
+  (FairGate.holdsNoSlot), and within a level the jobs that skipped the gate go first. Weights above cfg.k count as cfg.k (at most k of one tenant a
+  level, the `maxConsecutive` promise). When the prioritized set is empty the levels start again
+  at 1 (the :lv hash goes); BullMQ's priorities stop at 2^21 - 1, so a queue that never runs dry
+  for about a million turns of its busiest tenant serves its newest turns in arrival order
+  until it does.
+  Keys: :lv hash tenant -> last level | :d:<tkp(tenant)> list of the ids it moved for the tenant
+  (its ledger: what a pause or a cap recalls into the gate, what the gauges count; ids BullMQ
+  has taken since are trimmed from its head) | :dl zset tenant -> last time its ledger grew
+]]
+local LMAX = 1048575
+local TWO32 = 4294967296
+
+-- V, read once per call (see above); nil until read.
+local levelNow = nil
+local levelsOut = {}
+
+local function turnFloor()
+  if levelNow then return levelNow end
+  local head = redis.call('ZRANGE', cfg.jp .. 'prioritized', 0, 0, 'WITHSCORES')
+  local stored = tonumber(redis.call('HGET', kState, 'lv')) or 1
+  if #head == 0 then
+    if stored > 1 or redis.call('EXISTS', kLv) == 1 then
+      redis.call('UNLINK', kLv)
+      redis.call('HSET', kState, 'lv', 1)
+    end
+    levelNow = 1
+  else
+    levelNow = math.max(stored, math.floor(math.floor(tonumber(head[2]) / TWO32) / 2))
+    if levelNow > stored then redis.call('HSET', kState, 'lv', levelNow) end
+  end
+  return levelNow
+end
+
+-- The BullMQ priorities of tenant t's next n jobs (weight w; odd: admitted by the gate), its
+-- last level written at the end (turnFlush). Levels of a tenant read in this call are kept in
+-- levelsOut.
+local function turnLevels(t, w, n, odd)
+  local last = levelsOut[t]
+  if last == nil then last = tonumber(redis.call('HGET', kLv, t)) or false end
+  local v = turnFloor()
+  if w > cfg.k then w = cfg.k end
+  local step = 1 / w
+  local l
+  if last then l = math.max(last + step, v) else l = v end
+  local out = {}
+  for i = 1, n do
+    if i > 1 then l = l + step end
+    out[i] = 2 * math.max(1, math.min(math.floor(l + 1e-9), LMAX)) + (odd and 1 or 0)
+  end
+  levelsOut[t] = l
+  return out
+end
+
+local function turnFlush()
+  local set = {}
+  for t, l in pairs(levelsOut) do
+    set[#set + 1] = t
+    set[#set + 1] = fmt(l)
+  end
+  if #set > 0 then variadic('HSET', kLv, set) end
+end
+
+-- Drops from the head of t's ledger the ids BullMQ no longer holds in its prioritized set (it
+-- serves a tenant's jobs in ledger order, so those are a prefix); returns what is left.
+local function ledgerTrim(t)
+  local k = dKey(t)
+  while true do
+    local ids = redis.call('LRANGE', k, 0, 255)
+    if #ids == 0 then
+      redis.call('ZREM', kDl, t)
+      return 0
+    end
+    local at = readMany('ZMSCORE', cfg.jp .. 'prioritized', ids)
+    local gone = 0
+    while gone < #ids and not at[gone + 1] do gone = gone + 1 end
+    if gone == 0 then return redis.call('LLEN', k) end
+    if gone == #ids and #ids < 256 then
+      redis.call('DEL', k)
+      redis.call('ZREM', kDl, t)
+      return 0
+    end
+    redis.call('LTRIM', k, gone, -1)
+    if gone < #ids then return redis.call('LLEN', k) end
+  end
+end
+
+-- Moves held jobs `ids` of tenant t (r its record) straight into BullMQ's prioritized set at
+-- their turn levels, and notes them in its ledger.
+local function moveByTurn(t, r, ids, now)
+  local prios = turnLevels(t, weightIn(r, ''), #ids)
+  local heads = {}
+  for i, id in ipairs(ids) do heads[i] = redis.call('HMGET', cfg.jp .. id, 'name', 'priority', 'opts') end
+  moveIntoBull(ids, prios, heads)
+  local n = 0
+  for i = 1, #ids, CHUNK do
+    n = redis.call('RPUSH', dKey(t), unpack(ids, i, math.min(#ids, i + CHUNK - 1)))
+  end
+  -- Trimmed as it grows past each power of two from 64: amortized O(1) a job.
+  if n >= 64 and n - #ids < 2 ^ math.floor(math.log(n) / math.log(2)) then ledgerTrim(t) end
+  redis.call('ZADD', kDl, now, t)
+end
+
+-- Whether a rule holds tenant r's jobs in the gate (paused, capped, rate-limited, a floor).
+local function ruleHeld(r)
+  return r.paused or r.cap > 0 or r.rl ~= nil or r.min > 0
+end
+
+-- Takes back into the gate what t's ledger holds still queued in BullMQ's prioritized set (its
+-- tenant is paused or got a cap, a rate limit or a floor): each goes back to the hold (a
+-- `delayed` event) and to the head of its backlog, in its order. Returns how many.
+local function recallTurns(t, now)
+  local k = dKey(t)
+  local ids = redis.call('LRANGE', k, 0, -1)
+  redis.call('DEL', k)
+  redis.call('ZREM', kDl, t)
+  if #ids == 0 then return 0 end
+  local jp = cfg.jp
+  local at = readMany('ZMSCORE', jp .. 'prioritized', ids)
+  local back = {}
+  for i, id in ipairs(ids) do
+    if at[i] then back[#back + 1] = id end
+  end
+  if #back == 0 then return 0 end
+  variadic('ZREM', jp .. 'prioritized', back)
+  local held, events = {}, jp .. 'events'
+  for i, id in ipairs(back) do
+    local jk = jp .. id
+    local h = redis.call('HMGET', jk, 'timestamp', 'opts')
+    local delay = HOLD_TS - (tonumber(h[1]) or now)
+    local opts = string.gsub(h[2] or '{}', '"delay":[^,}]*', '"delay":' .. int(delay), 1)
+    redis.call('HSET', jk, 'delay', int(delay), 'priority', 0, 'opts', opts)
+    held[#held + 1] = string.format('%.0f', HOLD_MIN + i % 4096)
+    held[#held + 1] = id
+    redis.call('XADD', events, '*', 'event', 'delayed', 'jobId', id, 'delay', int(HOLD_TS))
+  end
+  variadic('ZADD', jp .. 'delayed', held)
+  local q = qKey(t, '')
+  for i = #back, 1, -CHUNK do
+    local part = {}
+    for j = i, math.max(1, i - CHUNK + 1), -1 do part[#part + 1] = back[j] end
+    redis.call('LPUSH', q, unpack(part))
+  end
+  local r = tenant(t)
+  r.len[''] = r.len[''] + #back
+  redis.call('HSET', bKey(''), t, r.len[''])
+  return #back
+end

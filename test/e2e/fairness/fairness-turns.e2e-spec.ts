@@ -1,0 +1,164 @@
+import { TestingModule } from '@nestjs/testing';
+import { Job } from 'bullmq';
+import { TenantFairness, TenantQueueRegistry } from '../../../lib';
+import { Started, bootFairApp } from '../../fixtures/fairness-app';
+import { enqueue, many } from '../../support/jobs';
+import { uniquePrefix } from '../../support/redis-url';
+import { waitFor } from '../../support/wait';
+
+/**
+ * `priorityByTurn`: a job whose tenant no rule holds skips the gate, into BullMQ's prioritized
+ * set at its turn (fair-turns.lua); a rule (pause, cap, rate limit, floor) takes the tenant's
+ * queued jobs back into the gate.
+ */
+describe('priority by turn: turns as BullMQ priorities from add() on', () => {
+  let moduleRef: TestingModule | undefined;
+  afterEach(async () => {
+    await moduleRef?.close();
+    moduleRef = undefined;
+  });
+
+  const bullQueue = (app: TestingModule) => app.get(TenantQueueRegistry).getQueue('fair').bullQueue;
+
+  it('puts each job in BullMQ at its turn from add() on: interleaved tenants, the state and counts BullMQ gives', async () => {
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: { priorityByTurn: true },
+      concurrency: 0,
+    });
+    const a = await enqueue(moduleRef, 'fair', 'A', many(6));
+    const b = await enqueue(moduleRef, 'fair', 'B', many(3));
+    const queue = bullQueue(moduleRef);
+    const job = await Job.fromId(queue, a[0].id!);
+    expect(await job!.getState()).toBe('prioritized');
+    expect(job!.timestamp).toBeLessThanOrEqual(Date.now());
+    expect(job!.opts.delay ?? 0).toBe(0);
+    expect(await queue.getJobCounts('prioritized', 'delayed', 'wait')).toEqual({
+      prioritized: 9,
+      delayed: 0,
+      wait: 0,
+    });
+    // BullMQ's own order (lowest score first): A and B alternate while both have jobs.
+    const order = (await queue.getJobs(['prioritized'], 0, -1, true)).map((j) => j.id);
+    const tenantOf = new Map<string, string>([
+      ...a.map((j) => [j.id!, 'A'] as [string, string]),
+      ...b.map((j) => [j.id!, 'B'] as [string, string]),
+    ]);
+    expect(order.map((id) => tenantOf.get(id!)).join('')).toBe('ABABABAAA');
+    // The gate holds none of them; the tenants' depth counts them.
+    const fairness = moduleRef.get(TenantFairness);
+    const state = await fairness.getTenant('fair', 'A');
+    expect([state.backlog, state.inFlight]).toEqual([0, 0]);
+  });
+
+  it("starts a light tenant's jobs within a turn of a flood, and drains both", async () => {
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: { priorityByTurn: true },
+      concurrency: 2,
+      started,
+    });
+    await enqueue(moduleRef, 'fair', 'A', many(400, { ms: 2 }));
+    await waitFor(() => started.length >= 10, 'the flood running');
+    const from = started.length;
+    await enqueue(moduleRef, 'fair', 'B', many(4, { ms: 2 }));
+    await waitFor(() => started.filter((s) => s.tenantId === 'B').length === 4, 'B done');
+    const lastB = started.map((s) => s.tenantId).lastIndexOf('B');
+    // A and B alternate from B's add on: B's 4 jobs have at most 4 + the 2 running of A's ahead.
+    expect(started.slice(from, lastB).filter((s) => s.tenantId === 'A').length).toBeLessThanOrEqual(7);
+    await waitFor(() => started.length === 404, 'all done', 30_000);
+  });
+
+  it('gives weights 3:1 while both are backlogged', async () => {
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: { priorityByTurn: true },
+      concurrency: 0,
+      started,
+    });
+    const fairness = moduleRef.get(TenantFairness);
+    await fairness.setWeight('fair', 'heavy', 3);
+    await enqueue(moduleRef, 'fair', 'heavy', many(300));
+    await enqueue(moduleRef, 'fair', 'light', many(300));
+    const queue = bullQueue(moduleRef);
+    const first = (await queue.getJobs(['prioritized'], 0, 199, true)).map(
+      (j) => (j.data as { _tenant: { tenantId: string } })._tenant.tenantId,
+    );
+    const heavy = first.filter((t) => t === 'heavy').length;
+    expect(heavy).toBe(150);
+    expect(first.length - heavy).toBe(50);
+  });
+
+  it("takes a paused tenant's queued jobs back into the gate, and runs them on resume in their order", async () => {
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: { priorityByTurn: true, tickMs: 100 },
+      concurrency: 1,
+      started,
+    });
+    const fairness = moduleRef.get(TenantFairness);
+    // One long job holds the only slot while the others are added and P is paused.
+    await enqueue(moduleRef, 'fair', 'Z', [{ ms: 600 }]);
+    await waitFor(() => started.length === 1, 'the long job running');
+    const p = await enqueue(moduleRef, 'fair', 'P', many(5, { ms: 1 }));
+    await enqueue(moduleRef, 'fair', 'Q', many(5, { ms: 1 }));
+    await fairness.pause('fair', 'P');
+    const queue = bullQueue(moduleRef);
+    // Held again (BullMQ's delayed set, by the gate), in its backlog.
+    expect(await (await Job.fromId(queue, p[0].id!))!.getState()).toBe('delayed');
+    expect((await fairness.getTenant('fair', 'P')).backlog).toBe(5);
+    expect(await queue.getJobCounts('prioritized', 'delayed')).toEqual({ prioritized: 5, delayed: 5 });
+    // A new job of the paused tenant waits in the gate too.
+    const late = await enqueue(moduleRef, 'fair', 'P', [{ ms: 1 }]);
+    expect((await fairness.getTenant('fair', 'P')).backlog).toBe(6);
+    await waitFor(() => started.filter((s) => s.tenantId === 'Q').length === 5, 'Q done');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(started.some((s) => s.tenantId === 'P')).toBe(false);
+    await fairness.resume('fair', 'P');
+    await waitFor(() => started.filter((s) => s.tenantId === 'P').length === 6, 'P done');
+    expect(started.filter((s) => s.tenantId === 'P').map((s) => s.jobId)).toEqual([
+      ...p.map((j) => j.id),
+      late[0].id,
+    ]);
+  });
+
+  it('holds a tenant that gets a cap to it from then on, its queued jobs included', async () => {
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: { priorityByTurn: true, tickMs: 100 },
+      concurrency: 6,
+      started,
+    });
+    const fairness = moduleRef.get(TenantFairness);
+    const queue = bullQueue(moduleRef);
+    await enqueue(moduleRef, 'fair', 'Z', many(6, { ms: 400 }));
+    await waitFor(() => started.length === 6, 'the slots busy');
+    await enqueue(moduleRef, 'fair', 'C', many(12, { ms: 30 }));
+    await fairness.setConcurrency('fair', 'C', 2);
+    // Back in the gate, which admits two at once (at their turn levels) and holds ten.
+    expect(await queue.getJobCounts('prioritized')).toEqual({ prioritized: 2 });
+    expect((await fairness.getTenant('fair', 'C')).backlog).toBe(10);
+    await waitFor(() => started.filter((s) => s.tenantId === 'C').length === 12, 'C done', 20_000);
+    // Each job runs 30 ms at least: three starts of C within 30 ms would be three at once.
+    const starts = started.filter((s) => s.tenantId === 'C').map((s) => s.at);
+    for (let i = 2; i < starts.length; i++) expect(starts[i] - starts[i - 2]).toBeGreaterThanOrEqual(29);
+  });
+
+  it("counts a skipped job's final failures for its tenant's slow lane", async () => {
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: { priorityByTurn: true, tickMs: 100, slowLane: { failureThreshold: 3, windowMs: 60_000 } },
+      concurrency: 2,
+      started,
+    });
+    const fairness = moduleRef.get(TenantFairness);
+    await enqueue(moduleRef, 'fair', 'F', many(4, { fail: true }));
+    await waitFor(async () => (await fairness.getTenant('fair', 'F')).slowLane, 'F in the slow lane', 10_000);
+    expect((await fairness.getTenant('fair', 'F')).recentFailures).toBeGreaterThanOrEqual(3);
+  });
+});
