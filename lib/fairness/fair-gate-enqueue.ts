@@ -13,6 +13,7 @@ import {
   GateReply,
   HOLD_UNTIL_MS,
   SYSTEM_TENANT,
+  TURN_PLACEHOLDER,
 } from './fair-gate.interface';
 
 /**
@@ -61,20 +62,23 @@ export class FairGateEnqueue {
     fairCommands(client);
     const multi = client.multi();
     const args: string[] = [];
-    // Priority by turn: which jobs may skip the gate at their turn (fair-turns.lua): not those
-    // with a priority of their own or lifo.
+    // Priority by turn: a job that may skip the gate at its turn (no priority of its own, not
+    // lifo) is added at the placeholder priority instead of held (fair-turns.lua), 'd' in flags.
     let flags = '';
-    // One clock for the call: each job is due at HOLD_UNTIL_MS exactly (see fair-bull.lua).
+    // One clock for the call: each held job is due at HOLD_UNTIL_MS exactly (see fair-bull.lua).
     const timestamp = Date.now();
     const delay = HOLD_UNTIL_MS - timestamp;
     for (const job of gated) {
       const [place, opts] = this.config.placeOf(job);
-      const held = { ...(opts as PreparedJob['opts']), timestamp, delay };
+      const turn = this.config.turnsAtAdd && !job.opts.priority && !job.opts.lifo;
+      const added = turn
+        ? { ...(opts as PreparedJob['opts']), timestamp, priority: TURN_PLACEHOLDER }
+        : { ...(opts as PreparedJob['opts']), timestamp, delay };
       // Queued on the MULTI at once (nothing is sent before exec); BullMQ's own option check
       // throws here, before anything is written.
-      void new Job(queue, job.name, job.data, held, job.opts.jobId).addJob(multi as never, {});
+      void new Job(queue, job.name, job.data, added, job.opts.jobId).addJob(multi as never, {});
       args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, place);
-      if (this.config.turnsAtAdd) flags += job.opts.priority || job.opts.lifo ? '.' : 'd';
+      if (this.config.turnsAtAdd) flags += turn ? 'd' : '.';
     }
     const { base, script } = this.config;
     const { dispatchBatch, maxBacklog } = this.options;

@@ -24,5 +24,12 @@ export const SYSTEM_TENANT = SYSTEM_BUCKET;
  */
 export const HOLD_UNTIL_MS = 2 ** 41 - 1;
 
+/**
+ * Priority by turn: the BullMQ priority a job that may skip the gate is added at (above every
+ * turn level), in the MULTI whose enqueue call then gives it its turn level or takes it into the
+ * hold (fair-turns.lua): no worker sees it at this priority.
+ */
+export const TURN_PLACEHOLDER = 2 ** 21 - 1;
+
 /** An admitting script's reply: events, the ids it admitted, wake ms, with a budget the queues it woke. */
 export type GateReply = [(string | number)[], string[], number | string, string[]?];

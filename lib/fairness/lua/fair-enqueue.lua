@@ -18,8 +18,9 @@
   ARGV[3]  per-tenant backlog limit (0 = none)
   ARGV[4]  directory/tier hints, flat JSON list [tenant, [weight, cap, rate, lanes], ...] ([] when none)
   ARGV[5]  the adds' timestamp (ms, one for the call)
-  ARGV[6]  with cfg.dt (fair-turns.lua): one character a job, 'd' where the job may take its
-           turn's priority at once (no own priority, not lifo), '.' where it may not; else ''
+  ARGV[6]  with cfg.dt (fair-turns.lua): one character a job, 'd' where the producer added it
+           at the placeholder priority (it may take its turn at once: no own priority, not
+           lifo), '.' where it added it held; else ''
   ARGV[7..] triples: job id, tenant, lane ('' without lanes; "<lane>\n<fair key>" for a job
            with a fair key, cfg.fk)
   Returns {'full', tenant, backlog} with nothing kept, or {'ok', {admitted id, ...}, wake ms,
@@ -36,10 +37,19 @@ for i = first, #ARGV, 3 do ids[#ids + 1] = ARGV[i] end
 -- before this script wrote it): a re-add of an id BullMQ has already (held, admitted or
 -- finished) wrote nothing, and an id twice in one call is taken once. (Only the gate's own
 -- records of admitted jobs are kept by id: a queued job costs its id in a backlog, no more.)
+-- With cfg.dt a job flagged 'd' was added at the placeholder priority instead (fair-turns.lua):
+-- new when BullMQ holds it there.
 local scores = readMany('ZMSCORE', cfg.jp .. 'delayed', ids)
+local placed = cfg.dt and string.find(flags, 'd', 1, true) and readMany('ZMSCORE', cfg.jp .. 'prioritized', ids)
 local new, seen, added = {}, {}, {}
 for j, id in ipairs(ids) do
-  if isHeld(scores[j]) and not seen[id] and redis.call('HGET', cfg.jp .. id, 'timestamp') == stamp then
+  local fresh
+  if placed and string.byte(flags, j) == 100 then
+    fresh = isPlaced(placed[j])
+  else
+    fresh = isHeld(scores[j]) and redis.call('HGET', cfg.jp .. id, 'timestamp') == stamp
+  end
+  if fresh and not seen[id] then
     seen[id] = true
     new[#new + 1] = first + (j - 1) * 3
     added[#added + 1] = id
@@ -75,13 +85,16 @@ for _, i in ipairs(new) do
     order[#order + 1] = group
   end
   group[3][#group[3] + 1] = id
-  if cfg.dt then
+  if placed then
+    -- The job's BullMQ score where it was added at the placeholder, else false.
+    local j = (i - first) / 3 + 1
     group[4] = group[4] or {}
-    group[4][#group[3]] = string.byte(flags, (i - first) / 3 + 1) == 100
+    group[4][#group[3]] = string.byte(flags, j) == 100 and placed[j]
   end
 end
 -- Priority by turn (cfg.dt): a tenant no rule holds and with nothing in the gate skips it, its
--- jobs straight into BullMQ's prioritized set at their turns (fair-turns.lua); a tenant a rule
+-- jobs given their turns in BullMQ's prioritized set (fair-turns.lua); the other tenants' jobs
+-- added at the placeholder go into the hold, then their backlogs, as held adds; a tenant a rule
 -- holds now (directory hints just changed) has what it had there recalled into the gate.
 if cfg.dt then
   local list = {}
@@ -91,23 +104,27 @@ if cfg.dt then
   for _, t in ipairs(changed) do
     if ruleHeld(tenants[t]) then recallTurns(t, now) end
   end
-  local rest = {}
+  local rest, hold = {}, {}
   for _, group in ipairs(order) do
-    local t, r = group[1], tenants[group[1]]
-    if ruleHeld(r) or len(r, '') > 0 then
-      rest[#rest + 1] = group
-    else
-      local direct, held = {}, {}
-      for j, id in ipairs(group[3]) do
-        if group[4][j] and #held == 0 then direct[#direct + 1] = id else held[#held + 1] = id end
-      end
-      if #direct > 0 then moveByTurn(t, r, direct, now) end
-      if #held > 0 then
-        group[3] = held
-        rest[#rest + 1] = group
+    local t, r, marks = group[1], tenants[group[1]], group[4] or {}
+    local free = not ruleHeld(r) and len(r, '') == 0
+    local direct, scores, held = {}, {}, {}
+    for j, id in ipairs(group[3]) do
+      if free and marks[j] and #held == 0 then
+        direct[#direct + 1] = id
+        scores[#scores + 1] = marks[j]
+      else
+        held[#held + 1] = id
+        if marks[j] then hold[#hold + 1] = id end
       end
     end
+    if #direct > 0 then placeByTurn(t, r, direct, scores, now) end
+    if #held > 0 then
+      group[3] = held
+      rest[#rest + 1] = group
+    end
   end
+  if #hold > 0 then toHold(hold, now) end
   order = rest
   turnFlush()
 end

@@ -27,6 +27,13 @@
 local LMAX = 1048575
 local TWO32 = 4294967296
 
+-- The producer adds a job that may skip the gate (fair-gate-enqueue.ts) at this BullMQ priority,
+-- above every level, in the same MULTI as the enqueue call, which gives it its level or takes
+-- it into the hold: no worker ever sees it there.
+local PLACEHOLDER = 2097151
+local PLACE_MIN = PLACEHOLDER * TWO32
+local function isPlaced(s) return s and tonumber(s) >= PLACE_MIN end
+
 -- V, read once per call (see above); nil until read.
 local levelNow = nil
 local levelsOut = {}
@@ -35,7 +42,8 @@ local function turnFloor()
   if levelNow then return levelNow end
   local head = redis.call('ZRANGE', cfg.jp .. 'prioritized', 0, 0, 'WITHSCORES')
   local stored = tonumber(redis.call('HGET', kState, 'lv')) or 1
-  if #head == 0 then
+  -- Jobs at the placeholder (the highest scores) have no level yet.
+  if #head == 0 or tonumber(head[2]) >= PLACE_MIN then
     if stored > 1 or redis.call('EXISTS', kLv) == 1 then
       redis.call('UNLINK', kLv)
       redis.call('HSET', kState, 'lv', 1)
@@ -101,20 +109,60 @@ local function ledgerTrim(t)
   end
 end
 
--- Moves held jobs `ids` of tenant t (r its record) straight into BullMQ's prioritized set at
--- their turn levels, and notes them in its ledger.
-local function moveByTurn(t, r, ids, now)
-  local prios = turnLevels(t, weightIn(r, ''), #ids)
-  local heads = {}
-  for i, id in ipairs(ids) do heads[i] = redis.call('HMGET', cfg.jp .. id, 'name', 'priority', 'opts') end
-  moveIntoBull(ids, prios, heads)
+-- A job's stored options without the placeholder priority.
+local function unplaced(opts)
+  local o, n = string.gsub(opts, ',"priority":2097151', '', 1)
+  if n == 0 then o = string.gsub(opts, '"priority":2097151,?', '', 1) end
+  return o
+end
+
+-- Notes ids in tenant t's ledger, trimmed as it grows past each power of two from 64 (amortized
+-- O(1) a job).
+local function ledgerPush(t, ids, now)
   local n = 0
   for i = 1, #ids, CHUNK do
     n = redis.call('RPUSH', dKey(t), unpack(ids, i, math.min(#ids, i + CHUNK - 1)))
   end
-  -- Trimmed as it grows past each power of two from 64: amortized O(1) a job.
   if n >= 64 and n - #ids < 2 ^ math.floor(math.log(n) / math.log(2)) then ledgerTrim(t) end
   redis.call('ZADD', kDl, now, t)
+end
+
+-- Gives jobs `ids` of tenant t (r its record), just added at the placeholder (scores: their
+-- BullMQ scores), their turn levels in BullMQ's prioritized set, and notes them in its ledger.
+local function placeByTurn(t, r, ids, scores, now)
+  local prios = turnLevels(t, weightIn(r, ''), #ids)
+  local jp, args = cfg.jp, {}
+  for i, id in ipairs(ids) do
+    local jk = jp .. id
+    -- BullMQ's score: priority * 2^32 + its counter (kept).
+    args[#args + 1] = string.format('%.0f', prios[i] * TWO32 + tonumber(scores[i]) % TWO32)
+    args[#args + 1] = id
+    redis.call('HSET', jk, 'priority', prios[i], 'opts', unplaced(redis.call('HGET', jk, 'opts') or '{}'))
+  end
+  variadic('ZADD', jp .. 'prioritized', args, 'XX')
+  ledgerPush(t, ids, now)
+end
+
+-- Takes jobs `ids` from BullMQ's prioritized set into the hold (BullMQ's delayed set at the hold
+-- score, a `delayed` event), as the producer's held add would have written them.
+local function toHold(ids, now)
+  local jp = cfg.jp
+  variadic('ZREM', jp .. 'prioritized', ids)
+  local held, events = {}, jp .. 'events'
+  for i, id in ipairs(ids) do
+    local jk = jp .. id
+    local h = redis.call('HMGET', jk, 'timestamp', 'opts')
+    local delay = int(HOLD_TS - (tonumber(h[1]) or now))
+    local opts, n = string.gsub(unplaced(h[2] or '{}'), '"delay":[^,}]*', '"delay":' .. delay, 1)
+    if n == 0 then
+      if opts == '{}' then opts = '{"delay":' .. delay .. '}' else opts = '{"delay":' .. delay .. ',' .. string.sub(opts, 2) end
+    end
+    redis.call('HSET', jk, 'delay', delay, 'priority', 0, 'opts', opts)
+    held[#held + 1] = string.format('%.0f', HOLD_MIN + i % 4096)
+    held[#held + 1] = id
+    redis.call('XADD', events, '*', 'event', 'delayed', 'jobId', id, 'delay', int(HOLD_TS))
+  end
+  variadic('ZADD', jp .. 'delayed', held)
 end
 
 -- Whether a rule holds tenant r's jobs in the gate (paused, capped, rate-limited, a floor).
@@ -131,26 +179,13 @@ local function recallTurns(t, now)
   redis.call('DEL', k)
   redis.call('ZREM', kDl, t)
   if #ids == 0 then return 0 end
-  local jp = cfg.jp
-  local at = readMany('ZMSCORE', jp .. 'prioritized', ids)
+  local at = readMany('ZMSCORE', cfg.jp .. 'prioritized', ids)
   local back = {}
   for i, id in ipairs(ids) do
     if at[i] then back[#back + 1] = id end
   end
   if #back == 0 then return 0 end
-  variadic('ZREM', jp .. 'prioritized', back)
-  local held, events = {}, jp .. 'events'
-  for i, id in ipairs(back) do
-    local jk = jp .. id
-    local h = redis.call('HMGET', jk, 'timestamp', 'opts')
-    local delay = HOLD_TS - (tonumber(h[1]) or now)
-    local opts = string.gsub(h[2] or '{}', '"delay":[^,}]*', '"delay":' .. int(delay), 1)
-    redis.call('HSET', jk, 'delay', int(delay), 'priority', 0, 'opts', opts)
-    held[#held + 1] = string.format('%.0f', HOLD_MIN + i % 4096)
-    held[#held + 1] = id
-    redis.call('XADD', events, '*', 'event', 'delayed', 'jobId', id, 'delay', int(HOLD_TS))
-  end
-  variadic('ZADD', jp .. 'delayed', held)
+  toHold(back, now)
   local q = qKey(t, '')
   for i = #back, 1, -CHUNK do
     local part = {}
