@@ -79,6 +79,11 @@ export class FairGate implements JobDispatcher {
     return this.config.base;
   }
 
+  /** Whether jobs of tenants no rule holds take their turns at add() (fair-turns.lua). */
+  get turnsAtAdd(): boolean {
+    return this.config.turnsAtAdd;
+  }
+
   /** `share: 'time'`: a release carries the job's run time (triples instead of pairs). */
   get timeShare(): boolean {
     return this.config.timeShare;

@@ -53,15 +53,16 @@ export class FairQueueConfig {
     this.base = `${definition.bullPrefix}:~fair`;
     this.jobPrefix = `${definition.bullPrefix}:${definition.name}:`;
     this.timeShare = options.share === 'time';
-    this.prioritized = options.lanes.length > 1 || options.priorityByTurn;
     this.laneCount = options.lanes.length;
     this.turnsAtAdd =
-      options.priorityByTurn &&
+      options.turnsAtAdd &&
       options.lanes.length < 2 &&
       !options.fairKey &&
       !this.timeShare &&
       !budgetBase &&
       options.maxBacklog === 0;
+    const byTurn = (options.priorityByTurn || this.turnsAtAdd) && options.lanes.length < 2;
+    this.prioritized = options.lanes.length > 1 || byTurn;
     for (const lane of options.lanes) {
       for (const job of lane.jobs) this.laneOfJob.set(job, lane.name);
     }
@@ -74,7 +75,7 @@ export class FairQueueConfig {
           sys: SYSTEM_BUCKET,
           ...(BULLMQ_MAJOR < 6 ? { pl: true } : {}),
           ...(this.prioritized ? { pr: true } : {}),
-          tp: options.priorityByTurn && options.lanes.length < 2,
+          tp: byTurn,
           ...(this.turnsAtAdd ? { dt: true } : {}),
           dw: options.defaultWeight,
           dcap: options.defaultConcurrency,

@@ -20,7 +20,13 @@ export interface ResolvedFairnessOptions {
   tickMs: number;
   resendAfterMs: number;
   dispatchBatch: number;
+  /** `priorityByTurn: true` as given: the gate's admissions too carry their turn, on any queue. */
   priorityByTurn: boolean;
+  /**
+   * Turns taken at add() where the queue allows it (`FairQueueConfig.turnsAtAdd`): unless
+   * `priorityByTurn: false`.
+   */
+  turnsAtAdd: boolean;
   /** What a turn costs: one job, or the job's expected run time. */
   share: 'jobs' | 'time';
   slowLane: { failureThreshold: number; windowMs: number; share: number; recoverAt: number };
@@ -137,6 +143,7 @@ export function resolveFairnessOptions(
     resendAfterMs: options.resendAfterMs ?? 30_000,
     dispatchBatch: options.dispatchBatch ?? 200,
     priorityByTurn: options.priorityByTurn ?? false,
+    turnsAtAdd: options.priorityByTurn !== false,
     share: 'jobs',
     slowLane: { failureThreshold: 0, windowMs: 0, share: 1, recoverAt: 0 },
   };

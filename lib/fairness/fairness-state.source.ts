@@ -45,13 +45,18 @@ export class FairnessStateSource implements TenantQueueStateSource, TenantQueueC
   async getTenant(queue: string, tenantId: string): Promise<Partial<TenantQueueLiveState>> {
     const state = await this.fairness.getTenant(queue, tenantId);
     return {
-      gated: state.backlog,
+      gated: state.backlog + state.queuedByTurn,
       paused: state.paused,
       pausedAt: state.pausedAt,
       slowLane: state.slowLane,
       rateLimited: state.rateLimitedUntil !== null,
       rateLimitedUntil: state.rateLimitedUntil,
     };
+  }
+
+  /** Whether the queue takes turns at add(): `gated` counts the jobs queued by turn too. */
+  countsTurns(queue: string): boolean {
+    return this.gates.get(queue).turnsAtAdd;
   }
 
   /** Jobs each tenant has waiting in the gate, one read for the whole list (the gauges). */

@@ -41,9 +41,11 @@ export interface TenantLaneOptions {
 }
 
 /**
- * Fair share across tenants for one queue (`registerQueue({ name, fairness })`). Jobs wait in a
- * per-tenant backlog in Redis and are admitted into BullMQ in turns, so one tenant's flood no
- * longer decides how long another tenant waits. Holds across every process and machine.
+ * Fair share across tenants for one queue (`registerQueue({ name, fairness })`). Each job takes
+ * its tenant's turn, as a BullMQ priority at `add()` (`priorityByTurn`) or, while a rule holds
+ * its tenant (a pause, a cap, a rate limit), from a per-tenant backlog in Redis that admits it
+ * into BullMQ in turns, so one tenant's flood no longer decides how long another tenant waits.
+ * Holds across every process and machine.
  * @publicApi
  */
 export interface TenantFairnessOptions {
@@ -59,8 +61,10 @@ export interface TenantFairnessOptions {
    */
   defaultWeight?: number;
   /**
-   * At most this many jobs of one tenant are admitted in a row while another tenant waits. Keep
-   * it at least the largest weight ratio you use, or it caps that ratio. It counts jobs in both
+   * At most this many jobs of one tenant are admitted in a row while another tenant waits. With
+   * turns taken at `add()` (`priorityByTurn`) a tenant has at most this many jobs a turn level
+   * (the end of one level and the start of the next can still run up to twice that in a row).
+   * Keep it at least the largest weight ratio you use, or it caps that ratio. It counts jobs in both
    * `share` modes; with `share: 'time'` it also caps the ratio of run times honoured (a tenant
    * of 2 ms jobs beside one of 2 s jobs needs 1,000 in a row), hence its larger default there.
    * @default 5 (1000 with `share: 'time'`)
@@ -126,16 +130,19 @@ export interface TenantFairnessOptions {
    */
   dispatchBatch?: number;
   /**
-   * Admitted jobs carry a BullMQ priority from their tenant's turn (the tenant's count of jobs
-   * in flight when the job was admitted), so a tenant that just woke up runs its first jobs ahead
-   * of a flood already admitted; such a tenant (nothing in flight, its turn due) is admitted even
-   * into a full window, by at most the workers' total concurrency beyond it. Off (the default):
-   * BullMQ runs admitted jobs in admission order, except a light tenant's, which go to the head
-   * of its wait list (a small tenant's even beyond a full window): measured, a light tenant's 10
-   * jobs behind a 20,000-job flood wait p99 27 ms by default against 50 ms with this option.
-   * Queues with `lanes` use the lanes' priorities instead; a job's own `priority` (or `lifo`)
-   * option wins. It costs throughput (BullMQ's prioritized path for every job).
-   * @default false
+   * Turns as BullMQ priorities, taken at `add()`. On (the default, on a queue without lanes,
+   * fair keys, `share: 'time'`, a budget or `maxBacklog`): a job whose tenant no rule holds (not
+   * paused, no cap, rate limit or floor, nothing waiting in the gate) skips the gate, into
+   * BullMQ's prioritized set at its tenant's turn level (a tenant of weight 3 has three jobs a
+   * level, one that wakes up starts at the level BullMQ serves now, at most `maxConsecutive` a
+   * level), so BullMQ's own fetch serves the tenants in turn with no admission or release work
+   * per job; the gate holds only jobs a rule holds, and admits them at their turn levels. A pause,
+   * a cap, a rate limit or a floor takes the tenant's queued jobs back into the gate. `false`:
+   * every job waits in the gate and is admitted in turns into BullMQ's wait list (a light
+   * tenant's at its head). `true` on a queue that cannot take turns at add: admitted jobs carry
+   * the tenant's count in flight as their priority. A job's own `priority` (or `lifo`) goes
+   * through the gate and keeps it; lanes use their own priorities.
+   * @default true where the queue allows it (see above), else false
    */
   priorityByTurn?: boolean;
   /**

@@ -9,6 +9,11 @@ export interface TenantFairnessState {
   tenantId: string;
   /** Jobs waiting in the gate, not yet admitted into BullMQ. */
   backlog: number;
+  /**
+   * Jobs waiting their turn in BullMQ's prioritized set (`priorityByTurn`, the default: a job
+   * whose tenant no rule holds skips the gate); not counted in `backlog`.
+   */
+  queuedByTurn: number;
   /** Jobs admitted into BullMQ and not finished (waiting there or running), across all workers. */
   inFlight: number;
   /** Weight in use: runtime override, else directory, else the queue default. */

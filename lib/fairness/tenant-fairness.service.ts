@@ -31,7 +31,7 @@ export class TenantFairness {
     await this.gates.ensureHints(gate, tenantId);
     const reply = await gate.admin(tenantId, 'get');
     const [w, dw, cap, dcap, inf, paused, slow, backlog, failures, rl, drl, limitedUntil] = reply;
-    const [min, dmin, pausedAt] = reply.slice(12);
+    const [min, dmin, pausedAt, byTurn] = reply.slice(12);
     const rateLimitOverride = decodeRate(rl);
     const rateLimit = rateLimitOverride ?? decodeRate(drl) ?? gate.options.rateLimit ?? false;
     const weightOverride = num(w);
@@ -43,6 +43,7 @@ export class TenantFairness {
       queue,
       tenantId,
       backlog: Number(backlog),
+      queuedByTurn: Number(byTurn ?? 0),
       inFlight: Math.max(0, Number(inf ?? 0)),
       weight: weightOverride ?? num(dw) ?? gate.options.defaultWeight,
       weightOverride,

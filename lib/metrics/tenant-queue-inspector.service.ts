@@ -44,7 +44,7 @@ export class TenantQueueInspector {
     const keys = new VisibilityKeys(this.registry.getQueue(queue).definition);
     const [now, bull] = await Promise.all([
       this.redisTime(),
-      countBullJobs(this.redis.client, keys),
+      countBullJobs(this.redis.client, keys, this.countsTurns(queue)),
     ]);
     return this.read(keys, tenantId, now, bull);
   }
@@ -76,7 +76,7 @@ export class TenantQueueInspector {
     const keys = new VisibilityKeys(this.registry.getQueue(queue).definition);
     const [all, bull, now] = await Promise.all([
       this.redis.client.zrange(keys.tenants, '0', '-1'),
-      countBullJobs(this.redis.client, keys),
+      countBullJobs(this.redis.client, keys, this.countsTurns(queue)),
       this.redisTime(),
     ]);
     const tenants = all.filter((t) => t !== NO_TENANT);
@@ -85,6 +85,11 @@ export class TenantQueueInspector {
       const page = tenants.slice(at, at + pageSize);
       visit(await this.countPage(keys, page, now, bull, source));
     }
+  }
+
+  /** Whether the queue's state source counts its jobs waiting their turn (see countsTurns). */
+  private countsTurns(queue: string): boolean {
+    return (this.stateSource?.handles(queue) && this.stateSource.countsTurns?.(queue)) ?? false;
   }
 
   private async countPage(
@@ -146,7 +151,11 @@ export class TenantQueueInspector {
     tenants: string[],
     now: number,
   ): Promise<TenantQueueStats[]> {
-    const bull = await countBullJobs(this.redis.client, keys);
+    const bull = await countBullJobs(
+      this.redis.client,
+      keys,
+      this.countsTurns(keys.definition.name),
+    );
     return Promise.all(
       tenants.filter((t) => t !== NO_TENANT).map((t) => this.read(keys, t, now, bull)),
     );

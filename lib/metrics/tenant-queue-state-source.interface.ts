@@ -41,6 +41,12 @@ export interface TenantQueueStateSource {
    * of a queue this way, a page at a time. A source without it is read one tenant at a time.
    */
   gatedCounts?(queue: string, tenantIds: string[]): Promise<number[]>;
+  /**
+   * Whether `gated` also counts the queue's jobs waiting their turn in BullMQ's prioritized set
+   * (even priorities, the fair gate's priority by turn): the inspector's own count of BullMQ's
+   * jobs then leaves them out.
+   */
+  countsTurns?(queue: string): boolean;
   /** Up to `limit` jobs waiting in the gate for one tenant, next first (its lanes in order). */
   gateJobs?(queue: string, tenantId: string, limit: number): Promise<GateJob[]>;
 }

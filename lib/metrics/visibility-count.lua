@@ -3,6 +3,9 @@
   backlog and in-flight figures): no per-job record of ours is involved.
   KEYS[1]  prefix of the queue's BullMQ keys, `<bullPrefix>:<queue>:` (one hash slot)
   ARGV[1]  most jobs to read (over every list; the oldest end of each list first)
+  ARGV[2]  '1' when a fair gate counts the jobs waiting their turn in the prioritized set (even
+           priorities, priority by turn): they are not counted as waiting here (their oldest
+           still is)
   Returns {complete (1 when every job was read), then per tenant: tenant, waiting (wait,
   paused, prioritized), delayed (not started yet; not the jobs a fair gate holds there, which
   the gate counts), running (active), retrying (delayed after a
@@ -12,6 +15,7 @@
 ]]
 local p = KEYS[1]
 local budget = tonumber(ARGV[1])
+local byTurn = ARGV[2] == '1'
 local complete = 1
 local stats, order = {}, {}
 
@@ -26,7 +30,7 @@ local function stat(t)
 end
 
 local function read(id)
-  local r = redis.call('HMGET', p .. id, 'data', 'timestamp', 'delay', 'atm')
+  local r = redis.call('HMGET', p .. id, 'data', 'timestamp', 'delay', 'atm', 'priority')
   local data, t, iso = r[1], '-', ''
   if data then
     -- The envelope is written last; a payload's own nested `_tenant` comes before it.
@@ -41,7 +45,8 @@ local function read(id)
       iso = string.match(data, '"enqueuedAt":"([^"]*)"', at) or ''
     end
   end
-  return stat(t), tonumber(r[2]) or 0, tonumber(r[3]) or 0, tonumber(r[4]) or 0, iso
+  return stat(t), tonumber(r[2]) or 0, tonumber(r[3]) or 0, tonumber(r[4]) or 0, iso,
+    tonumber(r[5]) or 0
 end
 
 -- A fair gate's held jobs sit in BullMQ's delayed set at 2^41 - 1 ms (see fair-bull.lua): the gate
@@ -71,10 +76,10 @@ for _, id in ipairs(ids(p .. 'active', 'list')) do
   local s = read(id)
   s[3] = s[3] + 1
 end
-local function waiting(list)
+local function waiting(list, turns)
   for _, id in ipairs(list) do
-    local s, ts, delay, _, iso = read(id)
-    s[1] = s[1] + 1
+    local s, ts, delay, _, iso, priority = read(id)
+    if not (turns and priority > 0 and priority % 2 == 0) then s[1] = s[1] + 1 end
     local due = ts + delay
     if s[5] < 0 or due < s[5] then s[5] = due end
     if delay == 0 and iso ~= '' and (s[6] == '' or iso < s[6]) then s[6] = iso end
@@ -82,7 +87,7 @@ local function waiting(list)
 end
 waiting(ids(p .. 'wait', 'list'))
 waiting(ids(p .. 'paused', 'list'))
-waiting(ids(p .. 'prioritized', 'zset'))
+waiting(ids(p .. 'prioritized', 'zset'), byTurn)
 for _, id in ipairs(ids(p .. 'delayed', 'delayed')) do
   local s, _, _, atm = read(id)
   if atm > 0 then s[4] = s[4] + 1 else s[2] = s[2] + 1 end

@@ -6,7 +6,7 @@ import { VisibilityKeys } from './visibility-keys';
 export const COUNT_BUDGET = 1000;
 
 type Commands = {
-  tqVisCount(prefix: string, budget: number): Promise<(string | number)[]>;
+  tqVisCount(prefix: string, budget: number, byTurn: string): Promise<(string | number)[]>;
   tqVisReconcile(
     totals: string,
     reconcile: string,
@@ -53,8 +53,12 @@ function commands(redis: RedisClient): RedisClient & Commands {
 }
 
 /** Counts the queue's jobs per tenant from BullMQ's lists (one script call). */
-export async function countBullJobs(redis: RedisClient, keys: VisibilityKeys): Promise<BullCounts> {
-  const flat = await commands(redis).tqVisCount(keys.bull, COUNT_BUDGET);
+export async function countBullJobs(
+  redis: RedisClient,
+  keys: VisibilityKeys,
+  byTurn = false,
+): Promise<BullCounts> {
+  const flat = await commands(redis).tqVisCount(keys.bull, COUNT_BUDGET, byTurn ? '1' : '');
   const tenants = new Map<string, BullTenantCounts>();
   for (let i = 1; i + 6 < flat.length; i += 7) {
     const due = Number(flat[i + 5]);

@@ -15,7 +15,8 @@ for (const [name, [, folder]] of Object.entries(swaps)) {
 
 module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
   // What differs under bullmq 5: the queue's client and backend (lib/core/bullmq), BullMQ's add,
-  // addBulk and priorities behind the fair gate's hand-over, worker events and stalled recovery in
+  // addBulk and priorities behind the fair gate's hand-over and its turns at add (prioritized
+  // scores), worker events and stalled recovery in
   // forked workers, job schedulers and @TenantCron, dead letters (our Lua reads BullMQ's job hash
   // and failed set), bull-board's adapter, the @nestjs/bullmq bridge, bullmq-otel 1.x, and plain
   // Queue.add's option checks. Suites that only drive the module's own Lua through the same calls
@@ -25,6 +26,7 @@ module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
       [
         'fairness',
         'fairness-bullmq-state',
+        'fairness-turns',
         'fairness-processes',
         'worker-path',
         'scheduler',

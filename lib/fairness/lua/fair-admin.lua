@@ -14,7 +14,8 @@
   ARGV[5]  value for weight/cap/rate/min ('' clears the runtime override; rate: "T:tol" or "none"),
            or the tenant's hints for hints (JSON [weight, cap, rate, lanes, floor])
   get returns {w, dw, cap, dcap, inf, paused, slow, backlog, failures, rl, drl, limitedUntil,
-  min, dmin, pausedAt (Redis clock, ms; false when not paused)}; floors (tenant unused) returns {sum of recorded floors, tenants, workers' slots};
+  min, dmin, pausedAt (Redis clock, ms; false when not paused), jobs queued by turn (its ledger,
+  fair-turns.lua)}; floors (tenant unused) returns {sum of recorded floors, tenants, workers' slots};
   the others return {{}, {id, json, priority, ...}, wake ms, with a budget: the queues it woke}.
 ]]
 local t, op, value = ARGV[3], ARGV[4], ARGV[5]
@@ -28,7 +29,7 @@ if op == 'get' then
   local r = redis.call('HMGET', tKey(t), unpack(SFIELDS))
   return {r[1], r[2], r[3], r[4], redis.call('HGET', kInf, t), r[5], r[6], backlog(tenant(t)),
           redis.call('ZCARD', fKey(t)), r[7], r[8], redis.call('ZSCORE', kLimited, t) or false,
-          r[10], r[11], redis.call('HGET', tKey(t), 'pausedAt')}
+          r[10], r[11], redis.call('HGET', tKey(t), 'pausedAt'), cfg.dt and ledgerTrim(t) or 0}
 end
 if op == 'weight' or op == 'cap' or op == 'rate' or op == 'min' then
   local field = ({weight = 'w', cap = 'cap', rate = 'rl', min = 'min'})[op]

@@ -1,8 +1,9 @@
 --- @include "fair-keys"
 --[[
-  Read only: how many jobs each of many tenants has waiting in the gate (its backlog over every
-  lane, the :bl counts dispatch keeps), for the metrics gauges: one call per page of tenants
-  instead of one per tenant.
+  Read only: how many jobs each of many tenants has waiting its turn (its backlog in the gate
+  over every lane, the :bl counts dispatch keeps, and with priority by turn what its ledger holds
+  still queued in BullMQ's prioritized set, fair-turns.lua), for the metrics gauges: one call per
+  page of tenants instead of one per tenant.
   KEYS[1]  gate base key
   ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2..] tenants
@@ -16,9 +17,19 @@ for _, l in ipairs(LANES) do
   local counts = hmgetMany(bKey(l), list)
   for i = 1, #list do out[i] = out[i] + (tonumber(counts[i]) or 0) end
 end
--- Priority by turn: what each tenant has queued in BullMQ by its turns (its ledger, fair-turns.lua,
--- which may still count ids BullMQ took since its last trim).
+-- A ledger's ids BullMQ took are a prefix (it serves a tenant's turns in order): the first id
+-- still queued is found by bisection, O(log n) reads a tenant.
 if cfg.dt then
-  for i = 1, #list do out[i] = out[i] + redis.call('LLEN', dKey(list[i])) end
+  local pz = cfg.jp .. 'prioritized'
+  for i, t in ipairs(list) do
+    local k = dKey(t)
+    local n = redis.call('LLEN', k)
+    local lo, hi = 0, n
+    while lo < hi do
+      local mid = math.floor((lo + hi) / 2)
+      if redis.call('ZSCORE', pz, redis.call('LINDEX', k, mid)) then hi = mid else lo = mid + 1 end
+    end
+    out[i] = out[i] + n - lo
+  end
 end
 return out

@@ -40,7 +40,7 @@ async function stateOf(queue: Queue, id: string): Promise<string> {
  * The fair gate's admission and hand-over as BullMQ's own clients see them (what bull-board, a
  * `QueueEvents` listener or an ops script reads): run on both BullMQ majors (`test:bullmq5`).
  */
-describe(`fair queue seen through BullMQ's API (bullmq ${BULLMQ_VERSION})`, () => {
+describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ_VERSION})`, () => {
   let moduleRef: TestingModule;
 
   beforeAll(async () => {
@@ -49,9 +49,17 @@ describe(`fair queue seen through BullMQ's API (bullmq ${BULLMQ_VERSION})`, () =
         ...testRootImports(uniquePrefix('state'), {
           directory: { useValue: new InMemoryTenantDirectory([{ id: 'acme', maxConcurrency: 1 }]) },
         }),
-        TenantQueueModule.registerQueue({ name: 'stated', fairness: { tickMs: 200 } }),
+        // Every job through the gate's hold (priorityByTurn: false); the default, turns at add(),
+        // is seen through BullMQ's API below.
+        TenantQueueModule.registerQueue({
+          name: 'stated',
+          fairness: { tickMs: 200, priorityByTurn: false },
+        }),
         // No processor of the module: a plain BullMQ worker runs its jobs (see below).
-        TenantQueueModule.registerQueue({ name: 'bare', fairness: { tickMs: 200 } }),
+        TenantQueueModule.registerQueue({
+          name: 'bare',
+          fairness: { tickMs: 200, priorityByTurn: false },
+        }),
       ],
       providers: [HeldProcessor],
     })
@@ -280,6 +288,179 @@ describe(`fair queue seen through BullMQ's API (bullmq ${BULLMQ_VERSION})`, () =
         const state = await moduleRef.get(TenantFairness).getTenant('bare', 'acme');
         return state.inFlight === 0 && state.backlog === 0;
       }, 'the gate holds nothing for acme');
+    } finally {
+      await worker.close();
+    }
+  });
+});
+
+/** Jobs of the by-turn queue held in its processor until the test lets them finish. */
+const turned = new Map<string, () => void>();
+
+@TenantProcessor('turned', { concurrency: 1 })
+class TurnProcessor extends TenantWorkerHost {
+  process(job: TenantJob<{ n: number; fail?: boolean }>): Promise<string> {
+    if (job.data.fail && job.attemptsMade === 0) return Promise.reject(new Error('first try'));
+    return new Promise((resolve) => turned.set(job.id!, () => resolve(`done ${job.data.n}`)));
+  }
+}
+
+/**
+ * The default, turns at add(): a job of a tenant no rule holds is in BullMQ's prioritized set at
+ * its turn from add() on, so BullMQ's own clients see and act on it as on any prioritized job;
+ * the gate holds nothing for it (no slot to keep right).
+ */
+describe(`fair queue seen through BullMQ's API, by turn (bullmq ${BULLMQ_VERSION})`, () => {
+  let moduleRef: TestingModule;
+
+  beforeAll(async () => {
+    @Module({
+      imports: [
+        ...testRootImports(uniquePrefix('turned')),
+        TenantQueueModule.registerQueue({ name: 'turned', fairness: { tickMs: 200 } }),
+        // No processor of the module: a plain BullMQ worker runs its jobs.
+        TenantQueueModule.registerQueue({ name: 'plainly', fairness: { tickMs: 200 } }),
+      ],
+      providers: [TurnProcessor],
+    })
+    class TurnModule {}
+    moduleRef = await Test.createTestingModule({ imports: [TurnModule] }).compile();
+    await moduleRef.init();
+  });
+
+  afterAll(async () => {
+    for (const finish of turned.values()) finish();
+    await moduleRef?.close();
+  });
+
+  const as = <T>(tenant: string, fn: () => Promise<T>) =>
+    moduleRef.get(TenantContext).run(tenant, fn);
+  const queueOf = (name: string) =>
+    moduleRef.get(TenantQueueRegistry).getQueue<{ n: number; fail?: boolean }>(name);
+
+  it('shows a waiting job from add() on: prioritized, enqueue timestamp, counted, listed, awaitable', async () => {
+    const queue = queueOf('turned');
+    const bull = queue.bullQueue;
+    const events = new QueueEvents('turned', { connection: testConnection(), prefix: bull.opts.prefix });
+    await events.waitUntilReady();
+    try {
+      const before = Date.now();
+      await as('a', () =>
+        queue.addBulk([
+          { name: 'work', data: { n: 1 }, opts: { jobId: 'turn-1' } },
+          { name: 'work', data: { n: 2 }, opts: { jobId: 'turn-2' } },
+        ]),
+      );
+      const after = Date.now();
+      await waitFor(() => turned.has('turn-1'), 'turn-1 running');
+      const waiting = (await Job.fromId(bull, 'turn-2'))!;
+      expect(await waiting.getState()).toBe('prioritized');
+      expect(waiting.timestamp).toBeGreaterThanOrEqual(before);
+      expect(waiting.timestamp).toBeLessThanOrEqual(after);
+      expect(waiting.opts.priority).toBeUndefined();
+      expect(waiting.data).toMatchObject({ n: 2, _tenant: { tenantId: 'a' } });
+      expect(await bull.getJobCounts('active', 'prioritized', 'delayed')).toEqual({
+        active: 1,
+        prioritized: 1,
+        delayed: 0,
+      });
+      expect((await bull.getJobs(['prioritized'])).map((job) => job.id)).toEqual(['turn-2']);
+      const finished = waiting.waitUntilFinished(events, 20_000);
+      turned.get('turn-1')!();
+      await waitFor(() => turned.has('turn-2'), 'turn-2 running');
+      turned.get('turn-2')!();
+      await expect(finished).resolves.toBe('done 2');
+    } finally {
+      await events.close();
+    }
+  });
+
+  it('lets BullMQ remove a waiting job (job.remove, clean, drain): it never runs, the tenant goes on', async () => {
+    const queue = queueOf('turned');
+    const bull = queue.bullQueue;
+    await as('b', () =>
+      queue.addBulk(
+        ['rm-run', 'rm-1', 'rm-2', 'rm-3', 'rm-last'].map((jobId, n) => ({
+          name: 'work',
+          data: { n },
+          opts: { jobId },
+        })),
+      ),
+    );
+    await waitFor(() => turned.has('rm-run'), 'rm-run running');
+    await (await Job.fromId(bull, 'rm-1'))!.remove();
+    expect(await bull.clean(0, 1, 'prioritized')).toHaveLength(1);
+    await bull.drain();
+    expect(await bull.getJobCounts('prioritized')).toEqual({ prioritized: 0 });
+    await as('b', () => queue.add('work', { n: 9 }, { jobId: 'rm-after' }));
+    turned.get('rm-run')!();
+    await waitFor(() => turned.has('rm-after'), 'the job added after the removals runs');
+    for (const id of ['rm-1', 'rm-2', 'rm-3', 'rm-last']) {
+      expect(turned.has(id)).toBe(false);
+      expect(await stateOf(bull, id)).toBe('absent');
+    }
+    turned.get('rm-after')!();
+    await waitFor(async () => (await stateOf(bull, 'rm-after')) === 'completed', 'rm-after done');
+    await waitFor(async () => {
+      const state = await moduleRef.get(TenantFairness).getTenant('turned', 'b');
+      return state.inFlight === 0 && state.backlog === 0 && state.queuedByTurn === 0;
+    }, 'nothing in flight or queued for b');
+  });
+
+  it('runs a failed job retried from outside (job.retry, as bull-board does) at its turn', async () => {
+    const queue = queueOf('turned');
+    const bull = queue.bullQueue;
+    await as('c', () => queue.add('work', { n: 1, fail: true }, { jobId: 'c-retried', attempts: 1 }));
+    await waitFor(async () => (await stateOf(bull, 'c-retried')) === 'failed', 'c-retried failed');
+    await (await Job.fromId(bull, 'c-retried'))!.retry();
+    await waitFor(() => turned.has('c-retried'), 'the retry runs');
+    turned.get('c-retried')!();
+    await waitFor(async () => (await stateOf(bull, 'c-retried')) === 'completed', 'done');
+  });
+
+  it('needs nothing from a plain BullMQ worker: it runs the jobs in their turns, no slot is held', async () => {
+    const queue = queueOf('plainly');
+    const bull = queue.bullQueue;
+    await as('d', () =>
+      queue.addBulk([1, 2, 3, 4].map((n) => ({ name: 'work', data: { n }, opts: { jobId: `d-${n}` } }))),
+    );
+    await as('e', () =>
+      queue.addBulk([1, 2].map((n) => ({ name: 'work', data: { n }, opts: { jobId: `e-${n}` } }))),
+    );
+    const done: string[] = [];
+    const worker = new Worker('plainly', async (job) => void done.push(job.id!), {
+      connection: testConnection(),
+      prefix: bull.opts.prefix,
+    });
+    try {
+      await waitFor(() => done.length === 6, 'all six ran');
+      // Turns: d and e alternate while both have jobs.
+      expect(done).toEqual(['d-1', 'e-1', 'd-2', 'e-2', 'd-3', 'd-4']);
+      const state = await moduleRef.get(TenantFairness).getTenant('plainly', 'd');
+      expect([state.inFlight, state.backlog]).toEqual([0, 0]);
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('obliterate takes the waiting jobs too: none runs afterwards and the queue goes on', async () => {
+    const queue = queueOf('plainly');
+    const bull = queue.bullQueue;
+    await as('f', () =>
+      queue.addBulk([1, 2, 3].map((n) => ({ name: 'work', data: { n }, opts: { jobId: `ob-${n}` } }))),
+    );
+    expect(await bull.getJobCounts('prioritized')).toEqual({ prioritized: 3 });
+    await bull.obliterate({ force: true });
+    const done: string[] = [];
+    const worker = new Worker('plainly', async (job) => void done.push(job.id!), {
+      connection: testConnection(),
+      prefix: bull.opts.prefix,
+    });
+    try {
+      await as('f', () => queue.add('work', { n: 4 }, { jobId: 'ob-after' }));
+      await waitFor(() => done.includes('ob-after'), 'the job added after obliterate runs');
+      await sleep(300);
+      expect(done).toEqual(['ob-after']);
     } finally {
       await worker.close();
     }

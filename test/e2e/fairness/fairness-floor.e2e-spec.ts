@@ -177,12 +177,15 @@ describe('fair gate: a guaranteed floor with burst (real Redis)', () => {
     },
   );
 
-  it('without minConcurrency the same tenant drops below 2 running (the floor is what holds it)', async () => {
+  it('without minConcurrency, in admission order, the same tenant drops below 2 running (the floor is what holds it)', async () => {
     const directory = new InMemoryTenantDirectory([
       ...flooders,
       { id: 'F', status: 'active', maxConcurrency: 6 },
     ]);
-    const { samples } = await floodSamples(directory, 20);
+    // Admission order (priorityByTurn: false). By turn (the default) F's long jobs get their
+    // 1 in 16 of the starts at once, which at 150-250 ms against the flood's 20-50 ms keeps about
+    // three running (91% of samples at >= 2, measured): there the turns alone hold it.
+    const { samples } = await floodSamples(directory, 20, { priorityByTurn: false });
     expect(samples.length).toBeGreaterThan(10);
     const atFloor = shareOf(samples, (n) => n >= 2);
     console.log(

@@ -184,7 +184,8 @@ describe('fair gate: any tenant id, refused jobs, all-or-nothing enqueue (real R
   it('dispatches a backlog whose kept count is missing (a gate written before the counts)', async () => {
     const prefix = uniquePrefix();
     const done: Done[] = [];
-    moduleRef = await boot(prefix, { window: 2 }, done, 0);
+    // The gate's own backlog (priorityByTurn: false: the default would queue these by turn).
+    moduleRef = await boot(prefix, { window: 2, priorityByTurn: false }, done, 0);
     await enqueueKeys(moduleRef, 'counted', 6);
     const redis = moduleRef.get(TenantQueueRedis).client;
     const { bullPrefix } = moduleRef.get(TenantQueueRegistry).getQueue('keys').definition;

@@ -12,9 +12,12 @@ describe('fair gate at scale (real Redis)', () => {
     moduleRef = undefined;
   });
 
-  it('works with 10,000 active tenants', async () => {
+  // Turns at add() (the default: BullMQ's prioritized set holds the turns) and every job through
+  // the gate (priorityByTurn: false: its ready set holds them).
+  it.each([true, false])('works with 10,000 active tenants (priorityByTurn: %s)', async (priorityByTurn) => {
     const prefix = uniquePrefix();
-    const producer = await bootFairApp({ prefix, fairness: {}, concurrency: 0 });
+    const fairness = { priorityByTurn };
+    const producer = await bootFairApp({ prefix, fairness, concurrency: 0 });
     try {
       const tenants = Array.from({ length: 10_000 }, (_, i) => `t${i}`);
       for (let i = 0; i < tenants.length; i += 500) {
@@ -23,9 +26,13 @@ describe('fair gate at scale (real Redis)', () => {
         );
       }
       const redis = producer.get(TenantQueueRedis).client;
-      expect(await redis.zcard(`{${prefix}:fair}:~fair:ready`)).toBeGreaterThan(9_900);
+      if (priorityByTurn) {
+        expect(await redis.zcard(`{${prefix}:fair}:fair:prioritized`)).toBe(20_000);
+      } else {
+        expect(await redis.zcard(`{${prefix}:fair}:~fair:ready`)).toBeGreaterThan(9_900);
+      }
       const started: Started[] = [];
-      moduleRef = await bootFairApp({ prefix, fairness: {}, concurrency: 20, started });
+      moduleRef = await bootFairApp({ prefix, fairness, concurrency: 20, started });
       // A behaviour test, not a speed test (7-9 s alone here, 30 s late in a full run, slower on a
       // loaded machine): it fails when the jobs stop moving, not when they are slow.
       await waitForProgress(() => started.length, 20_000, 'jobs started');

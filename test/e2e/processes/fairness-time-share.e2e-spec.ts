@@ -5,6 +5,7 @@ import {
   TenantContext,
   TenantFairness,
   TenantQueueRegistry,
+  TenantFairnessState,
 } from '../../../lib';
 import { FairJobData, Started, bootFairApp } from '../../fixtures/fairness-app';
 import { LONG_JOB, SHORT_JOB, runsKey, timeShareOptions } from '../../fixtures/time-share-shared';
@@ -44,6 +45,9 @@ async function start(share: Share): Promise<void> {
  * [start + warmUpMs, start + warmUpMs + windowMs] (jobs cut at its edges count their part in it),
  * and each tenant's backlog when the window ends.
  */
+/** A tenant's jobs still waiting: in the gate, or by turn in BullMQ's prioritized set. */
+const waitingOf = (state: TenantFairnessState) => state.backlog + state.queuedByTurn;
+
 async function measure(share: Share, warmUpMs: number, windowMs: number) {
   const { prefix, producer, workers } = runs.get(share)!;
   const queue = producer.get(TenantQueueRegistry).getQueue<{ ms: number }>('fair');
@@ -60,8 +64,8 @@ async function measure(share: Share, warmUpMs: number, windowMs: number) {
   await sleep(to - now());
   const fairness = producer.get(TenantFairness);
   const backlog = {
-    L: (await fairness.getTenant('fair', 'L')).backlog,
-    S: (await fairness.getTenant('fair', 'S')).backlog,
+    L: waitingOf(await fairness.getTenant('fair', 'L')),
+    S: waitingOf(await fairness.getTenant('fair', 'S')),
   };
   // A job running across the window's end is recorded when it ends.
   await sleep(500);
