@@ -104,17 +104,12 @@ async function main() {
     if (onlyArg) results.command = `${results.command} --only=${onlyArg}`;
     const runs = (part: string) => !parts || parts.includes(part);
     const noisy = [];
-    // Latency variants: admission order (the default) or priority by turn, each with the
-    // default window (4 x concurrency) and one shrunk toward the concurrency.
-    // (NOISY_DEFAULT_ONLY=1: the defaults alone.)
+    // Latency variants: turns at add (the default), and every job through the gate
+    // (priorityByTurn: false) with the default window (4 x concurrency) and one shrunk toward
+    // the concurrency. (NOISY_DEFAULT_ONLY=1: the defaults alone.)
     const variants: TenantFairnessOptions[] = process.env.NOISY_DEFAULT_ONLY
       ? [{}]
-      : [
-          {},
-          { priorityByTurn: true },
-          { windowPerSlot: 2 },
-          { windowPerSlot: 2, priorityByTurn: true },
-        ];
+      : [{}, { priorityByTurn: false }, { windowPerSlot: 2, priorityByTurn: false }];
     if (runs('noisy')) {
       for (const kind of ['busy', 'timer'] as const) {
         for (const fairness of variants) {
@@ -154,8 +149,8 @@ async function main() {
       const off = await throughput(await moduleSide(connection, 50, false), 1, 20_000, stats);
       const on1 = await throughput(await moduleSide(connection, 50, {}), 1, 20_000, stats);
       const on1000 = await throughput(await moduleSide(connection, 50, {}), 1000, 20_000, stats);
-      const turn = await throughput(
-        await moduleSide(connection, 50, { priorityByTurn: true }),
+      const gate = await throughput(
+        await moduleSide(connection, 50, { priorityByTurn: false }),
         1000,
         20_000,
         stats,
@@ -175,12 +170,32 @@ async function main() {
         stats,
         true,
       );
+      const drainGate = await throughput(
+        await moduleSide(connection, 50, { priorityByTurn: false }),
+        1000,
+        20_000,
+        stats,
+        true,
+      );
+      const drainOff = await throughput(
+        await moduleSide(connection, 50, false),
+        1000,
+        20_000,
+        stats,
+        true,
+      );
       const row = {
         round,
         plainDrainJobsPerSecond: plainDrain.jobsPerSecond,
         drain1000TenantsJobsPerSecond: drain1000.jobsPerSecond,
         drainRatio1000Tenants: Number(
           (drain1000.jobsPerSecond / plainDrain.jobsPerSecond).toFixed(2),
+        ),
+        drainRatio1000TenantsGateOnly: Number(
+          (drainGate.jobsPerSecond / plainDrain.jobsPerSecond).toFixed(2),
+        ),
+        drainRatioModuleFairnessOff: Number(
+          (drainOff.jobsPerSecond / plainDrain.jobsPerSecond).toFixed(2),
         ),
         loadAtStart,
         loadAtEnd: load1(),
@@ -190,16 +205,18 @@ async function main() {
         fairness1000TenantsJobsPerSecond: on1000.jobsPerSecond,
         ratio1Tenant: Number((on1.jobsPerSecond / plain.jobsPerSecond).toFixed(2)),
         ratio1000Tenants: Number((on1000.jobsPerSecond / plain.jobsPerSecond).toFixed(2)),
-        ratio1000TenantsTurnPriority: Number((turn.jobsPerSecond / plain.jobsPerSecond).toFixed(2)),
+        ratio1000TenantsGateOnly: Number((gate.jobsPerSecond / plain.jobsPerSecond).toFixed(2)),
         ratio1000VsModuleOff: Number((on1000.jobsPerSecond / off.jobsPerSecond).toFixed(2)),
         nodeCpuMicrosPerJob: {
           plain: plain.cpuMicrosPerJob,
           moduleFairnessOff: off.cpuMicrosPerJob,
           fairness1Tenant: on1.cpuMicrosPerJob,
           fairness1000Tenants: on1000.cpuMicrosPerJob,
-          fairness1000TenantsTurnPriority: turn.cpuMicrosPerJob,
+          fairness1000TenantsGateOnly: gate.cpuMicrosPerJob,
           plainDrain: plainDrain.cpuMicrosPerJob,
           drain1000Tenants: drain1000.cpuMicrosPerJob,
+          drain1000TenantsGateOnly: drainGate.cpuMicrosPerJob,
+          drainModuleFairnessOff: drainOff.cpuMicrosPerJob,
         },
         redisPerJob: Object.fromEntries(
           (
@@ -208,9 +225,11 @@ async function main() {
               ['moduleFairnessOff', off],
               ['fairness1Tenant', on1],
               ['fairness1000Tenants', on1000],
-              ['fairness1000TenantsTurnPriority', turn],
+              ['fairness1000TenantsGateOnly', gate],
               ['plainDrain', plainDrain],
               ['drain1000Tenants', drain1000],
+              ['drain1000TenantsGateOnly', drainGate],
+              ['drainModuleFairnessOff', drainOff],
             ] as const
           ).map(([name, run]) => [
             name,

@@ -12,11 +12,13 @@
   Levels (stride scheduling on BullMQ's priority): a tenant's next job takes
   max(its last level + 1 / weight, V), V being the level BullMQ serves now (the head of the
   prioritized set; kept in :state `lv` so it never goes back); a tenant of weight 3 has three
-  jobs a level and a tenant that wakes up starts at V: idleness earns no credit. The BullMQ
-  priority is twice the level's floor for a job that skipped the gate and one more for a job the
-  gate admitted: the worker's release stage knows by the parity that a job holds no slot
-  (FairGate.holdsNoSlot), and within a level the jobs that skipped the gate go first. Weights above cfg.k count as cfg.k (at most k of one tenant a
-  level, the `maxConsecutive` promise). When the prioritized set is empty the levels start again
+  jobs a level and a tenant that wakes up starts at V (idleness earns no credit); while few jobs
+  wait at V, its first jobs up to cfg.k of them share V, all of them when they are no more than
+  the workers' slots (a small tenant's few jobs start at once). Weights above cfg.k count
+  as cfg.k (at most k of one tenant a level, the `maxConsecutive` promise). The BullMQ priority
+  is twice the level's floor for a job that skipped the gate and one more for a job the gate
+  admitted: the worker's release stage knows by the parity that a job holds no slot
+  (FairGate.holdsNoSlot), and within a level the jobs that skipped the gate go first. When the prioritized set is empty the levels start again
   at 1 (the :lv hash goes); BullMQ's priorities stop at 2^21 - 1, so a queue that never runs dry
   for about a million turns of its busiest tenant serves its newest turns in arrival order
   until it does.
@@ -56,6 +58,25 @@ local function turnFloor()
   return levelNow
 end
 
+-- The workers' total concurrency (the tick keeps it in :state), read once per call.
+local slotsNow = nil
+local function turnSlots()
+  if not slotsNow then slotsNow = tonumber(redis.call('HGET', kState, 'slots')) or 0 end
+  return slotsNow
+end
+
+-- How many jobs wait at level V (BullMQ priorities 2V and 2V + 1), read once per call and counted
+-- on as this call places jobs there.
+local atV = nil
+local function levelLoad()
+  if not atV then
+    local v = turnFloor()
+    atV = redis.call('ZCOUNT', cfg.jp .. 'prioritized', string.format('%.0f', 2 * v * TWO32),
+                     '(' .. string.format('%.0f', (2 * v + 2) * TWO32))
+  end
+  return atV
+end
+
 -- The BullMQ priorities of tenant t's next n jobs (weight w; odd: admitted by the gate), its
 -- last level written at the end (turnFlush). Levels of a tenant read in this call are kept in
 -- levelsOut.
@@ -66,11 +87,29 @@ local function turnLevels(t, w, n, odd)
   if w > cfg.k then w = cfg.k end
   local step = 1 / w
   local l
-  if last then l = math.max(last + step, v) else l = v end
+  -- A tenant that wakes up (nothing of it at or after V) while few jobs wait at V (fewer than
+  -- the workers' slots, at least cfg.k: a few busy tenants, not many waking ones) runs its first
+  -- jobs at V: up to maxConsecutive of them (scaled down below weight 1, the slow lane), or all of
+  -- them when they are no more than the workers' slots (a small tenant: its few jobs start at
+  -- once instead of one a level behind a flood).
+  local burst = 1
+  if not last or last + step <= v then
+    l = v
+    if levelLoad() < math.max(cfg.k, turnSlots()) then
+      burst = math.max(1, math.floor(cfg.k * math.min(w, 1)))
+      if n > burst and w >= 1 and n <= turnSlots() then burst = n end
+    end
+  else
+    l = last + step
+  end
   local out = {}
   for i = 1, n do
-    if i > 1 then l = l + step end
-    out[i] = 2 * math.max(1, math.min(math.floor(l + 1e-9), LMAX)) + (odd and 1 or 0)
+    -- The burst is the tenant's share of level V: what follows starts at the next level.
+    if i == burst + 1 and burst > 1 then l = v + 1 - step end
+    if i > burst then l = l + step end
+    local level = math.max(1, math.min(math.floor(l + 1e-9), LMAX))
+    if atV and level == v then atV = atV + 1 end
+    out[i] = 2 * level + (odd and 1 or 0)
   end
   levelsOut[t] = l
   return out

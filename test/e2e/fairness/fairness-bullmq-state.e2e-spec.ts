@@ -341,7 +341,10 @@ describe(`fair queue seen through BullMQ's API, by turn (bullmq ${BULLMQ_VERSION
   it('shows a waiting job from add() on: prioritized, enqueue timestamp, counted, listed, awaitable', async () => {
     const queue = queueOf('turned');
     const bull = queue.bullQueue;
-    const events = new QueueEvents('turned', { connection: testConnection(), prefix: bull.opts.prefix });
+    const events = new QueueEvents('turned', {
+      connection: testConnection(),
+      prefix: bull.opts.prefix,
+    });
     await events.waitUntilReady();
     try {
       const before = Date.now();
@@ -410,7 +413,9 @@ describe(`fair queue seen through BullMQ's API, by turn (bullmq ${BULLMQ_VERSION
   it('runs a failed job retried from outside (job.retry, as bull-board does) at its turn', async () => {
     const queue = queueOf('turned');
     const bull = queue.bullQueue;
-    await as('c', () => queue.add('work', { n: 1, fail: true }, { jobId: 'c-retried', attempts: 1 }));
+    await as('c', () =>
+      queue.add('work', { n: 1, fail: true }, { jobId: 'c-retried', attempts: 1 }),
+    );
     await waitFor(async () => (await stateOf(bull, 'c-retried')) === 'failed', 'c-retried failed');
     await (await Job.fromId(bull, 'c-retried'))!.retry();
     await waitFor(() => turned.has('c-retried'), 'the retry runs');
@@ -422,7 +427,13 @@ describe(`fair queue seen through BullMQ's API, by turn (bullmq ${BULLMQ_VERSION
     const queue = queueOf('plainly');
     const bull = queue.bullQueue;
     await as('d', () =>
-      queue.addBulk([1, 2, 3, 4].map((n) => ({ name: 'work', data: { n }, opts: { jobId: `d-${n}` } }))),
+      queue.addBulk(
+        [1, 2, 3, 4, 5, 6, 7].map((n) => ({
+          name: 'work',
+          data: { n },
+          opts: { jobId: `d-${n}` },
+        })),
+      ),
     );
     await as('e', () =>
       queue.addBulk([1, 2].map((n) => ({ name: 'work', data: { n }, opts: { jobId: `e-${n}` } }))),
@@ -433,9 +444,10 @@ describe(`fair queue seen through BullMQ's API, by turn (bullmq ${BULLMQ_VERSION
       prefix: bull.opts.prefix,
     });
     try {
-      await waitFor(() => done.length === 6, 'all six ran');
-      // Turns: d and e alternate while both have jobs.
-      expect(done).toEqual(['d-1', 'e-1', 'd-2', 'e-2', 'd-3', 'd-4']);
+      await waitFor(() => done.length === 9, 'all nine ran');
+      // Turns: d woke up with its first 5 jobs (maxConsecutive) at the first level, e with one
+      // (5 waited there already); then one a level each, d before e in each level (added first).
+      expect(done).toEqual(['d-1', 'd-2', 'd-3', 'd-4', 'd-5', 'e-1', 'd-6', 'e-2', 'd-7']);
       const state = await moduleRef.get(TenantFairness).getTenant('plainly', 'd');
       expect([state.inFlight, state.backlog]).toEqual([0, 0]);
     } finally {
@@ -447,7 +459,9 @@ describe(`fair queue seen through BullMQ's API, by turn (bullmq ${BULLMQ_VERSION
     const queue = queueOf('plainly');
     const bull = queue.bullQueue;
     await as('f', () =>
-      queue.addBulk([1, 2, 3].map((n) => ({ name: 'work', data: { n }, opts: { jobId: `ob-${n}` } }))),
+      queue.addBulk(
+        [1, 2, 3].map((n) => ({ name: 'work', data: { n }, opts: { jobId: `ob-${n}` } })),
+      ),
     );
     expect(await bull.getJobCounts('prioritized')).toEqual({ prioritized: 3 });
     await bull.obliterate({ force: true });

@@ -38,13 +38,15 @@ describe('priority by turn: turns as BullMQ priorities from add() on', () => {
       delayed: 0,
       wait: 0,
     });
-    // BullMQ's own order (lowest score first): A and B alternate while both have jobs.
+    // BullMQ's own order (lowest score first): A woke up with its first 5 jobs (maxConsecutive)
+    // at the current level; B, waking up with 5 jobs waiting there already, gets one a level, so
+    // A and B alternate from there.
     const order = (await queue.getJobs(['prioritized'], 0, -1, true)).map((j) => j.id);
     const tenantOf = new Map<string, string>([
       ...a.map((j) => [j.id!, 'A'] as [string, string]),
       ...b.map((j) => [j.id!, 'B'] as [string, string]),
     ]);
-    expect(order.map((id) => tenantOf.get(id!)).join('')).toBe('ABABABAAA');
+    expect(order.map((id) => tenantOf.get(id!)).join('')).toBe('AAAAABABB');
     // The gate holds none of them; the tenants' depth counts them.
     const fairness = moduleRef.get(TenantFairness);
     const state = await fairness.getTenant('fair', 'A');
@@ -66,7 +68,9 @@ describe('priority by turn: turns as BullMQ priorities from add() on', () => {
     await waitFor(() => started.filter((s) => s.tenantId === 'B').length === 4, 'B done');
     const lastB = started.map((s) => s.tenantId).lastIndexOf('B');
     // A and B alternate from B's add on: B's 4 jobs have at most 4 + the 2 running of A's ahead.
-    expect(started.slice(from, lastB).filter((s) => s.tenantId === 'A').length).toBeLessThanOrEqual(7);
+    expect(started.slice(from, lastB).filter((s) => s.tenantId === 'A').length).toBeLessThanOrEqual(
+      7,
+    );
     await waitFor(() => started.length === 404, 'all done', 30_000);
   });
 
@@ -86,9 +90,11 @@ describe('priority by turn: turns as BullMQ priorities from add() on', () => {
     const first = (await queue.getJobs(['prioritized'], 0, 199, true)).map(
       (j) => (j.data as { _tenant: { tenantId: string } })._tenant.tenantId,
     );
+    // heavy woke up with 5 jobs at the first level (its share of it), light with one (5 waited
+    // there already); then 3 and 1 a level: 6 + 48 levels of 4 + heavy's first 2 of the next.
     const heavy = first.filter((t) => t === 'heavy').length;
-    expect(heavy).toBe(150);
-    expect(first.length - heavy).toBe(50);
+    expect(heavy).toBe(5 + 144 + 2);
+    expect(first.length - heavy).toBe(1 + 48);
   });
 
   it("takes a paused tenant's queued jobs back into the gate, and runs them on resume in their order", async () => {
@@ -110,7 +116,10 @@ describe('priority by turn: turns as BullMQ priorities from add() on', () => {
     // Held again (BullMQ's delayed set, by the gate), in its backlog.
     expect(await (await Job.fromId(queue, p[0].id!))!.getState()).toBe('delayed');
     expect((await fairness.getTenant('fair', 'P')).backlog).toBe(5);
-    expect(await queue.getJobCounts('prioritized', 'delayed')).toEqual({ prioritized: 5, delayed: 5 });
+    expect(await queue.getJobCounts('prioritized', 'delayed')).toEqual({
+      prioritized: 5,
+      delayed: 5,
+    });
     // A new job of the paused tenant waits in the gate too.
     const late = await enqueue(moduleRef, 'fair', 'P', [{ ms: 1 }]);
     expect((await fairness.getTenant('fair', 'P')).backlog).toBe(6);
@@ -145,20 +154,29 @@ describe('priority by turn: turns as BullMQ priorities from add() on', () => {
     await waitFor(() => started.filter((s) => s.tenantId === 'C').length === 12, 'C done', 20_000);
     // Each job runs 30 ms at least: three starts of C within 30 ms would be three at once.
     const starts = started.filter((s) => s.tenantId === 'C').map((s) => s.at);
-    for (let i = 2; i < starts.length; i++) expect(starts[i] - starts[i - 2]).toBeGreaterThanOrEqual(29);
+    for (let i = 2; i < starts.length; i++)
+      expect(starts[i] - starts[i - 2]).toBeGreaterThanOrEqual(29);
   });
 
   it("counts a skipped job's final failures for its tenant's slow lane", async () => {
     const started: Started[] = [];
     moduleRef = await bootFairApp({
       prefix: uniquePrefix(),
-      fairness: { priorityByTurn: true, tickMs: 100, slowLane: { failureThreshold: 3, windowMs: 60_000 } },
+      fairness: {
+        priorityByTurn: true,
+        tickMs: 100,
+        slowLane: { failureThreshold: 3, windowMs: 60_000 },
+      },
       concurrency: 2,
       started,
     });
     const fairness = moduleRef.get(TenantFairness);
     await enqueue(moduleRef, 'fair', 'F', many(4, { fail: true }));
-    await waitFor(async () => (await fairness.getTenant('fair', 'F')).slowLane, 'F in the slow lane', 10_000);
+    await waitFor(
+      async () => (await fairness.getTenant('fair', 'F')).slowLane,
+      'F in the slow lane',
+      10_000,
+    );
     expect((await fairness.getTenant('fair', 'F')).recentFailures).toBeGreaterThanOrEqual(3);
   });
 });
