@@ -187,9 +187,9 @@ describe('fair gate (one process, real Redis)', () => {
       const tenantOf = new Map(started.map((s) => [s.jobId, s.tenantId]));
       const order = priorityByTurn
         ? started.map((s) => s.tenantId)
-        : (
-            await admissionOrder(moduleRef.get(TenantQueueRegistry).getQueue('fair').bullQueue)
-          ).map((id) => tenantOf.get(id));
+        : (await admissionOrder(moduleRef.get(TenantQueueRegistry).getQueue('fair').bullQueue)).map(
+            (id) => tenantOf.get(id),
+          );
       expect(order).toHaveLength(220);
       const firstB = order.indexOf('B');
       const lastB = order.lastIndexOf('B');
