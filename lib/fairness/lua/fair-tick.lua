@@ -79,9 +79,10 @@ for _, id in ipairs(due) do
 end
 if #later > 0 then variadic('ZADD', kLeases, later, 'XX') end
 adoptStrangers(now)
--- Priority by turn: the ledgers of tenants that added nothing lately lose the ids BullMQ took.
+-- Priority by turn: the ledgers of tenants that added nothing lately lose the ids BullMQ took (a
+-- drained tenant's ledger goes), 200 a tick.
 if cfg.dt then
-  for _, t in ipairs(redis.call('ZRANGEBYSCORE', kDl, '-inf', now - 2 * cfg.chk, 'LIMIT', 0, 20)) do
+  for _, t in ipairs(redis.call('ZRANGEBYSCORE', kDl, '-inf', now - 2 * cfg.chk, 'LIMIT', 0, 200)) do
     if ledgerTrim(t) > 0 then redis.call('ZADD', kDl, now, t) end
   end
 end
