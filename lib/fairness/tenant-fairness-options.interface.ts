@@ -64,8 +64,8 @@ export interface TenantFairnessOptions {
    * At most this many jobs of one tenant are admitted in a row while another tenant waits. With
    * turns taken at `add()` (`priorityByTurn`) a tenant has at most this many jobs a turn level
    * (the end of one level and the start of the next can still run up to twice that in a row),
-   * except a tenant that wakes up with no more jobs than the workers' slots: they all run at
-   * once.
+   * except a small tenant that wakes up (no more jobs than the workers' slots): its few jobs
+   * run at once.
    * Keep it at least the largest weight ratio you use, or it caps that ratio. It counts jobs in both
    * `share` modes; with `share: 'time'` it also caps the ratio of run times honoured (a tenant
    * of 2 ms jobs beside one of 2 s jobs needs 1,000 in a row), hence its larger default there.
@@ -136,8 +136,8 @@ export interface TenantFairnessOptions {
    * fair keys, `share: 'time'`, a budget or `maxBacklog`): a job whose tenant no rule holds (not
    * paused, no cap, rate limit or floor, nothing waiting in the gate) skips the gate, into
    * BullMQ's prioritized set at its tenant's turn level (a tenant of weight 3 has three jobs a
-   * level, one that wakes up starts at the level BullMQ serves now with up to `maxConsecutive`
-   * of its jobs, all of them when they are no more than the workers' slots), so BullMQ's own fetch serves the tenants in turn with no admission or release work
+   * level, one that wakes up starts at the level BullMQ serves now, all its jobs there when they
+   * are few: no more than `maxConsecutive` or the workers' slots), so BullMQ's own fetch serves the tenants in turn with no admission or release work
    * per job; the gate holds only jobs a rule holds, and admits them at their turn levels. A pause,
    * a cap, a rate limit or a floor takes the tenant's queued jobs back into the gate. `false`:
    * every job waits in the gate and is admitted in turns into BullMQ's wait list (a light

@@ -13,8 +13,8 @@
   max(its last level + 1 / weight, V), V being the level BullMQ serves now (the head of the
   prioritized set; kept in :state `lv` so it never goes back); a tenant of weight 3 has three
   jobs a level and a tenant that wakes up starts at V (idleness earns no credit); while few jobs
-  wait at V, its first jobs up to cfg.k of them share V, all of them when they are no more than
-  the workers' slots (a small tenant's few jobs start at once). Weights above cfg.k count
+  wait at V, a small tenant that wakes up (no more jobs than cfg.k or the workers' slots) has
+  them all at V (its few jobs start at once). Weights above cfg.k count
   as cfg.k (at most k of one tenant a level, the `maxConsecutive` promise). The BullMQ priority
   is twice the level's floor for a job that skipped the gate and one more for a job the gate
   admitted: the worker's release stage knows by the parity that a job holds no slot
@@ -87,18 +87,17 @@ local function turnLevels(t, w, n, odd)
   if w > cfg.k then w = cfg.k end
   local step = 1 / w
   local l
-  -- A tenant that wakes up (nothing of it at or after V) while few jobs wait at V (fewer than
-  -- the workers' slots, at least cfg.k: a few busy tenants, not many waking ones) runs its first
-  -- jobs at V: up to maxConsecutive of them (scaled down below weight 1, the slow lane), or all of
-  -- them when they are no more than the workers' slots (a small tenant: its few jobs start at
-  -- once instead of one a level behind a flood).
+  -- A small tenant that wakes up (nothing of it at or after V, no more jobs than maxConsecutive
+  -- or the workers' slots; below weight 1, the slow lane, a share of maxConsecutive) while few
+  -- jobs wait at V (fewer than the workers' slots, at least cfg.k: a few busy tenants, not many
+  -- waking ones) runs all its jobs at V: they start at once instead of one a level behind a
+  -- flood. A flood that wakes up takes one level a turn from the start.
   local burst = 1
   if not last or last + step <= v then
     l = v
-    if levelLoad() < math.max(cfg.k, turnSlots()) then
-      burst = math.max(1, math.floor(cfg.k * math.min(w, 1)))
-      if n > burst and w >= 1 and n <= turnSlots() then burst = n end
-    end
+    local small = math.floor(cfg.k * math.min(w, 1))
+    if w >= 1 then small = math.max(small, turnSlots()) end
+    if n > 1 and n <= small and levelLoad() < math.max(cfg.k, turnSlots()) then burst = n end
   else
     l = last + step
   end

@@ -445,9 +445,9 @@ describe(`fair queue seen through BullMQ's API, by turn (bullmq ${BULLMQ_VERSION
     });
     try {
       await waitFor(() => done.length === 9, 'all nine ran');
-      // Turns: d woke up with its first 5 jobs (maxConsecutive) at the first level, e with one
-      // (5 waited there already); then one a level each, d before e in each level (added first).
-      expect(done).toEqual(['d-1', 'd-2', 'd-3', 'd-4', 'd-5', 'e-1', 'd-6', 'e-2', 'd-7']);
+      // Turns: d (7 jobs, more than maxConsecutive, 5) takes one level a job; e, small (2 jobs),
+      // has both at the level served when it woke up, right after d's first.
+      expect(done).toEqual(['d-1', 'e-1', 'e-2', 'd-2', 'd-3', 'd-4', 'd-5', 'd-6', 'd-7']);
       const state = await moduleRef.get(TenantFairness).getTenant('plainly', 'd');
       expect([state.inFlight, state.backlog]).toEqual([0, 0]);
     } finally {

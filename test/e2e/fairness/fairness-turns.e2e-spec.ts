@@ -38,15 +38,15 @@ describe('priority by turn: turns as BullMQ priorities from add() on', () => {
       delayed: 0,
       wait: 0,
     });
-    // BullMQ's own order (lowest score first): A woke up with its first 5 jobs (maxConsecutive)
-    // at the current level; B, waking up with 5 jobs waiting there already, gets one a level, so
-    // A and B alternate from there.
+    // BullMQ's own order (lowest score first): A, 6 jobs (more than maxConsecutive, 5), takes one
+    // level a job; B, small (3 jobs) and waking up while one job waits at the current level, has
+    // all three there, right after A's first.
     const order = (await queue.getJobs(['prioritized'], 0, -1, true)).map((j) => j.id);
     const tenantOf = new Map<string, string>([
       ...a.map((j) => [j.id!, 'A'] as [string, string]),
       ...b.map((j) => [j.id!, 'B'] as [string, string]),
     ]);
-    expect(order.map((id) => tenantOf.get(id!)).join('')).toBe('AAAAABABB');
+    expect(order.map((id) => tenantOf.get(id!)).join('')).toBe('ABBBAAAAA');
     // The gate holds none of them; the tenants' depth counts them.
     const fairness = moduleRef.get(TenantFairness);
     const state = await fairness.getTenant('fair', 'A');
@@ -90,11 +90,10 @@ describe('priority by turn: turns as BullMQ priorities from add() on', () => {
     const first = (await queue.getJobs(['prioritized'], 0, 199, true)).map(
       (j) => (j.data as { _tenant: { tenantId: string } })._tenant.tenantId,
     );
-    // heavy woke up with 5 jobs at the first level (its share of it), light with one (5 waited
-    // there already); then 3 and 1 a level: 6 + 48 levels of 4 + heavy's first 2 of the next.
+    // 3 and 1 a level from the first: 50 levels of 4.
     const heavy = first.filter((t) => t === 'heavy').length;
-    expect(heavy).toBe(5 + 144 + 2);
-    expect(first.length - heavy).toBe(1 + 48);
+    expect(heavy).toBe(150);
+    expect(first.length - heavy).toBe(50);
   });
 
   it("takes a paused tenant's queued jobs back into the gate, and runs them on resume in their order", async () => {
