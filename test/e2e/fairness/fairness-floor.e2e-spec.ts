@@ -162,8 +162,8 @@ describe('fair gate: a guaranteed floor with burst (real Redis)', () => {
       const { samples, maxF, flood } = await floodSamples(directory, 50, fairness);
       expect(samples.length).toBeGreaterThan(10);
       // What the README promises: F runs >= 2 jobs at most samples (73-98% measured under load;
-      // below 100% by BullMQ's own turnaround between two jobs of a slot), against 2.5-3%
-      // without the floor (the next test). A loaded machine widens that turnaround, never the
+      // below 100% by BullMQ's own turnaround between two jobs of a slot), against 25-29%
+      // without the floor in admission order (the next test). A loaded machine widens that turnaround, never the
       // gap between the two.
       const atFloor = shareOf(samples, (n) => n >= 2);
       console.log(
@@ -191,7 +191,10 @@ describe('fair gate: a guaranteed floor with burst (real Redis)', () => {
     console.log(
       `no floor, at >= 2 running: ${(100 * atFloor).toFixed(1)}% of ${samples.length} samples`,
     );
-    expect(atFloor).toBeLessThan(0.3);
+    // 25-29% alone (since the light-tenant rules of issue 25 put a tenant's admitted job at the
+    // head of the wait list when it has nothing else in flight; 2.5-3% before), above 30% in a
+    // loaded full run: the floor's own test asks for 60% or more.
+    expect(atFloor).toBeLessThan(0.45);
   });
 
   it('bursts to its cap when the other tenants are idle (a run-time floor)', async () => {
