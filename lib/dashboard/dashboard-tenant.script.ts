@@ -66,7 +66,7 @@ export const DASHBOARD_TENANT_SCRIPT = String.raw`
       var list = await api('/queues/' + enc(queue) + '/tenants/' + enc(tenantId) + '/jobs?state=' + enc(jobState));
       var heads = ['Job id', 'Name', 'Attempts', 'Enqueued', 'Started', jobState === 'dead-letters' || jobState === 'failed' ? 'Failed' : 'Finished', 'Reason', 'Payload', '', ''];
       var rows = list.jobs.flatMap(function (job) { return jobRow(list, job, heads.length); });
-      var label = jobState === 'gate' ? 'waiting in the gate' : jobState === 'dead-letters' ? 'dead letter(s)' : jobState + ' job(s)';
+      var label = jobState === 'gate' ? 'waiting their turn' : jobState === 'dead-letters' ? 'dead letter(s)' : jobState + ' job(s)';
       // "50 of 1,806": how many are shown of how many the tenant has, or of how many were read.
       var shown = list.total !== null
         ? (list.jobs.length < list.total ? count(list.jobs.length) + ' of ' + count(list.total) : count(list.total)) + ' ' + label
@@ -162,7 +162,7 @@ export const DASHBOARD_TENANT_SCRIPT = String.raw`
       var states = ['gate', 'waiting', 'active', 'delayed', 'failed', 'dead-letters'].filter(function (s) { return fair || s !== 'gate'; });
       if (states.indexOf(jobState) < 0) jobState = states[0];
       var tabs = states.map(function (s) {
-        return el('button', { 'data-testid': 'jobs-tab', 'data-state': s, className: s === jobState ? 'tab on' : 'tab', text: s === 'gate' ? 'waiting in gate' : s,
+        return el('button', { 'data-testid': 'jobs-tab', 'data-state': s, className: s === jobState ? 'tab on' : 'tab', text: s === 'gate' ? 'waiting their turn' : s,
           onclick: function (event) {
             jobState = s;
             document.querySelectorAll('.tab').forEach(function (b) { b.className = b === event.target ? 'tab on' : 'tab'; });

@@ -1,7 +1,9 @@
 --- @include "fair-keys"
 --- @include "../modes/fair-keys/fair-fairkey"
 --[[
-  Read only: the next jobs waiting in one tenant's backlog, for the dashboard's job list.
+  Read only: the next jobs waiting in one tenant's backlog, then (priority by turn) those
+  waiting their turn in BullMQ's prioritized set, in its ledger's order (fair-turns.lua), for the
+  dashboard's job list.
   KEYS[1]  gate base key
   ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2]  tenant
@@ -27,6 +29,32 @@ for _, l in ipairs(LANES) do
           (h[3] or '{}') .. '}'
       end
     end
+  end
+end
+-- Priority by turn: the ledger's ids BullMQ took are a prefix (see fair-gated.lua); the rest,
+-- still in BullMQ's prioritized set, in order (lane '').
+local function add(id)
+  local h = redis.call('HMGET', cfg.jp .. id, 'name', 'data', 'opts')
+  if h[1] then
+    out[#out + 1] = ''
+    out[#out + 1] = id
+    out[#out + 1] = '{"n":' .. cjson.encode(h[1]) .. ',"d":' .. (h[2] or '{}') .. ',"o":' ..
+      (h[3] or '{}') .. '}'
+  end
+end
+if cfg.dt and #out / 3 < limit then
+  local k, pz = dKey(t), cfg.jp .. 'prioritized'
+  local n = redis.call('LLEN', k)
+  local lo, hi = 0, n
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if redis.call('ZSCORE', pz, redis.call('LINDEX', k, mid)) then hi = mid else lo = mid + 1 end
+  end
+  local ids = redis.call('LRANGE', k, lo, lo + 2 * (limit - #out / 3))
+  local at = readMany('ZMSCORE', pz, ids)
+  for i, id in ipairs(ids) do
+    if #out / 3 >= limit then break end
+    if at[i] then add(id) end
   end
 end
 return out
