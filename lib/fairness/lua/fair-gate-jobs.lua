@@ -31,8 +31,8 @@ for _, l in ipairs(LANES) do
     end
   end
 end
--- Priority by turn: the ledger's ids BullMQ took are a prefix (see fair-gated.lua); the rest,
--- still in BullMQ's prioritized set, in order (lane '').
+-- Priority by turn: the ledger's live part (ledgerLive, fair-keys.lua), still in BullMQ's
+-- prioritized set, in order (lane '').
 local function add(id)
   local h = redis.call('HMGET', cfg.jp .. id, 'name', 'data', 'opts')
   if h[1] then
@@ -43,15 +43,9 @@ local function add(id)
   end
 end
 if cfg.dt and #out / 3 < limit then
-  local k, pz = dKey(t), cfg.jp .. 'prioritized'
-  local n = redis.call('LLEN', k)
-  local lo, hi = 0, n
-  while lo < hi do
-    local mid = math.floor((lo + hi) / 2)
-    if redis.call('ZSCORE', pz, redis.call('LINDEX', k, mid)) then hi = mid else lo = mid + 1 end
-  end
-  local ids = redis.call('LRANGE', k, lo, lo + 2 * (limit - #out / 3))
-  local at = readMany('ZMSCORE', pz, ids)
+  local _, lo = ledgerLive(t)
+  local ids = redis.call('LRANGE', dKey(t), lo, lo + 2 * (limit - #out / 3))
+  local at = readMany('ZMSCORE', cfg.jp .. 'prioritized', ids)
   for i, id in ipairs(ids) do
     if #out / 3 >= limit then break end
     if at[i] then add(id) end

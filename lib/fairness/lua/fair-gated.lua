@@ -17,18 +17,10 @@ for _, l in ipairs(LANES) do
   local counts = hmgetMany(bKey(l), list)
   for i = 1, #list do out[i] = out[i] + (tonumber(counts[i]) or 0) end
 end
--- A ledger's ids BullMQ took are a prefix (it serves a tenant's turns in order): the first id
--- still queued is found by bisection, O(log n) reads a tenant.
+-- Priority by turn: each ledger's live part (ledgerLive, fair-keys.lua).
 if cfg.dt then
-  local pz = cfg.jp .. 'prioritized'
   for i, t in ipairs(list) do
-    local k = dKey(t)
-    local n = redis.call('LLEN', k)
-    local lo, hi = 0, n
-    while lo < hi do
-      local mid = math.floor((lo + hi) / 2)
-      if redis.call('ZSCORE', pz, redis.call('LINDEX', k, mid)) then hi = mid else lo = mid + 1 end
-    end
+    local n, lo = ledgerLive(t)
     out[i] = out[i] + n - lo
   end
 end

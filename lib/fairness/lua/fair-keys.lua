@@ -73,6 +73,19 @@ end
 local kLv = base .. ':lv'
 local kDl = base .. ':dl'
 local function dKey(t) return base .. ':d:' .. tkp(t) end
+-- A tenant's ledger (fair-turns.lua): its length n and the index of its first id still in
+-- BullMQ's prioritized set (n when none is): the ids BullMQ took are a prefix (it serves a
+-- tenant's turns in order), found by bisection, O(log n) reads. Read only.
+local function ledgerLive(t)
+  local k, pz = dKey(t), cfg.jp .. 'prioritized'
+  local n = redis.call('LLEN', k)
+  local lo, hi = 0, n
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if redis.call('ZSCORE', pz, redis.call('LINDEX', k, mid)) then hi = mid else lo = mid + 1 end
+  end
+  return n, lo
+end
 -- Per-lane field name: the plain name for the single unnamed lane.
 local function sf(field, l)
   if l == '' then return field end
