@@ -1,6 +1,11 @@
 import { TestingModule } from '@nestjs/testing';
 import { Job } from 'bullmq';
-import { TenantFairness, TenantQueueRegistry } from '../../../lib';
+import {
+  InMemoryTenantDirectory,
+  TenantFairness,
+  TenantQueueRegistry,
+  TenantTiers,
+} from '../../../lib';
 import { Started, bootFairApp } from '../../fixtures/fairness-app';
 import { enqueue, many } from '../../support/jobs';
 import { uniquePrefix } from '../../support/redis-url';
@@ -155,6 +160,31 @@ describe('priority by turn: turns as BullMQ priorities from add() on', () => {
     const starts = started.filter((s) => s.tenantId === 'C').map((s) => s.at);
     for (let i = 2; i < starts.length; i++)
       expect(starts[i] - starts[i - 2]).toBeGreaterThanOrEqual(29);
+  });
+
+  it('takes the queued jobs back into the gate when the directory gives the tenant a cap', async () => {
+    const directory = new InMemoryTenantDirectory([{ id: 'acme', status: 'active' }]);
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: { priorityByTurn: true },
+      concurrency: 0,
+      directory,
+    });
+    const queue = bullQueue(moduleRef);
+    await enqueue(moduleRef, 'fair', 'acme', many(5));
+    expect(await queue.getJobCounts('prioritized', 'delayed')).toEqual({
+      prioritized: 5,
+      delayed: 0,
+    });
+    directory.upsert({ id: 'acme', maxConcurrency: 1 });
+    await moduleRef.get(TenantTiers).refresh('acme');
+    // Held by its cap now: back in the gate, which admits one (no worker takes it here).
+    const state = await moduleRef.get(TenantFairness).getTenant('fair', 'acme');
+    expect([state.backlog, state.queuedByTurn, state.inFlight]).toEqual([4, 0, 1]);
+    expect(await queue.getJobCounts('prioritized', 'delayed')).toEqual({
+      prioritized: 1,
+      delayed: 4,
+    });
   });
 
   it("counts a skipped job's final failures for its tenant's slow lane", async () => {
