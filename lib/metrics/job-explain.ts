@@ -77,8 +77,18 @@ async function fromBull(
   const [job, workers] = await Promise.all([bull.getJob(jobId), workersOn(bull)]);
   const holds: JobHold[] = [];
   let delayedUntil: number | null = null;
+  // A prioritized job (a fair queue's turns at add among them) has BullMQ's wait list and the
+  // lower scores of its prioritized set ahead of it.
+  let ahead: number | null = null;
   if (state === 'waiting' || state === 'prioritized') {
     holds.push(workers === 0 ? 'no-consumer' : 'workers-busy');
+    if (state === 'prioritized') {
+      const [rank, wait] = await Promise.all([
+        client.zrank(bull.keys.prioritized, jobId),
+        client.llen(bull.keys.wait),
+      ]);
+      if (rank !== null) ahead = rank + wait;
+    }
   } else if (state === 'delayed') {
     // BullMQ scores a delayed job by its due time * 0x1000 (plus a tie-breaking counter).
     const score = await client.zscore(bull.keys.delayed, jobId);
@@ -87,7 +97,7 @@ async function fromBull(
   }
   const summaries: Record<typeof state, string> = {
     waiting: `In BullMQ's wait list of "${pool}", ${workers === 0 ? 'but no worker consumes this queue in any process: start one' : 'waiting for a free worker slot'}.`,
-    prioritized: `In BullMQ's wait list of "${pool}" (by priority), ${workers === 0 ? 'but no worker consumes this queue in any process: start one' : 'waiting for a free worker slot'}.`,
+    prioritized: `In BullMQ's wait list of "${pool}" (by priority${ahead !== null ? `, ${ahead} job(s) ahead of it` : ''}), ${workers === 0 ? 'but no worker consumes this queue in any process: start one' : 'waiting for a free worker slot'}.`,
     'waiting-children': `Waiting for its child jobs to finish.`,
     active: `Running now (attempt ${(job?.attemptsMade ?? 0) + 1}).`,
     delayed: `Delayed${delayedUntil !== null ? ` until ${new Date(delayedUntil).toISOString()}` : ''}${job?.attemptsMade ? ` (a retry after attempt ${job.attemptsMade} failed)` : ''}.`,

@@ -3,6 +3,7 @@ import { Job } from 'bullmq';
 import {
   InMemoryTenantDirectory,
   TenantFairness,
+  TenantQueueInspector,
   TenantQueueRegistry,
   TenantTiers,
 } from '../../../lib';
@@ -52,6 +53,10 @@ describe('priority by turn: turns as BullMQ priorities from add() on', () => {
       ...b.map((j) => [j.id!, 'B'] as [string, string]),
     ]);
     expect(order.map((id) => tenantOf.get(id!)).join('')).toBe('ABBBAAAAA');
+    // The inspector's explain: where it stands in BullMQ's order.
+    const explained = await moduleRef.get(TenantQueueInspector).explain('fair', a[5].id!);
+    expect(explained.state).toBe('prioritized');
+    expect(explained.summary).toContain('8 job(s) ahead of it');
     // The gate holds none of them; the tenants' depth counts them.
     const fairness = moduleRef.get(TenantFairness);
     const state = await fairness.getTenant('fair', 'A');
