@@ -28,6 +28,7 @@ export class FairGateEnqueue {
     private readonly options: ResolvedFairnessOptions,
     private readonly hints: (tenants: string[]) => Promise<FairHints>,
     private readonly settle: (reply: GateReply) => void,
+    private readonly kick: () => void,
   ) {}
 
   /**
@@ -71,8 +72,10 @@ export class FairGateEnqueue {
     for (const job of gated) {
       const [place, opts] = this.config.placeOf(job);
       const turn = this.config.turnsAtAdd && !job.opts.priority && !job.opts.lifo;
+      // (A held add carries the call's timestamp, how the script knows it is new; a job at the
+      // placeholder is known by its score, and keeps BullMQ's own timestamp.)
       const added = turn
-        ? { ...(opts as PreparedJob['opts']), timestamp, priority: TURN_PLACEHOLDER }
+        ? { ...(opts as PreparedJob['opts']), priority: TURN_PLACEHOLDER }
         : { ...(opts as PreparedJob['opts']), timestamp, delay };
       // Queued on the MULTI at once (nothing is sent before exec); BullMQ's own option check
       // throws here, before anything is written.
@@ -82,19 +85,33 @@ export class FairGateEnqueue {
     }
     const { base, script } = this.config;
     const { dispatchBatch, maxBacklog } = this.options;
-    (multi as unknown as FairCommands).tqFairEnqueue(
-      base,
-      script,
-      dispatchBatch,
-      maxBacklog,
-      JSON.stringify(hints),
-      timestamp,
-      flags,
-      ...args,
-    );
+    // Every job at its turn and no hints to write: the lean call (fair-turn-add.lua), which
+    // composes only what turns need and leaves the dispatch to a kick when it queued a job in the
+    // gate.
+    const lean = this.config.turnsAtAdd && hints.length === 0 && !flags.includes('.');
+    if (lean) {
+      const pairs: string[] = [];
+      for (let i = 0; i < args.length; i += 3) pairs.push(args[i], args[i + 1]);
+      (multi as unknown as FairCommands).tqFairTurnAdd(base, script, ...pairs);
+    } else {
+      (multi as unknown as FairCommands).tqFairEnqueue(
+        base,
+        script,
+        dispatchBatch,
+        maxBacklog,
+        JSON.stringify(hints),
+        timestamp,
+        flags,
+        ...args,
+      );
+    }
     const replies = (await multi.exec()) ?? [];
     const failed = replies.find(([error]) => error);
     if (failed) throw failed[0];
+    if (lean) {
+      if ((replies[replies.length - 1][1] as [string, number])[1] === 1) this.kick();
+      return;
+    }
     const [status, second, third, woken] = replies[replies.length - 1][1] as [
       string,
       string[] | string,

@@ -59,8 +59,13 @@ export class FairGate implements JobDispatcher {
       },
     });
     this.events = new FairGateEvents(definition.name, options, deps.onSlowLane, deps.logger);
-    this.enqueuer = new FairGateEnqueue(definition, this.config, options, deps.hints, (reply) =>
-      this.settle(reply),
+    this.enqueuer = new FairGateEnqueue(
+      definition,
+      this.config,
+      options,
+      deps.hints,
+      (reply) => this.settle(reply),
+      () => this.releases.kick(),
     );
     this.upkeep = new FairGateUpkeep(
       definition.name,

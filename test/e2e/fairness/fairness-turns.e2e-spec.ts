@@ -167,6 +167,35 @@ describe('priority by turn: turns as BullMQ priorities from add() on', () => {
       expect(starts[i] - starts[i - 2]).toBeGreaterThanOrEqual(29);
   });
 
+  it("admits a capped tenant's new jobs at once (the add kicks the gate), beside a free tenant's taking their turns", async () => {
+    const started: Started[] = [];
+    // A tick far away: only the add's own kick can admit the capped tenant's first job soon.
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: { tickMs: 60_000 },
+      concurrency: 4,
+      started,
+    });
+    const fairness = moduleRef.get(TenantFairness);
+    const queue = bullQueue(moduleRef);
+    await fairness.setConcurrency('fair', 'K', 1);
+    const t0 = Date.now();
+    await enqueue(moduleRef, 'fair', 'K', many(3, { ms: 50 }));
+    await enqueue(moduleRef, 'fair', 'F', many(2, { ms: 50 }));
+    await waitFor(() => started.some((s) => s.tenantId === 'K'), "K's first job", 5_000);
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    // K's other two wait in the gate for its slot; F's jobs went straight to their turns.
+    expect((await fairness.getTenant('fair', 'K')).backlog).toBeGreaterThanOrEqual(1);
+    await waitFor(() => started.length === 5, 'all five', 10_000);
+    const k = started.filter((s) => s.tenantId === 'K').map((s) => s.at);
+    expect(k[1] - k[0]).toBeGreaterThanOrEqual(49);
+    expect(k[2] - k[1]).toBeGreaterThanOrEqual(49);
+    expect(await queue.getJobCounts('delayed', 'prioritized')).toEqual({
+      delayed: 0,
+      prioritized: 0,
+    });
+  });
+
   it('takes the queued jobs back into the gate when the directory gives the tenant a cap', async () => {
     const directory = new InMemoryTenantDirectory([{ id: 'acme', status: 'active' }]);
     moduleRef = await bootFairApp({
