@@ -76,8 +76,16 @@ async function enqueueChunked(
   }
 }
 
-/** Plain BullMQ: one queue, one worker, FIFO. */
-export async function plainSide(connection: object, concurrency: number): Promise<Side> {
+/**
+ * Plain BullMQ: one queue, one worker, FIFO. `byTurn`: each job added with BullMQ's own priority,
+ * its place among its tenant's jobs (1, 2, 3...): turns by hand, the order and the price of
+ * BullMQ's prioritized set without this module.
+ */
+export async function plainSide(
+  connection: object,
+  concurrency: number,
+  byTurn = false,
+): Promise<Side> {
   const name = `plain${Math.random().toString(36).slice(2, 8)}`;
   const queue = new Queue(name, { connection });
   const worker = new Worker(name, async (job: Job<BenchJob>) => work.handle(job.data), {
@@ -87,17 +95,19 @@ export async function plainSide(connection: object, concurrency: number): Promis
     removeOnComplete: { count: 0 },
   });
   await worker.waitUntilReady();
+  const turns = new Map<string, number>();
   const side: Side = {
-    label: 'plain BullMQ',
+    label: byTurn ? 'plain BullMQ, priority = turn in tenant' : 'plain BullMQ',
     enqueue: (tenant, count) => enqueueChunked(side, tenant, count, 1000),
-    async addJobs(_tenant, jobs) {
+    async addJobs(tenant, jobs) {
+      let turn = turns.get(tenant) ?? 0;
       await queue.addBulk(
-        jobs.map((job) => ({
-          name: 'w',
-          data: job.data,
-          opts: job.priority ? { priority: job.priority } : undefined,
-        })),
+        jobs.map((job) => {
+          const priority = byTurn ? ++turn : job.priority;
+          return { name: 'w', data: job.data, opts: priority ? { priority } : undefined };
+        }),
       );
+      turns.set(tenant, turn);
     },
     run: () => void worker.run(),
     async close() {

@@ -146,6 +146,13 @@ async function main() {
     for (let round = 0; round < (runs('throughput') ? roundCount : 0); round++) {
       const loadAtStart = load1();
       const plain = await throughput(await plainSide(connection, 50), 1, 20_000, stats);
+      // BullMQ's own priorities, turns by hand: what serving from its prioritized set costs.
+      const plainByTurn = await throughput(
+        await plainSide(connection, 50, true),
+        1000,
+        20_000,
+        stats,
+      );
       const off = await throughput(await moduleSide(connection, 50, false), 1, 20_000, stats);
       const on1 = await throughput(await moduleSide(connection, 50, {}), 1, 20_000, stats);
       const on1000 = await throughput(await moduleSide(connection, 50, {}), 1000, 20_000, stats);
@@ -158,6 +165,13 @@ async function main() {
       // A backlog drained: 20k jobs over 1,000 tenants all enqueued, then the workers start.
       const plainDrain = await throughput(
         await plainSide(connection, 50),
+        1000,
+        20_000,
+        stats,
+        true,
+      );
+      const plainDrainByTurn = await throughput(
+        await plainSide(connection, 50, true),
         1000,
         20_000,
         stats,
@@ -191,6 +205,9 @@ async function main() {
         drainRatio1000Tenants: Number(
           (drain1000.jobsPerSecond / plainDrain.jobsPerSecond).toFixed(2),
         ),
+        drainRatioBullmqPriorities: Number(
+          (plainDrainByTurn.jobsPerSecond / plainDrain.jobsPerSecond).toFixed(2),
+        ),
         drainRatio1000TenantsGateOnly: Number(
           (drainGate.jobsPerSecond / plainDrain.jobsPerSecond).toFixed(2),
         ),
@@ -206,6 +223,7 @@ async function main() {
         ratio1Tenant: Number((on1.jobsPerSecond / plain.jobsPerSecond).toFixed(2)),
         ratio1000Tenants: Number((on1000.jobsPerSecond / plain.jobsPerSecond).toFixed(2)),
         ratio1000TenantsGateOnly: Number((gate.jobsPerSecond / plain.jobsPerSecond).toFixed(2)),
+        ratioBullmqPriorities: Number((plainByTurn.jobsPerSecond / plain.jobsPerSecond).toFixed(2)),
         ratio1000VsModuleOff: Number((on1000.jobsPerSecond / off.jobsPerSecond).toFixed(2)),
         nodeCpuMicrosPerJob: {
           plain: plain.cpuMicrosPerJob,
@@ -213,7 +231,9 @@ async function main() {
           fairness1Tenant: on1.cpuMicrosPerJob,
           fairness1000Tenants: on1000.cpuMicrosPerJob,
           fairness1000TenantsGateOnly: gate.cpuMicrosPerJob,
+          plainByTurn: plainByTurn.cpuMicrosPerJob,
           plainDrain: plainDrain.cpuMicrosPerJob,
+          plainDrainByTurn: plainDrainByTurn.cpuMicrosPerJob,
           drain1000Tenants: drain1000.cpuMicrosPerJob,
           drain1000TenantsGateOnly: drainGate.cpuMicrosPerJob,
           drainModuleFairnessOff: drainOff.cpuMicrosPerJob,
@@ -226,7 +246,9 @@ async function main() {
               ['fairness1Tenant', on1],
               ['fairness1000Tenants', on1000],
               ['fairness1000TenantsGateOnly', gate],
+              ['plainByTurn', plainByTurn],
               ['plainDrain', plainDrain],
+              ['plainDrainByTurn', plainDrainByTurn],
               ['drain1000Tenants', drain1000],
               ['drain1000TenantsGateOnly', drainGate],
               ['drainModuleFairnessOff', drainOff],

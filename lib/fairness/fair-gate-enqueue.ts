@@ -17,19 +17,25 @@ import {
 } from './fair-gate.interface';
 
 /**
- * The fair gate's enqueue path (`FairGate.dispatch`): BullMQ's own add of each job, held in its
- * delayed set, and the gate's record of their ids and turns in one MULTI; what the call admits
- * goes to the gate's `settle`.
+ * The fair gate's enqueue path (`FairGate.dispatch`): BullMQ's own add of each job (held in its
+ * delayed set, or at the placeholder priority where it may take its turn at once) and the gate's
+ * call in one MULTI: `fair-enqueue.lua`, whose admissions go to the gate's `settle`, or for a
+ * batch wholly by turn with no hints the lean `fair-turn-add.lua`, which kicks the gate when it
+ * queued a job there.
  */
 export class FairGateEnqueue {
+  private readonly definition: TenantQueueDefinition;
+  private readonly options: ResolvedFairnessOptions;
+
   constructor(
-    private readonly definition: TenantQueueDefinition,
     private readonly config: FairQueueConfig,
-    private readonly options: ResolvedFairnessOptions,
     private readonly hints: (tenants: string[]) => Promise<FairHints>,
     private readonly settle: (reply: GateReply) => void,
     private readonly kick: () => void,
-  ) {}
+  ) {
+    this.definition = config.definition;
+    this.options = config.options;
+  }
 
   /**
    * Enqueue path of the queue: BullMQ's own add of each job (held in its delayed set) and the

@@ -60,12 +60,10 @@ export class FairGate implements JobDispatcher {
     });
     this.events = new FairGateEvents(definition.name, options, deps.onSlowLane, deps.logger);
     this.enqueuer = new FairGateEnqueue(
-      definition,
-      this.config,
-      options,
+      config,
       deps.hints,
       (reply) => this.settle(reply),
-      () => this.releases.kick(),
+      () => this.kick(),
     );
     this.upkeep = new FairGateUpkeep(
       definition.name,
@@ -102,10 +100,7 @@ export class FairGate implements JobDispatcher {
     return this.commands;
   }
 
-  /**
-   * Enqueue path of the queue (`FairGateEnqueue`): each job written once, into BullMQ, held in
-   * its delayed set; the gate records its id and turn and admits what the window allows.
-   */
+  /** Enqueue path of the queue: each job written once, into BullMQ (`FairGateEnqueue`). */
   dispatch(queue: Queue, jobs: PreparedJob[]): Promise<void> {
     return this.enqueuer.dispatch(queue, jobs);
   }
