@@ -23,30 +23,6 @@ export class MinuteTally {
 
 const zeros = (n: number) => new Array<number>(n).fill(0);
 
-/** The Redis field names of the lag buckets and of the seconds of a minute, made once. */
-const LAG_FIELDS = Array.from({ length: LAG_BUCKETS_MS.length + 1 }, (_, i) => `b${i}`);
-const SECOND_FIELDS = Array.from({ length: 60 }, (_, s) => `e${s}`);
-
-function writePairs(out: (string | number)[], names: readonly string[], counts: number[]): void {
-  for (let i = 0; i < counts.length; i++) if (counts[i]) out.push(names[i], counts[i]);
-}
-
-/** One minute for the flush script: the minute, its pair count, then its non-zero fields. */
-function writeMinute(
-  out: (string | number)[],
-  minute: number,
-  lag: number[],
-  results: number[],
-  bySecond: number[] | null,
-): void {
-  out.push(minute, 0);
-  const at = out.length;
-  writePairs(out, LAG_FIELDS, lag);
-  writePairs(out, RESULT_FIELDS, results);
-  if (bySecond) writePairs(out, SECOND_FIELDS, bySecond);
-  out[at - 1] = (out.length - at) / 2;
-}
-
 /**
  * @internal Everything one process counts for one tenant on one queue: resolved once per job
  * (one Map lookup), every field declared, so the job path allocates nothing. The Redis part
@@ -108,31 +84,15 @@ export class TenantRecord {
     this.blank = false;
   }
 
-  /**
-   * Appends the minutes to write (closed ones, then the current one) to `out` as the flush
-   * script reads them (minute, pairs, then field and count pairs, none zero), then zeroes the
-   * record; returns how many minutes. The current minute is read in place (nothing copied).
-   */
-  writeTo(out: (string | number)[]): number {
-    const closed = this.closed;
-    for (let i = 0; i < closed.length; i++) {
-      const tally = closed[i];
-      writeMinute(out, tally.minute, tally.lag, tally.results, tally.enqueuedBySecond);
-    }
-    let minutes = closed.length;
-    if (minutes > 0) this.closed = [];
-    if (!this.blank) {
-      writeMinute(out, this.minute, this.lag, this.results, this.enqueuedBySecond);
-      this.lag.fill(0);
-      this.results.fill(0);
-      this.enqueuedBySecond?.fill(0);
-      this.blank = true;
-      minutes++;
-    }
+  /** The minutes to write (closed ones, then the current one), then zeroes the record. */
+  take(): MinuteTally[] {
+    this.closeMinute();
+    const tallies = this.closed;
+    this.closed = [];
     this.enqueued = 0;
     this.started = 0;
     this.dirty = false;
-    return minutes;
+    return tallies;
   }
 
   /** Moves the current minute's counts, if any, to `closed`. */

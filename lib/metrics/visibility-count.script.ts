@@ -15,7 +15,6 @@ type Commands = {
     now: number,
     settleMs: number,
   ): Promise<number>;
-  tqVisFlush(totals: string, tenants: string, ...args: (string | number)[]): Promise<number>;
 };
 
 /** One tenant's jobs in BullMQ's own lists, as `visibility-count.lua` counts them. */
@@ -47,7 +46,6 @@ export class BullCounts {
 const SCRIPTS = new LuaScripts<Commands>(__dirname, {
   tqVisCount: { numberOfKeys: 1, file: 'visibility-count.lua' },
   tqVisReconcile: { numberOfKeys: 2, file: 'visibility-reconcile.lua' },
-  tqVisFlush: { numberOfKeys: 2, file: 'visibility-flush.lua' },
 });
 
 function commands(redis: RedisClient): RedisClient & Commands {
@@ -108,26 +106,4 @@ function unescapeJson(raw: string): string {
   } catch {
     return raw;
   }
-}
-
-/**
- * One flush call of a queue's counters (`visibility-flush.lua`): `records` as the script reads
- * them (per tenant: id, last activity, enqueued, first starts, minutes, then each minute's field
- * and count pairs).
- */
-export function flushVisibility(
-  redis: RedisClient,
-  keys: VisibilityKeys,
-  ttlSeconds: number,
-  idleBefore: number,
-  records: (string | number)[],
-): Promise<number> {
-  return commands(redis).tqVisFlush(
-    keys.totals,
-    keys.tenants,
-    keys.minutePrefix,
-    ttlSeconds,
-    idleBefore,
-    ...records,
-  );
 }

@@ -39,12 +39,7 @@ export class VisibilityKeys {
    * second of the minute (`e<s>`, jobs not delayed); expires after the inspector's window.
    */
   minute(tenantId: string, minute: number): string {
-    return `${this.minutePrefix}${tenantKeyPart(tenantId)}:${minute}`;
-  }
-
-  /** What every tenant-minute key starts with (the flush script adds tenant and minute). */
-  get minutePrefix(): string {
-    return `${this.base}:m:`;
+    return `${this.base}:m:${tenantKeyPart(tenantId)}:${minute}`;
   }
 
   /** Prefix of BullMQ's keys of this queue (`<prefix>:<queue>:`), for the on-demand count. */
