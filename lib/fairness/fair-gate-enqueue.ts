@@ -78,14 +78,19 @@ export class FairGateEnqueue {
     for (const job of gated) {
       const [place, opts] = this.config.placeOf(job);
       const turn = this.config.turnsAtAdd && !job.opts.priority && !job.opts.lifo;
-      // (A held add carries the call's timestamp, how the script knows it is new; a job at the
-      // placeholder is known by its score, and keeps BullMQ's own timestamp.)
-      const added = turn
-        ? { ...(opts as PreparedJob['opts']), priority: TURN_PLACEHOLDER }
-        : { ...(opts as PreparedJob['opts']), timestamp, delay };
+      // BullMQ's Job copies the options it is given: the placeholder (or the hold) is set on its
+      // copy, no object made here per job. A held add carries the call's timestamp, how the
+      // script knows it is new; a job at the placeholder is known by its score, and keeps
+      // BullMQ's own timestamp.
+      const bull = new Job(queue, job.name, job.data, opts as PreparedJob['opts'], job.opts.jobId);
+      if (turn) bull.opts.priority = bull.priority = TURN_PLACEHOLDER;
+      else {
+        bull.opts.timestamp = bull.timestamp = timestamp;
+        bull.opts.delay = bull.delay = delay;
+      }
       // Queued on the MULTI at once (nothing is sent before exec); BullMQ's own option check
       // throws here, before anything is written.
-      void new Job(queue, job.name, job.data, added, job.opts.jobId).addJob(multi as never, {});
+      void bull.addJob(multi as never, {});
       args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, place);
       if (this.config.turnsAtAdd) flags += turn ? 'd' : '.';
     }
