@@ -23,6 +23,10 @@ export class MinuteTally {
 
 const zeros = (n: number) => new Array<number>(n).fill(0);
 
+/** The Redis field names of the lag buckets and of the seconds of a minute, made once. */
+export const LAG_FIELDS = Array.from({ length: LAG_BUCKETS_MS.length + 1 }, (_, i) => `b${i}`);
+export const SECOND_FIELDS = Array.from({ length: 60 }, (_, s) => `e${s}`);
+
 /**
  * @internal Everything one process counts for one tenant on one queue: resolved once per job
  * (one Map lookup), every field declared, so the job path allocates nothing. The Redis part
@@ -46,10 +50,29 @@ export class TenantRecord {
   blank = true;
   lastSeen = 0;
 
+  /** The tenant's fields in the totals hash, made once per record. */
+  readonly enqueuedField: string;
+  readonly startedField: string;
+  /** The tenant-minute key of `keyMinute`, made once a minute (see `minuteKey`). */
+  private key = '';
+  private keyMinute = -1;
+
   constructor(
     readonly tenantId: string,
     readonly series: MetricSeries,
-  ) {}
+  ) {
+    this.enqueuedField = `${tenantId}|enq`;
+    this.startedField = `${tenantId}|started`;
+  }
+
+  /** The current minute's key, made anew only when the minute changed since the last call. */
+  minuteKey(keys: { minute(tenantId: string, minute: number): string }): string {
+    if (this.keyMinute !== this.minute) {
+      this.key = keys.minute(this.tenantId, this.minute);
+      this.keyMinute = this.minute;
+    }
+    return this.key;
+  }
 
   /** Moves to the minute of `now` (earlier instants count in the current minute). */
   at(now: number): void {
@@ -84,15 +107,21 @@ export class TenantRecord {
     this.blank = false;
   }
 
-  /** The minutes to write (closed ones, then the current one), then zeroes the record. */
-  take(): MinuteTally[] {
-    this.closeMinute();
-    const tallies = this.closed;
-    this.closed = [];
+  /**
+   * After a flush wrote the closed minutes and the current one (read in place): zeroes the
+   * record.
+   */
+  reset(): void {
+    if (this.closed.length > 0) this.closed = [];
+    if (!this.blank) {
+      this.lag.fill(0);
+      this.results.fill(0);
+      this.enqueuedBySecond?.fill(0);
+      this.blank = true;
+    }
     this.enqueued = 0;
     this.started = 0;
     this.dirty = false;
-    return tallies;
   }
 
   /** Moves the current minute's counts, if any, to `closed`. */

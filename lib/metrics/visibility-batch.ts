@@ -1,6 +1,6 @@
 import { RedisClient } from '../core/redis/tenant-queue.redis';
 import { MetricSeries } from './metric-series';
-import { RESULT_FIELDS, TenantRecord } from './tenant-record';
+import { LAG_FIELDS, RESULT_FIELDS, SECOND_FIELDS, TenantRecord } from './tenant-record';
 import { VisibilityKeys } from './visibility-keys';
 
 const TENANT_KEEP_MS = 24 * 60 * 60_000;
@@ -49,26 +49,18 @@ export class QueueVisibility {
     const pipe = redis.pipeline();
     const seen: (string | number)[] = [];
     for (const record of records) {
-      const tenant = record.tenantId;
-      if (record.enqueued > 0) pipe.hincrby(keys.totals, `${tenant}|enq`, record.enqueued);
-      if (record.started > 0) pipe.hincrby(keys.totals, `${tenant}|started`, record.started);
-      seen.push(record.lastSeen, tenant);
-      for (const tally of record.take()) {
-        const fields: (string | number)[] = [];
-        for (let i = 0; i < tally.lag.length; i++)
-          if (tally.lag[i]) fields.push(`b${i}`, tally.lag[i]);
-        for (let i = 0; i < RESULT_FIELDS.length; i++) {
-          if (tally.results[i]) fields.push(RESULT_FIELDS[i], tally.results[i]);
-        }
-        const bySecond = tally.enqueuedBySecond;
-        if (bySecond)
-          for (let s = 0; s < 60; s++) if (bySecond[s]) fields.push(`e${s}`, bySecond[s]);
-        if (fields.length === 0) continue;
-        const key = keys.minute(tenant, tally.minute);
-        for (let i = 0; i < fields.length; i += 2)
-          pipe.hincrby(key, fields[i] as string, fields[i + 1]);
-        pipe.expire(key, ttlSeconds);
+      if (record.enqueued > 0) pipe.hincrby(keys.totals, record.enqueuedField, record.enqueued);
+      if (record.started > 0) pipe.hincrby(keys.totals, record.startedField, record.started);
+      seen.push(record.lastSeen, record.tenantId);
+      for (const tally of record.closed) {
+        const key = keys.minute(record.tenantId, tally.minute);
+        writeMinute(pipe, key, tally.lag, tally.results, tally.enqueuedBySecond, ttlSeconds);
       }
+      if (!record.blank) {
+        const { lag, results, enqueuedBySecond } = record;
+        writeMinute(pipe, record.minuteKey(keys), lag, results, enqueuedBySecond, ttlSeconds);
+      }
+      record.reset();
     }
     pipe.zadd(keys.tenants, ...seen);
     pipe.zremrangebyscore(keys.tenants, '-inf', now - TENANT_KEEP_MS);
@@ -85,4 +77,39 @@ export class QueueVisibility {
       if (!record.dirty && now - record.lastSeen > RECORD_IDLE_MS) this.records.delete(tenant);
     }
   }
+}
+
+type Pipeline = ReturnType<RedisClient['pipeline']>;
+
+/** One tenant-minute's non-zero counts into its hash, and its time to live when any. */
+function writeMinute(
+  pipe: Pipeline,
+  key: string,
+  lag: number[],
+  results: number[],
+  bySecond: number[] | null,
+  ttlSeconds: number,
+): void {
+  let any = false;
+  for (let i = 0; i < lag.length; i++) {
+    if (lag[i]) {
+      pipe.hincrby(key, LAG_FIELDS[i], lag[i]);
+      any = true;
+    }
+  }
+  for (let i = 0; i < results.length; i++) {
+    if (results[i]) {
+      pipe.hincrby(key, RESULT_FIELDS[i], results[i]);
+      any = true;
+    }
+  }
+  if (bySecond) {
+    for (let s = 0; s < 60; s++) {
+      if (bySecond[s]) {
+        pipe.hincrby(key, SECOND_FIELDS[s], bySecond[s]);
+        any = true;
+      }
+    }
+  }
+  if (any) pipe.expire(key, ttlSeconds);
 }
