@@ -4,6 +4,8 @@ import { LAG_FIELDS, RESULT_FIELDS, SECOND_FIELDS, TenantRecord } from './tenant
 import { VisibilityKeys } from './visibility-keys';
 
 const TENANT_KEEP_MS = 24 * 60 * 60_000;
+/** Tenants one flush pipeline writes at most (a few thousand commands). */
+const FLUSH_CHUNK = 1000;
 /** Records idle this long are dropped from memory (their counts are in Redis already). */
 const RECORD_IDLE_MS = 10 * 60_000;
 
@@ -39,16 +41,46 @@ export class QueueVisibility {
     return record;
   }
 
-  /** Writes and clears what was counted; `ttlSeconds` bounds the tenant-minute hashes. */
+  /**
+   * Writes and clears what was counted; `ttlSeconds` bounds the tenant-minute hashes. One
+   * pipeline per `FLUSH_CHUNK` tenants, each sent once the one before it is answered: its
+   * commands die young (one pipeline of every tenant's commands kept them all alive until its
+   * reply, and the garbage collector took most of a large flush's time). A chunk that fails loses
+   * its counts; the others are still written, and the first error is thrown at the end.
+   */
   async flush(redis: RedisClient, now: number, ttlSeconds: number): Promise<void> {
     this.sweep(now);
     if (this.empty) return;
     const records = this.dirty;
     this.dirty = [];
+    let failure: unknown;
+    for (let from = 0; from < records.length; from += FLUSH_CHUNK) {
+      const to = Math.min(records.length, from + FLUSH_CHUNK);
+      const pipe = this.chunk(redis.pipeline(), records, from, to, ttlSeconds);
+      if (to === records.length)
+        pipe.zremrangebyscore(this.keys.tenants, '-inf', now - TENANT_KEEP_MS);
+      try {
+        const failed = ((await pipe.exec()) ?? []).find(([error]) => error);
+        if (failed) throw failed[0];
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    if (failure) throw failure;
+  }
+
+  /** The commands of `records[from..to)` on `pipe`, each record zeroed. */
+  private chunk(
+    pipe: Pipeline,
+    records: TenantRecord[],
+    from: number,
+    to: number,
+    ttlSeconds: number,
+  ): Pipeline {
     const keys = this.keys;
-    const pipe = redis.pipeline();
     const seen: (string | number)[] = [];
-    for (const record of records) {
+    for (let i = from; i < to; i++) {
+      const record = records[i];
       if (record.enqueued > 0) pipe.hincrby(keys.totals, record.enqueuedField, record.enqueued);
       if (record.started > 0) pipe.hincrby(keys.totals, record.startedField, record.started);
       seen.push(record.lastSeen, record.tenantId);
@@ -62,11 +94,7 @@ export class QueueVisibility {
       }
       record.reset();
     }
-    pipe.zadd(keys.tenants, ...seen);
-    pipe.zremrangebyscore(keys.tenants, '-inf', now - TENANT_KEEP_MS);
-    const results = (await pipe.exec()) ?? [];
-    const failed = results.find(([error]) => error);
-    if (failed) throw failed[0];
+    return pipe.zadd(keys.tenants, ...seen);
   }
 
   /** Every few minutes, forgets records idle for a while (bounded memory over many tenants). */
