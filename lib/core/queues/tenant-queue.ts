@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import { TenantContext } from '../context/tenant-context';
 import { TenantState } from '../context/tenant-state';
@@ -18,6 +17,7 @@ import {
 import { JobIdOwners, newClaimToken } from './job-id-owners.script';
 import { jobOptionsProblem } from './job-options.check';
 import { assertCallerJobId, tenantDeduplicationId } from './job-id.check';
+import { newJobId } from './job-id';
 import { payloadJson, plainPayloadCopy } from './payload.check';
 
 /**
@@ -139,7 +139,7 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
       throw new MissingTenantError(Messages.missingTenant(this.name, name));
     }
     if (opts?.jobId != null) assertCallerJobId(this.name, name, opts, opts.jobId);
-    const jobId = opts?.jobId ?? randomUUID();
+    const jobId = opts?.jobId ?? newJobId();
     const prepared: PreparedJob = {
       name,
       data: payload,
