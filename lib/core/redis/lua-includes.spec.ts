@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TENANT_KEY_PART_LUA } from '../context/tenant-key';
-import { composeLua } from './lua-includes';
+import { composeLua, shakeLua } from './lua-includes';
 
 describe('composeLua', () => {
   let dir: string;
@@ -60,5 +60,61 @@ describe('composeLua', () => {
       'Lua file missing: gone.lua (included by a.lua)',
     );
     expect(() => composeLua(dir, 'nope.lua')).toThrow('Lua file missing: nope.lua');
+  });
+});
+
+describe('shakeLua', () => {
+  const lua = [
+    '--[[ header: unused() is named here only in a comment ]]',
+    'local base = KEYS[1]',
+    "local function key(t) return base .. ':' .. t end",
+    "local function unused(t) return 'unused' end",
+    'local function helper(t)',
+    '  if t then',
+    '    return key(t)',
+    '  end',
+    'end',
+    'local function orphan(t)',
+    '  return helper(t) -- orphan uses helper, but nothing uses orphan',
+    'end',
+    'local function main(t)',
+    '  local s = "helper2 is only in a string"',
+    '  return helper(t), s',
+    'end',
+    'local function helper2() return 1 end',
+    'return main(ARGV[1])',
+  ].join('\n');
+
+  it('drops the top-level functions nothing kept names, to a fixed point, and keeps the rest', () => {
+    const shaken = shakeLua(lua);
+    expect(shaken).toBe(
+      [
+        '--[[ header: unused() is named here only in a comment ]]',
+        'local base = KEYS[1]',
+        "local function key(t) return base .. ':' .. t end",
+        'local function helper(t)',
+        '  if t then',
+        '    return key(t)',
+        '  end',
+        'end',
+        'local function main(t)',
+        '  local s = "helper2 is only in a string"',
+        '  return helper(t), s',
+        'end',
+        'return main(ARGV[1])',
+      ].join('\n'),
+    );
+  });
+
+  it('keeps a one-line definition whose body opens a block on the next lines as one block', () => {
+    const text = ['local function f(x) if x then', '  return 1', 'end end', 'return f(1)'].join(
+      '\n',
+    );
+    // The first line opens two blocks and closes none: the definition runs to the `end` line.
+    expect(shakeLua(text)).toBe(text);
+  });
+
+  it('leaves a script without top-level functions as it is', () => {
+    expect(shakeLua('local a = 1\nreturn a\n')).toBe('local a = 1\nreturn a\n');
   });
 });

@@ -1,5 +1,5 @@
 import type { RedisClient } from './tenant-queue.redis';
-import { composeLua } from './lua-includes';
+import { composeLua, shakeLua } from './lua-includes';
 
 /**
  * One Lua command: its `.lua` file (the parts it includes, see `composeLua`, then KEYS/ARGV in
@@ -22,7 +22,7 @@ export class LuaScripts<T extends object> {
 
   constructor(dir: string, specs: Record<keyof T & string, LuaScriptSpec>) {
     this.commands = Object.entries<LuaScriptSpec>(specs).map(([name, spec]) => {
-      const lua = composeLua(dir, spec.file);
+      const lua = shakeLua(composeLua(dir, spec.file));
       return [
         name,
         spec.numberOfKeys === undefined ? { lua } : { numberOfKeys: spec.numberOfKeys, lua },
