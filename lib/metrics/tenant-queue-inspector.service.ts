@@ -10,11 +10,10 @@ import { JobExplanation } from './job-explanation.interface';
 import { TenantQueueSummary } from './queue-summary.interface';
 import { summarizeQueue } from './queue-summary';
 import { TenantLagHistory, readLagHistory } from './lag-history';
-import { LAG_BUCKETS_MS, quantileOf } from './lag-buckets';
+import { nthLatestAge, windowFigures } from './window-figures';
 import { ResolvedMetricsOptions, TENANT_QUEUE_METRICS_OPTIONS } from './metrics.options';
 import { TenantQueueStateSource } from './tenant-queue-state-source.interface';
-import { TenantListQuery, TenantQueueStats } from './tenant-queue-stats.interface';
-import { RESULT_FIELDS } from './tenant-record';
+import { TenantCount, TenantListQuery, TenantQueueStats } from './tenant-queue-stats.interface';
 import { BullCounts, countBullJobs, reconcileBacklog } from './visibility-count.script';
 import { NO_TENANT, VisibilityKeys } from './visibility-keys';
 
@@ -234,14 +233,6 @@ export class TenantQueueInspector {
       number,
       ...Record<string, string>[],
     ];
-    const buckets = new Array<number>(LAG_BUCKETS_MS.length + 1).fill(0);
-    const results = new Map<string, number>(RESULT_FIELDS.map((f) => [f, 0]));
-    for (const minute of minutes) {
-      for (const [field, value] of Object.entries(minute)) {
-        if (field[0] === 'b') buckets[Number(field.slice(1))] += Number(value);
-        else if (results.has(field)) results.set(field, results.get(field)! + Number(value));
-      }
-    }
     const fair = this.stateSource?.handles(queue) ?? false;
     const live = fair ? await this.stateSource!.getTenant(queue, tenantId) : undefined;
     const jobs = bull.of(tenantId);
@@ -261,28 +252,16 @@ export class TenantQueueInspector {
     const unseen = gated + counted - inBull;
     if (unseen > 0)
       oldest = Math.max(oldest, nthLatestAge(minutes, current, jobs.waiting + unseen, now));
-    const p95 = quantileOf(buckets, 0.95);
+    const { lag, results } = windowFigures(minutes, window);
     return {
       queue,
       tenantId,
       backlog,
       inFlight,
       oldestWaitingMs: oldest,
-      lag: {
-        p50: quantileOf(buckets, 0.5),
-        p95,
-        p99: quantileOf(buckets, 0.99),
-        samples: buckets.reduce((sum, n) => sum + n, 0),
-        windowMinutes: window,
-      },
-      currentLagMs: Math.max(oldest, p95 ?? 0),
-      results: {
-        completed: results.get('completed')!,
-        failed: results.get('failed')!,
-        timedOut: results.get('timed_out')!,
-        cancelled: results.get('cancelled')!,
-        deadLettered: results.get('dead_lettered')!,
-      },
+      lag,
+      currentLagMs: Math.max(oldest, lag.p95 ?? 0),
+      results,
       deadLetters,
       paused: live?.paused ?? false,
       pausedAt: live?.pausedAt ?? null,
@@ -314,33 +293,4 @@ export class TenantQueueInspector {
     const [seconds, micros] = await this.redis.client.time();
     return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
-}
-
-/**
- * Age of the `n`-th latest job enqueued without a delay, from the per-second enqueue counts of
- * the window's minutes (latest first); the window's start when fewer were enqueued in it.
- */
-function nthLatestAge(
-  minutes: Record<string, string>[],
-  current: number,
-  n: number,
-  now: number,
-): number {
-  let seen = 0;
-  for (let i = 0; i < minutes.length; i++) {
-    for (let second = 59; second >= 0; second--) {
-      const count = Number(minutes[i][`e${second}`] ?? 0);
-      if (count === 0) continue;
-      seen += count;
-      if (seen >= n) return Math.max(0, now - ((current - i) * 60_000 + second * 1000));
-    }
-  }
-  return Math.max(0, now - (current - minutes.length + 1) * 60_000);
-}
-
-/** @internal One tenant's backlog and in-flight, as `forEachTenantCount` reads them. */
-export interface TenantCount {
-  tenantId: string;
-  backlog: number;
-  inFlight: number;
 }

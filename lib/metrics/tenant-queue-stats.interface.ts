@@ -67,3 +67,10 @@ export interface TenantListQuery {
    */
   limit?: number;
 }
+
+/** @internal One tenant's backlog and in-flight, as `forEachTenantCount` reads them. */
+export interface TenantCount {
+  tenantId: string;
+  backlog: number;
+  inFlight: number;
+}
