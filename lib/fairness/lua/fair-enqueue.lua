@@ -138,10 +138,7 @@ if cfg.fk then
 end
 for _, group in ipairs(order) do
   local t, l, list = group[1], group[2], group[3]
-  local length = 0
-  for i = 1, #list, CHUNK do
-    length = redis.call('RPUSH', qKey(t, l), unpack(list, i, math.min(#list, i + CHUNK - 1)))
-  end
+  local length = variadic('RPUSH', qKey(t, l), list)
   if tenants[t] then tenants[t].len[l], tenants[t].len0[l] = length, length end
   lengths[l] = lengths[l] or {}
   lengths[l][#lengths[l] + 1] = t

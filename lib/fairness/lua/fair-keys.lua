@@ -102,16 +102,19 @@ local function nowMs()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- One variadic command over a flat list, in chunks that unpack can take.
+-- One variadic command over a flat list, in chunks that unpack can take; returns the last
+-- chunk's reply (a list's length after RPUSH), false for an empty list.
 local function variadic(cmd, key, list, extra)
+  local reply = false
   for i = 1, #list, CHUNK do
     local last = math.min(#list, i + CHUNK - 1)
     if extra then
-      redis.call(cmd, key, extra, unpack(list, i, last))
+      reply = redis.call(cmd, key, extra, unpack(list, i, last))
     else
-      redis.call(cmd, key, unpack(list, i, last))
+      reply = redis.call(cmd, key, unpack(list, i, last))
     end
   end
+  return reply
 end
 
 -- A variadic read (HMGET, SMISMEMBER) of many fields, chunked; returns one flat list.

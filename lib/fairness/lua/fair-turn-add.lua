@@ -47,10 +47,7 @@ for _, t in ipairs(order) do
     placeByTurn(t, r, list, groups[t][3], now)
   else
     toHold(list, now)
-    local length = 0
-    for i = 1, #list, CHUNK do
-      length = redis.call('RPUSH', qKey(t, ''), unpack(list, i, math.min(#list, i + CHUNK - 1)))
-    end
+    local length = variadic('RPUSH', qKey(t, ''), list)
     r.len[''] = length
     held = true
     if length == #list then

@@ -157,10 +157,7 @@ end
 -- Notes ids in tenant t's ledger, trimmed as it grows past each power of two from 64 (amortized
 -- O(1) a job).
 local function ledgerPush(t, ids, now)
-  local n = 0
-  for i = 1, #ids, CHUNK do
-    n = redis.call('RPUSH', dKey(t), unpack(ids, i, math.min(#ids, i + CHUNK - 1)))
-  end
+  local n = variadic('RPUSH', dKey(t), ids) or 0
   if n >= 64 and n - #ids < 2 ^ math.floor(math.log(n) / math.log(2)) then ledgerTrim(t) end
   redis.call('ZADD', kDl, now, t)
 end
