@@ -25,9 +25,9 @@ export function newJobId(): string {
     }
     const at = next++ * ID_BYTES;
     const id = pool.toString('base64url', at, at + ID_BYTES);
-    // All 16 characters digits (about 1 in 10^13): BullMQ takes it for an integer id.
+    // Digits only, or `-` and digits (about 1 in 10^13): BullMQ may take it for an integer id.
     if (!INTEGER_LIKE.test(id)) return id;
   }
 }
 
-const INTEGER_LIKE = /^\d+$/;
+const INTEGER_LIKE = /^-?\d+$/;
