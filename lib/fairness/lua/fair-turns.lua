@@ -124,11 +124,13 @@ local function turnFlush()
 end
 
 -- Drops from the head of t's ledger the ids BullMQ no longer holds in its prioritized set (it
--- serves a tenant's jobs in ledger order, so those are a prefix); returns what is left.
+-- serves a tenant's jobs in ledger order, so those are a prefix); returns what is left. It reads
+-- 32 ids first (a check finds a few levels' worth gone, or none), then 256 at a time.
 local function ledgerTrim(t)
   local k = dKey(t)
+  local size = 32
   while true do
-    local ids = redis.call('LRANGE', k, 0, 255)
+    local ids = redis.call('LRANGE', k, 0, size - 1)
     if #ids == 0 then
       redis.call('ZREM', kDl, t)
       return 0
@@ -137,13 +139,14 @@ local function ledgerTrim(t)
     local gone = 0
     while gone < #ids and not at[gone + 1] do gone = gone + 1 end
     if gone == 0 then return redis.call('LLEN', k) end
-    if gone == #ids and #ids < 256 then
+    if gone == #ids and #ids < size then
       redis.call('DEL', k)
       redis.call('ZREM', kDl, t)
       return 0
     end
     redis.call('LTRIM', k, gone, -1)
     if gone < #ids then return redis.call('LLEN', k) end
+    size = 256
   end
 end
 

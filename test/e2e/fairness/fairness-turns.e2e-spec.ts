@@ -106,6 +106,29 @@ describe('priority by turn: turns as BullMQ priorities from add() on', () => {
     expect(first.length - heavy).toBe(50);
   });
 
+  it('trims from the ledger the jobs BullMQ no longer holds, a short head or a long one, and drops an empty ledger', async () => {
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: { priorityByTurn: true },
+      concurrency: 0,
+    });
+    const jobs = await enqueue(moduleRef, 'fair', 'A', many(300));
+    const queue = bullQueue(moduleRef);
+    const fairness = moduleRef.get(TenantFairness);
+    const removeIds = async (from: number, to: number) => {
+      for (const job of jobs.slice(from, to)) await (await Job.fromId(queue, job.id!))!.remove();
+    };
+    // The ledger holds the ids in add order, which BullMQ serves first: removed jobs are a prefix.
+    expect((await fairness.getTenant('fair', 'A')).queuedByTurn).toBe(300);
+    await removeIds(0, 10); // within the first 32 ids read
+    expect((await fairness.getTenant('fair', 'A')).queuedByTurn).toBe(290);
+    await removeIds(10, 290); // past 32, and past the next 256
+    expect((await fairness.getTenant('fair', 'A')).queuedByTurn).toBe(10);
+    await removeIds(290, 300);
+    expect((await fairness.getTenant('fair', 'A')).queuedByTurn).toBe(0);
+    expect(await queue.getJobCounts('prioritized')).toEqual({ prioritized: 0 });
+  });
+
   it("takes a paused tenant's queued jobs back into the gate, and runs them on resume in their order", async () => {
     const started: Started[] = [];
     moduleRef = await bootFairApp({
