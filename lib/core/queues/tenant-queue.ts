@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import { TenantContext } from '../context/tenant-context';
 import { TenantState } from '../context/tenant-state';
+
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
 import { InvalidJobOptionsError, JobIdTakenError, MissingTenantError } from '../errors';
 import { TenantQueueDefinition } from '../types/queue-definition.interface';
@@ -19,6 +20,9 @@ import { jobOptionsProblem } from './job-options.check';
 import { assertCallerJobId, tenantDeduplicationId } from './job-id.check';
 import { newJobId } from './job-id';
 import { payloadJson, plainPayloadCopy } from './payload.check';
+
+/** A state whose tenant is known (`prepare` checks `tenantId` first): what an envelope is made of. */
+type TenantEnvelopeState = TenantState & { tenantId: string };
 
 /**
  * One job of `TenantQueue.addBulk(jobs)`: its name, data and options.
@@ -150,11 +154,17 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     // takes the job's fair key.
     if (this.jobCheck === undefined) this.jobCheck = this.jobCheckOf?.() ?? null;
     this.jobCheck?.(prepared);
+    // What can fail to serialise (a BigInt, a cycle) is the caller's part: checked before the
+    // envelope (the module's, always plain JSON) joins it, so the check reads the smaller object.
+    const callerJson = payloadJson(this.name, name, payload);
     if (tenantId !== undefined) {
-      payload[ENVELOPE_KEY] = this.codec.create({ ...state, tenantId }, opts?.fairKey);
+      payload[ENVELOPE_KEY] = this.codec.create(state as TenantEnvelopeState, opts?.fairKey);
     }
-    const json = payloadJson(this.name, name, payload);
-    if (opts !== undefined) this.assertOptions(name, prepared.opts, json);
+    if (opts !== undefined) {
+      // `sizeLimit` is checked against the payload as stored, envelope included.
+      const stored = prepared.opts.sizeLimit === undefined ? callerJson : JSON.stringify(payload);
+      this.assertOptions(name, prepared.opts, stored);
+    }
     const dedup = prepared.opts.deduplication;
     if (dedup !== undefined) {
       prepared.opts.deduplication = { ...dedup, id: tenantDeduplicationId(tenantId, dedup.id) };

@@ -80,6 +80,8 @@ describe('options BullMQ would refuse are refused at enqueue, on every queue kin
     ['removeOnComplete "x"', { removeOnComplete: 'x' }],
     ['lifo with priority', { lifo: true, priority: 3 }],
     ['jobId ""', { jobId: '' }],
+    // `{"n":1}` is 7 bytes; stored with its `_tenant` envelope it is well over 40.
+    ['a sizeLimit only the envelope crosses', { sizeLimit: 40 }],
   ];
 
   for (const kind of KINDS) {
