@@ -1,6 +1,6 @@
 import type { RedisClient } from '../core/redis/tenant-queue.redis';
-import { LAG_BUCKETS_MS, quantileOf } from './lag-buckets';
-import { RESULT_FIELDS } from './tenant-record';
+import { quantileOf } from './lag-buckets';
+import { LAG_FIELDS, RESULT_FIELDS } from './tenant-record';
 import { VisibilityKeys } from './visibility-keys';
 
 /**
@@ -41,8 +41,7 @@ export interface TenantLagHistory {
   points: TenantLagPoint[];
 }
 
-const BUCKET_FIELDS = LAG_BUCKETS_MS.map((_, i) => `b${i}`).concat(`b${LAG_BUCKETS_MS.length}`);
-const FIELDS = [...BUCKET_FIELDS, ...RESULT_FIELDS];
+const FIELDS = [...LAG_FIELDS, ...RESULT_FIELDS];
 
 /** Reads the last `HISTORY_MINUTES` minute hashes (only their bucket and result fields). */
 export async function readLagHistory(
@@ -63,8 +62,8 @@ export async function readLagHistory(
     const [error, values] = replies[i] ?? [null, []];
     if (error) throw error;
     const counts = (values as (string | null)[]).map((v) => Number(v ?? 0));
-    const buckets = counts.slice(0, BUCKET_FIELDS.length);
-    const results = counts.slice(BUCKET_FIELDS.length);
+    const buckets = counts.slice(0, LAG_FIELDS.length);
+    const results = counts.slice(LAG_FIELDS.length);
     return {
       at: minute * 60_000,
       p50: quantileOf(buckets, 0.5),

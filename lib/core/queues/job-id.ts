@@ -8,6 +8,8 @@ const POOL_IDS = 256;
 const bytes = new Uint8Array(ID_BYTES * POOL_IDS);
 const pool = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 let next = POOL_IDS;
+/** Ids BullMQ may take for integers (`${parseInt(id, 10)}` === id): drawn again. */
+const INTEGER_LIKE = /^-?\d+$/;
 
 /**
  * @internal A job id the module picks when the caller gives none: 16 characters of base64url
@@ -29,5 +31,3 @@ export function newJobId(): string {
     if (!INTEGER_LIKE.test(id)) return id;
   }
 }
-
-const INTEGER_LIKE = /^-?\d+$/;

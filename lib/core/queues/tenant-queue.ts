@@ -1,7 +1,6 @@
 import type { Queue } from 'bullmq';
 import { TenantContext } from '../context/tenant-context';
 import { TenantState } from '../context/tenant-state';
-
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
 import { InvalidJobOptionsError, JobIdTakenError, MissingTenantError } from '../errors';
 import { TenantQueueDefinition } from '../types/queue-definition.interface';

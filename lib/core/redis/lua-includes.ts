@@ -80,7 +80,7 @@ const count = (text: string, pattern: RegExp) => text.match(pattern)?.length ?? 
  */
 export function shakeLua(lua: string): string {
   const lines = lua.split('\n');
-  const blocks: { name?: string; text: string; names?: Set<string> }[] = [];
+  const blocks: { name?: string; text: string }[] = [];
   let plain: string[] = [];
   for (let i = 0; i < lines.length; i++) {
     const definition = LOCAL_FUNCTION.exec(lines[i]);
