@@ -2,6 +2,7 @@ import { Job, type Queue } from 'bullmq';
 import { TenantBacklogFullError } from './errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { PreparedJob, directDispatcher } from '../core/queues/job-dispatcher.interface';
+import { hasCallerJobId } from '../core/queues/tenant-queue';
 import { Messages } from '../tenant-queue.messages';
 import { bullClient } from '../core/bullmq';
 import { FairCommands, fairCommands } from './fair-gate.script';
@@ -83,6 +84,9 @@ export class FairGateEnqueue {
       // script knows it is new; a job at the placeholder is known by its score, and keeps
       // BullMQ's own timestamp.
       const bull = new Job(queue, job.name, job.data, opts as PreparedJob['opts'], job.opts.jobId);
+      // An id the module drew is the job's id only, not one of the options the caller gave: not
+      // stored in them (BullMQ takes the id apart; 28 bytes less a queued job).
+      if (!hasCallerJobId(job)) bull.opts.jobId = undefined;
       if (turn) bull.opts.priority = bull.priority = TURN_PLACEHOLDER;
       else {
         bull.opts.timestamp = bull.timestamp = timestamp;

@@ -45,6 +45,11 @@ export type TenantJobRouter = (
 /** Prepared jobs whose id the caller chose (deterministic ids: cron, schedules, `jobId`). */
 const callerIds = new WeakSet<PreparedJob>();
 
+/** @internal Whether the caller chose the job's id (else the module drew it: `newJobId`). */
+export function hasCallerJobId(job: PreparedJob): boolean {
+  return callerIds.has(job);
+}
+
 /**
  * Producer for one queue. Every job gets the `_tenant` envelope of the current context (HTTP
  * request or running job); a tenant-scoped job without a tenant is refused before anything is

@@ -362,6 +362,13 @@ describe(`fair queue seen through BullMQ's API, by turn (bullmq ${BULLMQ_VERSION
       expect(waiting.timestamp).toBeLessThanOrEqual(after);
       expect(waiting.opts.priority).toBeUndefined();
       expect(waiting.data).toMatchObject({ n: 2, _tenant: { tenantId: 'a' } });
+      // The caller's id stays in the options it gave; an id the module drew is the job's only.
+      expect(waiting.opts.jobId).toBe('turn-2');
+      const drawn = await as('a', () => queue.add('work', { n: 3 }));
+      const stored = (await Job.fromId(bull, drawn.id))!;
+      expect(stored.id).toBe(drawn.id);
+      expect(stored.opts.jobId).toBeUndefined();
+      await stored.remove();
       expect(await bull.getJobCounts('active', 'prioritized', 'delayed')).toEqual({
         active: 1,
         prioritized: 1,
