@@ -29,8 +29,8 @@ export interface TenantQueueMetricsOptions {
    */
   labelFor?: (tenantId: string) => string;
   /**
-   * How often each process writes its aggregated figures to Redis (one pipelined round trip per
-   * queue with activity).
+   * How often each process writes its aggregated figures to Redis (one script call per 500
+   * tenants of each queue with activity).
    * @default 1000
    */
   flushIntervalMs?: number;

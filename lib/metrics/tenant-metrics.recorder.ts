@@ -42,8 +42,8 @@ const DEAD_LETTERED_FIELD = 4;
 /**
  * @internal Records every job's lag, run time and result in one per-(queue, tenant) record:
  * local counts the metrics sink folds when scraped, and counters flushed to Redis every
- * `flushIntervalMs` (pipelined, one round trip per active queue), so the job path itself
- * never waits on Redis and writes no job id there.
+ * `flushIntervalMs` (one script call per 500 tenants of each active queue), so the job path
+ * itself never waits on Redis and writes no job id there.
  */
 @Injectable()
 @TenantJobStage('observe', 10)

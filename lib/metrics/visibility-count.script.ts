@@ -15,6 +15,7 @@ type Commands = {
     now: number,
     settleMs: number,
   ): Promise<number>;
+  tqVisFlush(totals: string, tenants: string, ...args: (string | number)[]): Promise<number>;
 };
 
 /** One tenant's jobs in BullMQ's own lists, as `visibility-count.lua` counts them. */
@@ -46,6 +47,7 @@ export class BullCounts {
 const SCRIPTS = new LuaScripts<Commands>(__dirname, {
   tqVisCount: { numberOfKeys: 1, file: 'visibility-count.lua' },
   tqVisReconcile: { numberOfKeys: 2, file: 'visibility-reconcile.lua' },
+  tqVisFlush: { numberOfKeys: 2, file: 'visibility-flush.lua' },
 });
 
 function commands(redis: RedisClient): RedisClient & Commands {
@@ -106,4 +108,16 @@ function unescapeJson(raw: string): string {
   } catch {
     return raw;
   }
+}
+
+/**
+ * One chunk of a visibility flush (`visibility-flush.lua`): `args` as the script reads them (its
+ * time to live, the zset's idle bound or '', then each tenant's counts).
+ */
+export function flushVisibility(
+  redis: RedisClient,
+  keys: VisibilityKeys,
+  args: (string | number)[],
+): Promise<number> {
+  return commands(redis).tqVisFlush(keys.totals, keys.tenants, ...args);
 }

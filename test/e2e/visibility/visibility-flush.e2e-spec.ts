@@ -1,0 +1,105 @@
+import { bucketOf } from '../../../lib/metrics/lag-buckets';
+import { MetricSeries } from '../../../lib/metrics/metric-series';
+import { QueueVisibility } from '../../../lib/metrics/visibility-batch';
+import { VisibilityKeys } from '../../../lib/metrics/visibility-keys';
+import { uniquePrefix } from '../../support/redis-url';
+import { TestRedisClient, openRedis } from '../../support/test-redis';
+
+const series: MetricSeries = {
+  lag: () => undefined,
+  runTime: () => undefined,
+  plain: () => undefined,
+  reasoned: () => undefined,
+};
+
+// Ids a key must survive: separators, a hash tag, an escape, spaces, non-ASCII.
+const HOSTILE = ['a:b', 'x{y}z', 'p%20q', ' sp ace ', 'ünï-tenant', 'm:1:2'];
+const TTL = 3720;
+
+describe('the visibility flush: every tenant counted, one script call per chunk of tenants', () => {
+  let redis: TestRedisClient;
+  let keys: VisibilityKeys;
+
+  beforeAll(() => {
+    redis = openRedis();
+  });
+  beforeEach(() => {
+    keys = new VisibilityKeys({ name: 'q', bullPrefix: `{${uniquePrefix('vf')}}` } as never);
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  it("adds two processes' counts of 1,200 tenants (chunks of 500) to the totals, minutes and zset", async () => {
+    const tenants = [...HOSTILE, ...Array.from({ length: 1194 }, (_, i) => `t${i}`)];
+    const now = Date.now();
+    const minute = Math.floor(now / 60_000);
+    const second = Math.floor(now / 1000) % 60;
+    const producer = new QueueVisibility(keys, () => series);
+    const worker = new QueueVisibility(keys, () => series);
+    for (const tenant of tenants) {
+      producer.record(tenant).enqueue(now, false);
+      producer.record(tenant).enqueue(now, false);
+      producer.record(tenant).enqueue(now, true);
+      worker.record(tenant).firstStart(now, 5);
+      worker.record(tenant).result(now, 0);
+    }
+    await producer.flush(redis as never, now, TTL);
+    await worker.flush(redis as never, now, TTL);
+    expect(producer.empty && worker.empty).toBe(true);
+
+    const totals = await redis.hgetall(keys.totals);
+    expect(Object.keys(totals)).toHaveLength(2 * tenants.length);
+    for (const tenant of tenants) {
+      expect([totals[`${tenant}|enq`], totals[`${tenant}|started`]]).toEqual(['3', '1']);
+      const hash = await redis.hgetall(keys.minute(tenant, minute));
+      // Delayed jobs count in the totals but not in the enqueue rate.
+      expect(hash).toEqual({ [`b${bucketOf(5)}`]: '1', completed: '1', [`e${second}`]: '2' });
+    }
+    for (const tenant of HOSTILE) {
+      const ttl = await redis.ttl(keys.minute(tenant, minute));
+      expect(ttl).toBeGreaterThan(TTL - 60);
+      expect(ttl).toBeLessThanOrEqual(TTL);
+    }
+    expect(await redis.zcard(keys.tenants)).toBe(tenants.length);
+    expect(Number(await redis.zscore(keys.tenants, HOSTILE[1]))).toBe(now);
+
+    // A second flush adds to what is there.
+    worker.record('a:b').result(now, 1);
+    worker.record('a:b').result(now, 1);
+    await worker.flush(redis as never, now, TTL);
+    expect(await redis.hget(keys.minute('a:b', minute), 'failed')).toBe('2');
+    expect(await redis.hget(keys.minute('a:b', minute), 'completed')).toBe('1');
+  });
+
+  it('writes a minute a record left behind and its current one; totals alone write no minute', async () => {
+    const visibility = new QueueVisibility(keys, () => series);
+    const start = Math.floor(Date.now() / 60_000) * 60_000;
+    const record = visibility.record('acme');
+    record.firstStart(start + 1_000, 10);
+    record.result(start + 61_000, 2);
+    visibility.record('quiet').enqueue(start + 2_000, true);
+    await visibility.flush(redis as never, start + 61_000, TTL);
+
+    const first = start / 60_000;
+    expect(await redis.hgetall(keys.minute('acme', first))).toEqual({ [`b${bucketOf(10)}`]: '1' });
+    expect(await redis.hgetall(keys.minute('acme', first + 1))).toEqual({ timed_out: '1' });
+    expect(await redis.ttl(keys.minute('acme', first))).toBeGreaterThan(0);
+    expect(await redis.hgetall(keys.totals)).toEqual({
+      'acme|started': '1',
+      'quiet|enq': '1',
+    });
+    expect(await redis.exists(keys.minute('quiet', first))).toBe(0);
+  });
+
+  it('drops tenants idle for a day from the zset', async () => {
+    const now = Date.now();
+    await redis.zadd(keys.tenants, now - 2 * 86_400_000, 'gone', now - 3_600_000, 'recent');
+    const visibility = new QueueVisibility(keys, () => series);
+    for (let i = 0; i < 700; i++) visibility.record(`t${i}`).result(now, 0);
+    await visibility.flush(redis as never, now, TTL);
+    expect(await redis.zscore(keys.tenants, 'gone')).toBeNull();
+    expect(await redis.zscore(keys.tenants, 'recent')).not.toBeNull();
+    expect(await redis.zcard(keys.tenants)).toBe(701);
+  });
+});
