@@ -92,6 +92,39 @@ describe('the visibility flush: every tenant counted, one script call per chunk 
     expect(await redis.exists(keys.minute('quiet', first))).toBe(0);
   });
 
+  it('bounds each call by its arguments when records are large (a producer counting 40 seconds)', async () => {
+    const visibility = new QueueVisibility(keys, () => series);
+    const start = Math.floor(Date.now() / 60_000) * 60_000;
+    visibility.record('warm').result(start, 0);
+    await visibility.flush(redis as never, start, TTL);
+    // The script's command, defined on the client by the first flush: watched, not replaced.
+    const client = redis as unknown as { tqVisFlush(...args: unknown[]): Promise<number> };
+    const defined = client.tqVisFlush;
+    const sizes: number[] = [];
+    client.tqVisFlush = function (this: unknown, ...args: unknown[]) {
+      sizes.push(args.length);
+      return defined.apply(this, args);
+    };
+    try {
+      for (let t = 0; t < 300; t++) {
+        for (let second = 0; second < 40; second++) {
+          visibility.record(`t${t}`).enqueue(start + second * 1000, false);
+        }
+      }
+      await visibility.flush(redis as never, start + 40_000, TTL);
+    } finally {
+      client.tqVisFlush = defined;
+    }
+    expect(sizes.length).toBeGreaterThanOrEqual(3);
+    expect(Math.max(...sizes)).toBeLessThan(10_200);
+    for (const tenant of ['t0', 't150', 't299']) {
+      const hash = await redis.hgetall(keys.minute(tenant, start / 60_000));
+      expect(Object.keys(hash)).toHaveLength(40);
+      expect(new Set(Object.values(hash))).toEqual(new Set(['1']));
+      expect(await redis.hget(keys.totals, `${tenant}|enq`)).toBe('40');
+    }
+  });
+
   it('drops tenants idle for a day from the zset', async () => {
     const now = Date.now();
     await redis.zadd(keys.tenants, now - 2 * 86_400_000, 'gone', now - 3_600_000, 'recent');
