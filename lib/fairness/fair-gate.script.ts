@@ -8,6 +8,7 @@ type Arg = string | number;
 export interface FairCommands {
   tqFairEnqueue(...args: Arg[]): Promise<[string, string[] | string, number, string[]?]>;
   tqFairTurnAdd(...args: Arg[]): Promise<[string, number]>;
+  tqFairTurnStore(...args: Arg[]): Promise<[string, number]>;
   tqFairRelease(...args: Arg[]): Promise<[Arg[], string[], number, string[]?]>;
   tqFairTick(...args: Arg[]): Promise<[Arg[], string[], number, string[]?]>;
   tqFairAdmin(...args: Arg[]): Promise<any[]>;
@@ -19,6 +20,7 @@ export const FAIR_LUA_DIR = join(__dirname, 'lua');
 const FILES: Record<keyof FairCommands, string> = {
   tqFairEnqueue: 'fair-enqueue.lua',
   tqFairTurnAdd: 'fair-turn-add.lua',
+  tqFairTurnStore: 'fair-turn-store.lua',
   tqFairRelease: 'fair-release.lua',
   tqFairTick: 'fair-tick.lua',
   tqFairAdmin: 'fair-admin.lua',

@@ -106,3 +106,41 @@ export function otherBullmqCopy(pkg: string): BullmqCopy | undefined {
 export function waitingCount(counts: Record<string, number>): number {
   return (counts.waiting ?? 0) + (counts.paused ?? 0);
 }
+
+/** BullMQ's short names of some job options in a stored job (`optsEncodeMap`, both majors). */
+const OPTION_CODES: Readonly<Record<string, string>> = (
+  bullmq as unknown as { optsEncodeMap: Record<string, string> }
+).optsEncodeMap;
+const CODED_OPTIONS = Object.keys(OPTION_CODES);
+
+/** The job options BullMQ's add does more with than store them (or that a plain add refuses). */
+const NOT_STORE_ONLY = [
+  'parent',
+  'repeat',
+  'telemetry',
+  'prevMillis',
+  'debounce',
+  'priority',
+  'lifo',
+];
+
+/**
+ * A new job's options as BullMQ's own add stores them in its hash (bullmq 5 and 6: short names
+ * from `optsEncodeMap`, undefined options left out), for a script that writes the job as that add
+ * would; undefined where the add does more than store the job (a parent, deduplication, a
+ * repeat, telemetry, a priority, lifo, a delay), so the caller leaves it to BullMQ.
+ * `job` is BullMQ's own `Job` of the add (its options normalized, checked by `validateOptions`).
+ */
+export function storedJobOptions(job: bullmq.Job): string | undefined {
+  const opts = job.opts as Record<string, unknown>;
+  if (job.parentKey !== undefined || job.deduplicationId !== undefined) return undefined;
+  if (job.repeatJobKey !== undefined || ((opts.delay as number) ?? 0) > 0) return undefined;
+  for (const name of NOT_STORE_ONLY) if (opts[name] !== undefined) return undefined;
+  let coded = false;
+  for (const name of CODED_OPTIONS) if (opts[name] !== undefined) coded = true;
+  if (!coded) return JSON.stringify(opts);
+  const stored: Record<string, unknown> = Object.create(null);
+  for (const [name, value] of Object.entries(opts))
+    stored[Object.hasOwn(OPTION_CODES, name) ? OPTION_CODES[name] : name] = value;
+  return JSON.stringify(stored);
+}

@@ -55,7 +55,7 @@ local function moveIntoBull(ids, prios, heads)
     local jk = jp .. id
     local h = heads[i]
     local own = tonumber(h[2]) or 0
-    local opts = string.gsub(h[3] or '{}', '"delay":[^,}]*', '"delay":0', 1)
+    local opts = withOption(h[3] or '{}', 'delay', 0, false)
     local lifo = string.find(opts, '"lifo":true', 1, true) ~= nil
     local p, bp = prios[i], own
     local ahead = false

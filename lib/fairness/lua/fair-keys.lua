@@ -130,6 +130,18 @@ local function readMany(cmd, key, fields)
 end
 local function hmgetMany(key, fields) return readMany('HMGET', key, fields) end
 
+-- A job's stored options (JSON) with its top-level option `name` set to `value`, where it has one
+-- or `add` is true: decoded and encoded again, as BullMQ stores them (cjson), so an option of the
+-- same name inside another (a backoff's `delay`) is kept. Options that do not decode stay as
+-- they are.
+local function withOption(opts, name, value, add)
+  local ok, o = pcall(cjson.decode, opts)
+  if not ok or type(o) ~= 'table' then return opts end
+  if o[name] == nil and not add then return opts end
+  o[name] = value
+  return cjson.encode(o)
+end
+
 -- A job's record '{"n":<name>}\n<tenant>' (jobRecord, fair-bull.lua): its tenant, its JSON
 -- (JSON has no raw newline; a tenant id might, so the first newline is the end of the JSON). nil
 -- for a record without its tenant line (not written by the gate, see dispatch).

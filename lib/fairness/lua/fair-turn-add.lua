@@ -47,13 +47,8 @@ for _, t in ipairs(order) do
     placeByTurn(t, r, list, groups[t][3], now)
   else
     toHold(list, now)
-    local length = variadic('RPUSH', qKey(t, ''), list)
-    r.len[''] = length
+    if toBacklog(t, r, list) == 1 then kick = 1 end
     held = true
-    if length == #list then
-      activate(t)
-      kick = 1
-    end
   end
 end
 turnFlush()

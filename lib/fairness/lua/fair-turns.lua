@@ -181,6 +181,12 @@ local function placeByTurn(t, r, ids, scores, now)
   ledgerPush(t, ids, now)
 end
 
+-- A job's stored options (JSON) with BullMQ's `delay` option set to `delay` (a held job's); see
+-- withOption (fair-keys.lua).
+local function heldOpts(opts, delay)
+  return withOption(opts, 'delay', tonumber(delay), true)
+end
+
 -- Takes jobs `ids` from BullMQ's prioritized set into the hold (BullMQ's delayed set at the hold
 -- score, a `delayed` event), as the producer's held add would have written them.
 local function toHold(ids, now)
@@ -191,16 +197,22 @@ local function toHold(ids, now)
     local jk = jp .. id
     local h = redis.call('HMGET', jk, 'timestamp', 'opts')
     local delay = int(HOLD_TS - (tonumber(h[1]) or now))
-    local opts, n = string.gsub(unplaced(h[2] or '{}'), '"delay":[^,}]*', '"delay":' .. delay, 1)
-    if n == 0 then
-      if opts == '{}' then opts = '{"delay":' .. delay .. '}' else opts = '{"delay":' .. delay .. ',' .. string.sub(opts, 2) end
-    end
-    redis.call('HSET', jk, 'delay', delay, 'priority', 0, 'opts', opts)
+    redis.call('HSET', jk, 'delay', delay, 'priority', 0, 'opts', heldOpts(unplaced(h[2] or '{}'), delay))
     held[#held + 1] = string.format('%.0f', HOLD_MIN + i % 4096)
     held[#held + 1] = id
     redis.call('XADD', events, '*', 'event', 'delayed', 'jobId', id, 'delay', int(HOLD_TS))
   end
   variadic('ZADD', jp .. 'delayed', held)
+end
+
+-- Puts held jobs `ids` of tenant t (r its record) at the tail of its backlog; returns 1 when
+-- the backlog was empty (the tenant is put in turn: the gate should dispatch now), else 0.
+local function toBacklog(t, r, ids)
+  local length = variadic('RPUSH', qKey(t, ''), ids)
+  r.len[''] = length
+  if length > #ids then return 0 end
+  activate(t)
+  return 1
 end
 
 -- Whether a rule holds tenant r's jobs in the gate (paused, capped, rate-limited, a floor).

@@ -1,5 +1,5 @@
 import { TestingModule } from '@nestjs/testing';
-import { Job } from 'bullmq';
+import { Job, Queue } from 'bullmq';
 import {
   InMemoryTenantDirectory,
   TenantFairness,
@@ -10,6 +10,7 @@ import {
 import { Started, bootFairApp } from '../../fixtures/fairness-app';
 import { enqueue, many } from '../../support/jobs';
 import { uniquePrefix } from '../../support/redis-url';
+import { openRedis, testConnection } from '../../support/test-redis';
 import { waitFor } from '../../support/wait';
 
 /**
@@ -104,6 +105,73 @@ describe('priority by turn: turns as BullMQ priorities from add() on', () => {
     const heavy = first.filter((t) => t === 'heavy').length;
     expect(heavy).toBe(150);
     expect(first.length - heavy).toBe(50);
+  });
+
+  it("writes each job once, as BullMQ's own add writes it: fields, options, events, a known id; a held job keeps its backoff", async () => {
+    moduleRef = await bootFairApp({ prefix: uniquePrefix(), fairness: {}, concurrency: 0 });
+    const queue = bullQueue(moduleRef);
+    const prefix = queue.opts.prefix!;
+    // BullMQ's own add of the same job into a queue of its own, the same options (the fixture's
+    // queue adds removeOnComplete and removeOnFail by default).
+    const twin = new Queue('twin', { connection: testConnection(), prefix });
+    const redis = openRedis();
+    // BullMQ's events of a job as its QueueEvents would read them (the queue's stream, in order).
+    const eventsOf = async (id: string) =>
+      (await redis.xrange(`${prefix}:fair:events`, '-', '+'))
+        .map(([, fields]) => fields)
+        .filter((fields) => fields[fields.indexOf('jobId') + 1] === id)
+        .map((fields) => fields[fields.indexOf('event') + 1]);
+    try {
+      const opts = {
+        attempts: 4,
+        backoff: { type: 'exponential', delay: 1500, jitter: 0.25 },
+        keepLogs: 3,
+        removeOnComplete: true,
+        removeOnFail: true,
+      };
+      await enqueue(moduleRef, 'fair', 'acme', [{ n: 1 }], { ...opts, jobId: 'same' });
+      await twin.add('work', { n: 1 }, { ...opts, jobId: 'same' });
+      const ours = await redis.hgetall(`${prefix}:fair:same`);
+      const theirs = await redis.hgetall(`${prefix}:twin:same`);
+      expect(Object.keys(ours).sort()).toEqual(Object.keys(theirs).sort());
+      // BullMQ's short names (keepLogs is `kl`), the caller's id kept in the options.
+      expect(JSON.parse(ours.opts)).toEqual(JSON.parse(theirs.opts));
+      expect(ours.name).toBe('work');
+      expect(ours.delay).toBe('0');
+      expect(Number(ours.priority)).toBeGreaterThan(0);
+      expect(JSON.parse(ours.data)).toMatchObject({ n: 1, _tenant: { tenantId: 'acme' } });
+      const job = (await Job.fromId(queue, 'same'))!;
+      expect(await job.getState()).toBe('prioritized');
+      expect(job.opts).toEqual((await Job.fromId(twin, 'same'))!.opts);
+      // A known id writes nothing, as BullMQ's add.
+      await enqueue(moduleRef, 'fair', 'acme', [{ n: 2 }], { ...opts, jobId: 'same' });
+      expect(await redis.hgetall(`${prefix}:fair:same`)).toEqual(ours);
+
+      // A capped tenant's jobs are held in the gate: held, then admitted, each keeps its backoff
+      // (only the top-level `delay` option is the hold's).
+      await moduleRef.get(TenantFairness).setConcurrency('fair', 'capped', 1);
+      await enqueue(moduleRef, 'fair', 'capped', [{ n: 3 }, { n: 4 }], opts);
+      const capped = await queue.getJobs(['delayed', 'prioritized', 'waiting']);
+      const mine = capped.filter((j) => (j.data as { n: number }).n >= 3);
+      await waitFor(async () => (await queue.getJobCounts('delayed')).delayed === 1, 'one held');
+      for (const j of mine) {
+        const now = (await Job.fromId(queue, j.id!))!;
+        expect(now.opts.backoff).toEqual(opts.backoff);
+        const held = (await now.getState()) === 'delayed';
+        expect(now.opts.delay).toBe(held ? now.delay : 0);
+        if (held) expect(now.delay).toBeGreaterThan(365 * 24 * 3600_000);
+      }
+      expect(await eventsOf('same')).toEqual(['added', 'waiting', 'duplicated']);
+      for (const j of mine) {
+        const held = (await j.getState()) === 'delayed';
+        expect(await eventsOf(j.id!)).toEqual(
+          held ? ['added', 'delayed'] : ['added', 'delayed', 'waiting'],
+        );
+      }
+    } finally {
+      await twin.close();
+      redis.disconnect();
+    }
   });
 
   it('trims from the ledger the jobs BullMQ no longer holds, a short head or a long one, and drops an empty ledger', async () => {
