@@ -385,6 +385,26 @@ describe(`fair queue seen through BullMQ's API, by turn (bullmq ${BULLMQ_VERSION
     }
   });
 
+  it('keeps a job added by turn to a paused BullMQ queue until resume, as BullMQ does', async () => {
+    const queue = queueOf('turned');
+    const bull = queue.bullQueue;
+    await bull.pause();
+    try {
+      await as('p', () => queue.add('work', { n: 7 }, { jobId: 'paused-turn' }));
+      expect(await stateOf(bull, 'paused-turn')).toBe('prioritized');
+      await sleep(400);
+      expect(turned.has('paused-turn')).toBe(false);
+    } finally {
+      await bull.resume();
+    }
+    await waitFor(() => turned.has('paused-turn'), 'paused-turn running after resume');
+    turned.get('paused-turn')!();
+    await waitFor(
+      async () => (await stateOf(bull, 'paused-turn')) === 'completed',
+      'paused-turn completed',
+    );
+  });
+
   it('lets BullMQ remove a waiting job (job.remove, clean, drain): it never runs, the tenant goes on', async () => {
     const queue = queueOf('turned');
     const bull = queue.bullQueue;
