@@ -31,6 +31,10 @@ if not maxEvents then
 end
 -- BullMQ counts every add in its `id` key, custom ids included.
 redis.call('INCRBY', jp .. 'id', (#ARGV - 1) / 6)
+-- A new job's hash (6 fields, a value above 64 bytes: a hash table) ends its HMSET halfway
+-- through growing from 4 buckets to 8, each later command on it moving one more: two lookups
+-- finish it, 32 bytes less a queued job (BullMQ's own add leaves them until its job is touched).
+local function settle(jk) redis.call('HMGET', jk, 'name', 'delay') end
 local groups, order, seen = {}, {}, {}
 for a = 2, #ARGV, 6 do
   local id = ARGV[a]
@@ -75,6 +79,7 @@ for _, t in ipairs(order) do
       counter = counter + 1
       redis.call('HMSET', jp .. id, 'name', name, 'data', ARGV[a + 3], 'opts', ARGV[a + 4],
                  'timestamp', ARGV[a + 5], 'delay', 0, 'priority', prios[i])
+      settle(jp .. id)
       redis.call('XADD', events, '*', 'event', 'added', 'jobId', id, 'name', name)
       ranked[#ranked + 1] = string.format('%.0f', prios[i] * TWO32 + counter % TWO32)
       ranked[#ranked + 1] = id
@@ -90,6 +95,7 @@ for _, t in ipairs(order) do
       redis.call('HMSET', jp .. id, 'name', name, 'data', ARGV[a + 3],
                  'opts', heldOpts(ARGV[a + 4], delay), 'timestamp', ARGV[a + 5], 'delay', delay,
                  'priority', 0)
+      settle(jp .. id)
       redis.call('XADD', events, '*', 'event', 'added', 'jobId', id, 'name', name)
       hold[#hold + 1] = string.format("%.0f", HOLD_MIN + (#hold / 2) % 4096)
       hold[#hold + 1] = id
