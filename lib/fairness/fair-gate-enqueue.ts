@@ -115,11 +115,7 @@ export class FairGateEnqueue {
       stored.push(job.opts.jobId, tenant, job.name, data, storedOpts, String(bull.timestamp));
     }
     if (store) {
-      const [, kick] = await commands.tqFairTurnStore(
-        this.config.base,
-        this.config.script,
-        ...stored,
-      );
+      const [, kick] = await commands.tqFairTurnStore(this.config.base, this.config.script, stored);
       if (kick === 1) this.kick();
       return;
     }
@@ -159,7 +155,7 @@ export class FairGateEnqueue {
     if (lean) {
       const pairs: string[] = [];
       for (let i = 0; i < args.length; i += 3) pairs.push(args[i], args[i + 1]);
-      (multi as unknown as FairCommands).tqFairTurnAdd(base, script, ...pairs);
+      (multi as unknown as FairCommands).tqFairTurnAdd(base, script, pairs);
     } else {
       (multi as unknown as FairCommands).tqFairEnqueue(
         base,
@@ -169,7 +165,7 @@ export class FairGateEnqueue {
         JSON.stringify(hints),
         timestamp,
         flags,
-        ...args,
+        args,
       );
     }
     const replies = (await multi.exec()) ?? [];

@@ -3,12 +3,17 @@ import type { RedisClient } from '../core/redis/tenant-queue.redis';
 import { LuaScriptSpec, LuaScripts } from '../core/redis/lua-scripts';
 
 type Arg = string | number;
+/**
+ * A per-job list of arguments, passed as one array: ioredis flattens it into the command (both
+ * majors), where spreading it into the call fails past ~100,000 values (V8's argument limit).
+ */
+type Args = readonly Arg[];
 
 /** The fair gate's Lua commands, registered once per client with `defineCommand`. */
 export interface FairCommands {
-  tqFairEnqueue(...args: Arg[]): Promise<[string, string[] | string, number, string[]?]>;
-  tqFairTurnAdd(...args: Arg[]): Promise<[string, number]>;
-  tqFairTurnStore(...args: Arg[]): Promise<[string, number]>;
+  tqFairEnqueue(...args: (Arg | Args)[]): Promise<[string, string[] | string, number, string[]?]>;
+  tqFairTurnAdd(...args: (Arg | Args)[]): Promise<[string, number]>;
+  tqFairTurnStore(...args: (Arg | Args)[]): Promise<[string, number]>;
   tqFairRelease(...args: Arg[]): Promise<[Arg[], string[], number, string[]?]>;
   tqFairTick(...args: Arg[]): Promise<[Arg[], string[], number, string[]?]>;
   tqFairAdmin(...args: Arg[]): Promise<any[]>;

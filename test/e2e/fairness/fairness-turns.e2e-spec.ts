@@ -1,15 +1,19 @@
-import { TestingModule } from '@nestjs/testing';
+import { Module } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
 import { Job, Queue } from 'bullmq';
 import {
   InMemoryTenantDirectory,
+  TenantContext,
   TenantFairness,
   TenantQueueInspector,
+  TenantQueueModule,
   TenantQueueRegistry,
   TenantTiers,
 } from '../../../lib';
 import { Started, bootFairApp } from '../../fixtures/fairness-app';
 import { enqueue, many } from '../../support/jobs';
 import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
 import { openRedis, testConnection } from '../../support/test-redis';
 import { waitFor } from '../../support/wait';
 
@@ -173,6 +177,27 @@ describe('priority by turn: turns as BullMQ priorities from add() on', () => {
       redis.disconnect();
     }
   });
+
+  it("takes an addBulk of 70,000 jobs (past one store call, and past V8's limit on spread arguments): every job in its turn", async () => {
+    // A bulk this size takes seconds on a fair queue: the app raises its enqueue bound.
+    @Module({
+      imports: [
+        ...testRootImports(uniquePrefix(), { enqueueTimeoutMs: 120_000 }),
+        TenantQueueModule.registerQueue({ name: 'fair', fairness: {} }),
+      ],
+    })
+    class BigBulkModule {}
+    moduleRef = await Test.createTestingModule({ imports: [BigBulkModule] }).compile();
+    await moduleRef.init();
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue<{ n: number }>('fair');
+    const jobs = Array.from({ length: 70_000 }, (_, n) => ({ name: 'work', data: { n } }));
+    const added = await moduleRef.get(TenantContext).run('bulk', () => queue.addBulk(jobs));
+    expect(added).toHaveLength(70_000);
+    expect(await bullQueue(moduleRef).getJobCounts('prioritized')).toEqual({ prioritized: 70_000 });
+    expect((await moduleRef.get(TenantFairness).getTenant('fair', 'bulk')).queuedByTurn).toBe(
+      70_000,
+    );
+  }, 180_000);
 
   it('trims from the ledger the jobs BullMQ no longer holds, a short head or a long one, and drops an empty ledger', async () => {
     moduleRef = await bootFairApp({
