@@ -137,7 +137,12 @@ export function storedJobOptions(job: bullmq.Job): string | undefined {
   if (job.repeatJobKey !== undefined || ((opts.delay as number) ?? 0) > 0) return undefined;
   for (const name of NOT_STORE_ONLY) if (opts[name] !== undefined) return undefined;
   let coded = false;
-  for (const name of CODED_OPTIONS) if (opts[name] !== undefined) coded = true;
+  for (const name of CODED_OPTIONS) {
+    if (opts[name] !== undefined) {
+      coded = true;
+      break;
+    }
+  }
   if (!coded) return JSON.stringify(opts);
   const stored: Record<string, unknown> = Object.create(null);
   for (const [name, value] of Object.entries(opts))

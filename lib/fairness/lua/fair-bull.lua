@@ -29,6 +29,15 @@ local function jobRecord(name, t)
   return '{"n":' .. cjson.encode(name) .. '}\n' .. t
 end
 
+-- Whether BullMQ's queue is paused, and else whether it is at its global concurrency (its
+-- isQueuePausedOrMaxed, the same on bullmq 5 and 6): no marker then wakes a worker.
+local function bullPausedOrMaxed()
+  local meta = redis.call('HMGET', cfg.jp .. 'meta', 'paused', 'concurrency')
+  if meta[1] ~= false then return true, false end
+  if not meta[2] then return false, false end
+  return false, redis.call('LLEN', cfg.jp .. 'active') >= tonumber(meta[2])
+end
+
 -- Moves admitted jobs, in admission order, from BullMQ's delayed set to where a worker takes
 -- them. heads[i]: the job's name, own priority and stored options (HMGET, see dispatch).
 -- prios[i]: the gate's priority for ids[i] (see dispatch): > 0 a BullMQ priority (with lanes it
@@ -40,12 +49,7 @@ end
 local function moveIntoBull(ids, prios, heads)
   if #ids == 0 then return end
   local jp = cfg.jp
-  local meta = redis.call('HMGET', jp .. 'meta', 'paused', 'concurrency')
-  local paused = meta[1] ~= false
-  local maxed = false
-  if not paused and meta[2] then
-    maxed = redis.call('LLEN', jp .. 'active') >= tonumber(meta[2])
-  end
+  local paused, maxed = bullPausedOrMaxed()
   local target = jp .. 'wait'
   if paused and cfg.pl then target = jp .. 'paused' end
   variadic('ZREM', jp .. 'delayed', ids)

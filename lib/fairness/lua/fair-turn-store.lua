@@ -93,24 +93,19 @@ for _, t in ipairs(order) do
       local id, name = ARGV[a], ARGV[a + 2]
       local delay = int(HOLD_TS - tonumber(ARGV[a + 5]))
       redis.call('HMSET', jp .. id, 'name', name, 'data', ARGV[a + 3],
-                 'opts', heldOpts(ARGV[a + 4], delay), 'timestamp', ARGV[a + 5], 'delay', delay,
+                 'opts', withOption(ARGV[a + 4], 'delay', tonumber(delay), true), 'timestamp', ARGV[a + 5], 'delay', delay,
                  'priority', 0)
       settle(jp .. id)
       redis.call('XADD', events, '*', 'event', 'added', 'jobId', id, 'name', name)
-      hold[#hold + 1] = string.format("%.0f", HOLD_MIN + (#hold / 2) % 4096)
-      hold[#hold + 1] = id
-      redis.call('XADD', events, 'MAXLEN', '~', maxEvents, '*', 'event', 'delayed', 'jobId', id,
-                 'delay', int(HOLD_TS))
+      holdEntry(hold, id, events, maxEvents)
     end
     if toBacklog(t, r, ids) == 1 then kick = 1 end
     held = true
   end
 end
 if count > 0 then
-  local state = redis.call('HMGET', meta, 'paused', 'concurrency')
-  local maxed = state[1] ~= false
-  if not maxed and state[2] then maxed = redis.call('LLEN', jp .. 'active') >= tonumber(state[2]) end
-  if not maxed then redis.call('ZADD', jp .. 'marker', 0, '0') end
+  local paused, maxed = bullPausedOrMaxed()
+  if not (paused or maxed) then redis.call('ZADD', jp .. 'marker', 0, '0') end
 end
 if #hold > 0 then variadic('ZADD', jp .. 'delayed', hold) end
 turnFlush()

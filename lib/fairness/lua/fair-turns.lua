@@ -181,10 +181,17 @@ local function placeByTurn(t, r, ids, scores, now)
   ledgerPush(t, ids, now)
 end
 
--- A job's stored options (JSON) with BullMQ's `delay` option set to `delay` (a held job's); see
--- withOption (fair-keys.lua).
-local function heldOpts(opts, delay)
-  return withOption(opts, 'delay', tonumber(delay), true)
+-- Notes job `id` held: its hold score and id appended to `held` (a ZADD list for BullMQ's
+-- delayed set) and a `delayed` event, trimmed at maxEvents when given (as BullMQ's add trims).
+local function holdEntry(held, id, events, maxEvents)
+  held[#held + 1] = string.format('%.0f', HOLD_MIN + (#held / 2) % 4096)
+  held[#held + 1] = id
+  if maxEvents then
+    redis.call('XADD', events, 'MAXLEN', '~', maxEvents, '*', 'event', 'delayed', 'jobId', id,
+               'delay', int(HOLD_TS))
+  else
+    redis.call('XADD', events, '*', 'event', 'delayed', 'jobId', id, 'delay', int(HOLD_TS))
+  end
 end
 
 -- Takes jobs `ids` from BullMQ's prioritized set into the hold (BullMQ's delayed set at the hold
@@ -193,14 +200,12 @@ local function toHold(ids, now)
   local jp = cfg.jp
   variadic('ZREM', jp .. 'prioritized', ids)
   local held, events = {}, jp .. 'events'
-  for i, id in ipairs(ids) do
+  for _, id in ipairs(ids) do
     local jk = jp .. id
     local h = redis.call('HMGET', jk, 'timestamp', 'opts')
     local delay = int(HOLD_TS - (tonumber(h[1]) or now))
-    redis.call('HSET', jk, 'delay', delay, 'priority', 0, 'opts', heldOpts(unplaced(h[2] or '{}'), delay))
-    held[#held + 1] = string.format('%.0f', HOLD_MIN + i % 4096)
-    held[#held + 1] = id
-    redis.call('XADD', events, '*', 'event', 'delayed', 'jobId', id, 'delay', int(HOLD_TS))
+    redis.call('HSET', jk, 'delay', delay, 'priority', 0, 'opts', withOption(unplaced(h[2] or '{}'), 'delay', tonumber(delay), true))
+    holdEntry(held, id, events)
   end
   variadic('ZADD', jp .. 'delayed', held)
 end
