@@ -25,17 +25,19 @@ interface Validating {
 const STORED = { data: '' };
 const NO_ARGS: string[] = [];
 /**
- * Most jobs one store call writes (6 arguments each; ~15 µs of Redis a job): a bigger batch
- * takes BullMQ's adds and the gate's call in one MULTI, atomic as a whole as this one call is.
+ * Most jobs one store call writes (6 arguments each; ~25 µs of Redis a job): a bigger batch is
+ * one MULTI of such calls, atomic as a whole as BullMQ's own addBulk is.
  */
 const STORE_MAX_JOBS = 2000;
+const STORE_MAX_ARGS = STORE_MAX_JOBS * 6;
 
 /**
  * The fair gate's enqueue path (`FairGate.dispatch`).
  * - A batch wholly by turn, with no directory hints and only options BullMQ's plain add just
- *   stores: one script call (`fair-turn-store.lua`) writes each job as that add would, at its
- *   turn level or held in the gate, and kicks the gate when it held a tenant's first job. No
- *   script call a job, no placeholder to take back: a job is written once, at its place.
+ *   stores: one script call (`fair-turn-store.lua`; past 2,000 jobs, one MULTI of such calls)
+ *   writes each job as that add would, at its turn level or held in the gate, and kicks the gate
+ *   when it held a tenant's first job. No script call a job, no placeholder to take back: a job
+ *   is written once, at its place.
  * - Any other batch: BullMQ's own add of each job (held in its delayed set, or at the placeholder
  *   priority where it may take its turn at once) and the gate's call in one MULTI:
  *   `fair-enqueue.lua`, whose admissions go to the gate's `settle`, or for a batch wholly by turn
@@ -90,8 +92,9 @@ export class FairGateEnqueue {
     const bulls: Job[] = new Array(gated.length);
     const places: string[] = new Array(gated.length);
     // Every job at its turn, stored as BullMQ's plain add stores it, and no hints to write: one
-    // call writes the jobs and their turns (fair-turn-store.lua).
-    let store = this.config.turnsAtAdd && hints.length === 0 && gated.length <= STORE_MAX_JOBS;
+    // call writes the jobs and their turns (fair-turn-store.lua), a MULTI of such calls for a
+    // batch past STORE_MAX_JOBS.
+    let store = this.config.turnsAtAdd && hints.length === 0;
     const stored: string[] = store ? [] : NO_ARGS;
     for (let i = 0; i < gated.length; i++) {
       const job = gated[i];
@@ -114,9 +117,24 @@ export class FairGateEnqueue {
       const tenant = job.tenantId ?? SYSTEM_TENANT;
       stored.push(job.opts.jobId, tenant, job.name, data, storedOpts, String(bull.timestamp));
     }
+    const { base, script } = this.config;
     if (store) {
-      const [, kick] = await commands.tqFairTurnStore(this.config.base, this.config.script, stored);
-      if (kick === 1) this.kick();
+      if (stored.length <= STORE_MAX_ARGS) {
+        const [, kick] = await commands.tqFairTurnStore(base, script, stored);
+        if (kick === 1) this.kick();
+        return;
+      }
+      // A bigger batch: one MULTI of store calls, each bounded, the whole atomic; a later call
+      // sees what an earlier one wrote (a tenant's levels go on, an id already written is known).
+      const batch = client.multi();
+      for (let at = 0; at < stored.length; at += STORE_MAX_ARGS) {
+        const chunk = stored.slice(at, at + STORE_MAX_ARGS);
+        (batch as unknown as FairCommands).tqFairTurnStore(base, script, chunk);
+      }
+      const replies = (await batch.exec()) ?? [];
+      const failed = replies.find(([error]) => error);
+      if (failed) throw failed[0];
+      if (replies.some(([, reply]) => (reply as [string, number])[1] === 1)) this.kick();
       return;
     }
     const multi = client.multi();
@@ -146,7 +164,6 @@ export class FairGateEnqueue {
       args.push(job.opts.jobId, job.tenantId ?? SYSTEM_TENANT, place);
       if (this.config.turnsAtAdd) flags += turn ? 'd' : '.';
     }
-    const { base, script } = this.config;
     const { dispatchBatch, maxBacklog } = this.options;
     // Every job at its turn and no hints to write: the lean call (fair-turn-add.lua), which
     // composes only what turns need and leaves the dispatch to a kick when it queued a job in the
