@@ -199,7 +199,7 @@ describe('priority by turn: turns as BullMQ priorities from add() on', () => {
     // the jobs in add order.
     const redis = openRedis();
     try {
-      const order = await redis.zrange(bull.keys.prioritized, 0, -1);
+      const order = await redis.zrange(bull.keys.prioritized, '0', '-1');
       expect(order).toEqual(added.map((job) => job.id));
     } finally {
       redis.disconnect();
