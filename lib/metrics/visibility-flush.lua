@@ -2,7 +2,8 @@
   One chunk of a queue's visibility flush (QueueVisibility.flush): the counters each tenant's
   record gathered since the last flush, added in one call. Each HINCRBY is the one a pipelined
   command would send, so any number of processes add to the same fields; the call only saves
-  Node the building and answering of a command per field (~3 µs each, per tenant written).
+  Node the building and answering of a command per field (~3 µs each, per tenant written). A
+  tenant-minute hash gets its TTL when this call makes it, and not again.
   KEYS[1]  totals hash (VisibilityKeys.totals)   KEYS[2]  tenants zset (VisibilityKeys.tenants)
   ARGV[1]  time to live of the tenant-minute hashes (s)
   ARGV[2]  tenants whose last activity is older leave the zset (ms); '' = not in this chunk
@@ -25,8 +26,15 @@ while i <= #ARGV do
   i = i + 7
   for _ = 1, minutes do
     local key, n = ARGV[i], tonumber(ARGV[i + 1])
-    for p = i + 2, i + 2 * n, 2 do redis.call('HINCRBY', key, ARGV[p], ARGV[p + 1]) end
-    redis.call('EXPIRE', key, ttl)
+    local fresh = false
+    for p = i + 2, i + 2 * n, 2 do
+      local count = ARGV[p + 1]
+      if redis.call('HINCRBY', key, ARGV[p], count) == tonumber(count) then fresh = true end
+    end
+    -- Only this script writes tenant-minute hashes, and it sets the TTL in the call that makes
+    -- one (every field new then): a field that was there already means the hash was, with its
+    -- TTL. A tenant written on most flushes (one job each at 100,000 tenants) sends no EXPIRE.
+    if fresh then redis.call('EXPIRE', key, ttl) end
     i = i + 2 + 2 * n
   end
 end

@@ -125,6 +125,32 @@ describe('the visibility flush: every tenant counted, one script call per chunk 
     }
   });
 
+  it("sets a tenant-minute hash's TTL when it makes the hash, and not on later adds to its fields", async () => {
+    const visibility = new QueueVisibility(keys, () => series);
+    const now = Date.now();
+    const minute = Math.floor(now / 60_000);
+    const key = keys.minute('x{y}z', minute);
+    visibility.record('x{y}z').result(now, 0);
+    await visibility.flush(redis as never, now, TTL);
+    expect(await redis.ttl(key)).toBeGreaterThan(TTL - 60);
+    // Later flushes that only add to its fields leave the TTL as it is (here lowered by hand)...
+    await redis.expire(key, 100);
+    visibility.record('x{y}z').result(now, 0);
+    await visibility.flush(redis as never, now, TTL);
+    expect(await redis.hget(key, 'completed')).toBe('2');
+    expect(await redis.ttl(key)).toBeLessThanOrEqual(100);
+    // ... a new field sets it again ...
+    visibility.record('x{y}z').result(now, 1);
+    await visibility.flush(redis as never, now, TTL);
+    expect(await redis.ttl(key)).toBeGreaterThan(TTL - 60);
+    // ... and a hash gone before the minute ended is made again with its TTL.
+    await redis.del(key);
+    visibility.record('x{y}z').result(now, 0);
+    await visibility.flush(redis as never, now, TTL);
+    expect(await redis.hgetall(key)).toEqual({ completed: '1' });
+    expect(await redis.ttl(key)).toBeGreaterThan(TTL - 60);
+  });
+
   it('drops tenants idle for a day from the zset', async () => {
     const now = Date.now();
     await redis.zadd(keys.tenants, now - 2 * 86_400_000, 'gone', now - 3_600_000, 'recent');
