@@ -26,7 +26,7 @@ const STORED = { data: '' };
 const NO_ARGS: string[] = [];
 /**
  * Most jobs one store call writes (6 arguments each; ~25 µs of Redis a job): a bigger batch is
- * one MULTI of such calls, atomic as a whole as BullMQ's own addBulk is.
+ * one MULTI of such calls, atomic as a whole (BullMQ 6's own addBulk is a pipeline, not atomic).
  */
 const STORE_MAX_JOBS = 2000;
 const STORE_MAX_ARGS = STORE_MAX_JOBS * 6;
