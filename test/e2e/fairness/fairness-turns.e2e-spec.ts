@@ -10,6 +10,7 @@ import {
   TenantQueueRegistry,
   TenantTiers,
 } from '../../../lib';
+import { FairnessStateSource } from '../../../lib/fairness/fairness-state.source';
 import { Started, bootFairApp } from '../../fixtures/fairness-app';
 import { enqueue, many } from '../../support/jobs';
 import { uniquePrefix } from '../../support/redis-url';
@@ -208,6 +209,42 @@ describe('priority by turn: turns as BullMQ priorities from add() on', () => {
       70_000,
     );
   }, 180_000);
+
+  it("holds a capped tenant's addBulk of 4,500 jobs (3 store calls in one MULTI) in add order, and the add's kick admits its first two", async () => {
+    // A tick far away: only the add's own kick admits anything soon.
+    @Module({
+      imports: [
+        ...testRootImports(uniquePrefix()),
+        TenantQueueModule.registerQueue({ name: 'fair', fairness: { tickMs: 60_000 } }),
+      ],
+    })
+    class CappedBulkModule {}
+    moduleRef = await Test.createTestingModule({ imports: [CappedBulkModule] }).compile();
+    await moduleRef.init();
+    const fairness = moduleRef.get(TenantFairness);
+    await fairness.setConcurrency('fair', 'K', 2);
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue<{ n: number }>('fair');
+    const jobs = Array.from({ length: 4_500 }, (_, n) => ({ name: 'work', data: { n } }));
+    const added = await moduleRef.get(TenantContext).run('K', () => queue.addBulk(jobs));
+    const bull = bullQueue(moduleRef);
+    await waitFor(
+      async () => (await bull.getJobCounts('prioritized')).prioritized === 2,
+      'the kick admitting two',
+      5_000,
+    );
+    expect(await bull.getJobCounts('prioritized', 'delayed')).toEqual({
+      prioritized: 2,
+      delayed: 4_498,
+    });
+    const state = await fairness.getTenant('fair', 'K');
+    expect([state.backlog, state.inFlight]).toEqual([4_498, 2]);
+    // The gate admits from the head of the tenant's backlog: the first two added.
+    const admitted = (await bull.getJobs(['prioritized'])).map((job) => job.id).sort();
+    expect(admitted).toEqual([added[0].id, added[1].id].sort());
+    // Its backlog is the rest in add order, across the calls' seams (2,000 and 4,000).
+    const gated = await moduleRef.get(FairnessStateSource).gateJobs('fair', 'K', 4_500);
+    expect(gated.map((job) => job.id)).toEqual(added.slice(2).map((job) => job.id));
+  });
 
   it('trims from the ledger the jobs BullMQ no longer holds, a short head or a long one, and drops an empty ledger', async () => {
     moduleRef = await bootFairApp({
