@@ -131,9 +131,7 @@ export class FairGateEnqueue {
         const chunk = stored.slice(at, at + STORE_MAX_ARGS);
         (batch as unknown as FairCommands).tqFairTurnStore(base, script, chunk);
       }
-      const replies = (await batch.exec()) ?? [];
-      const failed = replies.find(([error]) => error);
-      if (failed) throw failed[0];
+      const replies = await execOrThrow(batch);
       if (replies.some(([, reply]) => (reply as [string, number])[1] === 1)) this.kick();
       return;
     }
@@ -185,9 +183,7 @@ export class FairGateEnqueue {
         args,
       );
     }
-    const replies = (await multi.exec()) ?? [];
-    const failed = replies.find(([error]) => error);
-    if (failed) throw failed[0];
+    const replies = await execOrThrow(multi);
     if (lean) {
       if ((replies[replies.length - 1][1] as [string, number])[1] === 1) this.kick();
       return;
@@ -209,4 +205,13 @@ export class FairGateEnqueue {
     }
     this.settle([[], second as string[], third, woken]);
   }
+}
+
+/** Runs a MULTI and gives its `[error, reply]` pairs, or throws the first command's error. */
+async function execOrThrow(multi: {
+  exec(): Promise<[Error | null, unknown][] | null>;
+}): Promise<[Error | null, unknown][]> {
+  const results = (await multi.exec()) ?? [];
+  for (const [error] of results) if (error) throw error;
+  return results;
 }

@@ -92,9 +92,9 @@ for _, t in ipairs(order) do
     for _, a in ipairs(group) do
       local id, name = ARGV[a], ARGV[a + 2]
       local delay = int(HOLD_TS - tonumber(ARGV[a + 5]))
-      redis.call('HMSET', jp .. id, 'name', name, 'data', ARGV[a + 3],
-                 'opts', withOption(ARGV[a + 4], 'delay', tonumber(delay), true), 'timestamp', ARGV[a + 5], 'delay', delay,
-                 'priority', 0)
+      local opts = withOption(ARGV[a + 4], 'delay', tonumber(delay), true)
+      redis.call('HMSET', jp .. id, 'name', name, 'data', ARGV[a + 3], 'opts', opts,
+                 'timestamp', ARGV[a + 5], 'delay', delay, 'priority', 0)
       settle(jp .. id)
       redis.call('XADD', events, '*', 'event', 'added', 'jobId', id, 'name', name)
       holdEntry(hold, id, events, maxEvents)

@@ -204,7 +204,8 @@ local function toHold(ids, now)
     local jk = jp .. id
     local h = redis.call('HMGET', jk, 'timestamp', 'opts')
     local delay = int(HOLD_TS - (tonumber(h[1]) or now))
-    redis.call('HSET', jk, 'delay', delay, 'priority', 0, 'opts', withOption(unplaced(h[2] or '{}'), 'delay', tonumber(delay), true))
+    local opts = withOption(unplaced(h[2] or '{}'), 'delay', tonumber(delay), true)
+    redis.call('HSET', jk, 'delay', delay, 'priority', 0, 'opts', opts)
     holdEntry(held, id, events)
   end
   variadic('ZADD', jp .. 'delayed', held)
