@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { RedisClient } from '../core/redis/tenant-queue.redis';
 import { MetricSeries } from './metric-series';
 import { LAG_FIELDS, RESULT_FIELDS, SECOND_FIELDS, TenantRecord } from './tenant-record';
@@ -25,6 +26,9 @@ export class QueueVisibility {
   private readonly records = new Map<string, TenantRecord>();
   private dirty: TenantRecord[] = [];
   private swept = 0;
+  /** This writer's id in the `flushed` key, and the number of its last flush call. */
+  private readonly writer = randomBytes(8).toString('hex');
+  private calls = 0;
 
   constructor(
     readonly keys: VisibilityKeys,
@@ -54,7 +58,9 @@ export class QueueVisibility {
    * tenant written, against ~2 for the call's arguments (Redis ~3 against ~4; a scratch probe of
    * 20,000 tenants a flush): at 100,000 tenants nearly every job's tenant is written on its own.
    * A call that fails loses its counts; the others are still written, and the first error is
-   * thrown at the end.
+   * thrown at the end. A call Redis applied but whose reply was lost (Redis killed or the
+   * connection cut; ioredis sends it again on reconnect) is applied once: each call carries this
+   * writer's next number, and the script skips a number it has seen.
    */
   async flush(redis: RedisClient, now: number, ttlSeconds: number): Promise<void> {
     this.sweep(now);
@@ -64,14 +70,14 @@ export class QueueVisibility {
     let failure: unknown;
     let from = 0;
     while (from < records.length) {
-      const args: (string | number)[] = [ttlSeconds, ''];
+      const args: (string | number)[] = [ttlSeconds, '', ++this.calls];
       let to = from;
       while (to < records.length && to - from < FLUSH_CHUNK && args.length < FLUSH_ARGS) {
         this.append(args, records[to++]);
       }
       if (to === records.length) args[1] = now - TENANT_KEEP_MS;
       try {
-        await flushVisibility(redis, this.keys, args);
+        await flushVisibility(redis, this.keys, this.writer, args);
       } catch (error) {
         failure ??= error;
       }

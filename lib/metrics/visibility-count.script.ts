@@ -15,7 +15,12 @@ type Commands = {
     now: number,
     settleMs: number,
   ): Promise<number>;
-  tqVisFlush(totals: string, tenants: string, ...args: (string | number)[]): Promise<number>;
+  tqVisFlush(
+    totals: string,
+    tenants: string,
+    flushed: string,
+    ...args: (string | number)[]
+  ): Promise<number>;
 };
 
 /** One tenant's jobs in BullMQ's own lists, as `visibility-count.lua` counts them. */
@@ -47,7 +52,7 @@ export class BullCounts {
 const SCRIPTS = new LuaScripts<Commands>(__dirname, {
   tqVisCount: { numberOfKeys: 1, file: 'visibility-count.lua' },
   tqVisReconcile: { numberOfKeys: 2, file: 'visibility-reconcile.lua' },
-  tqVisFlush: { numberOfKeys: 2, file: 'visibility-flush.lua' },
+  tqVisFlush: { numberOfKeys: 3, file: 'visibility-flush.lua' },
 });
 
 function commands(redis: RedisClient): RedisClient & Commands {
@@ -117,7 +122,8 @@ function unescapeJson(raw: string): string {
 export function flushVisibility(
   redis: RedisClient,
   keys: VisibilityKeys,
+  writer: string,
   args: (string | number)[],
 ): Promise<number> {
-  return commands(redis).tqVisFlush(keys.totals, keys.tenants, ...args);
+  return commands(redis).tqVisFlush(keys.totals, keys.tenants, keys.flushed(writer), ...args);
 }

@@ -5,18 +5,25 @@
   Node the building and answering of a command per field (~3 µs each, per tenant written). A
   tenant-minute hash gets its TTL when this call makes it, and not again.
   KEYS[1]  totals hash (VisibilityKeys.totals)   KEYS[2]  tenants zset (VisibilityKeys.tenants)
+  KEYS[3]  the writer's last applied call number (VisibilityKeys.flushed)
   ARGV[1]  time to live of the tenant-minute hashes (s)
   ARGV[2]  tenants whose last activity is older leave the zset (ms); '' = not in this chunk
-  ARGV[3..] per tenant: last activity (ms), tenant, enqueued field, jobs enqueued, started
+  ARGV[3]  this call's number, rising with each call of the writer
+  ARGV[4..] per tenant: last activity (ms), tenant, enqueued field, jobs enqueued, started
            field, first starts, number of minutes m; then per minute: its hash's key, the number
            of pairs n, then n pairs of field and count (only non-zero counts, n >= 1)
   Every key names the queue's hash tag: one Cluster slot.
-  Returns the number of tenants written.
+  Returns the number of tenants written (0 for a call applied already).
 ]]
 local totals, tenants = KEYS[1], KEYS[2]
+-- A call sent again after its reply was lost (ioredis resends what Redis had not answered when
+-- the connection dropped) adds nothing: the writer's calls are numbered, each applied once.
+local call = tonumber(ARGV[3])
+if call <= (tonumber(redis.call('GET', KEYS[3])) or 0) then return 0 end
+redis.call('SET', KEYS[3], call, 'EX', 86400)
 local ttl = ARGV[1]
 local seen = {}
-local i = 3
+local i = 4
 while i <= #ARGV do
   seen[#seen + 1] = ARGV[i]
   seen[#seen + 1] = ARGV[i + 1]

@@ -42,6 +42,14 @@ export class VisibilityKeys {
     return `${this.base}:m:${tenantKeyPart(tenantId)}:${minute}`;
   }
 
+  /**
+   * String: the number of the last flush call of one writer (a process's `QueueVisibility`)
+   * that Redis applied, so a call resent after a lost reply adds nothing; expires a day after.
+   */
+  flushed(writer: string): string {
+    return `${this.base}:flushed:${writer}`;
+  }
+
   /** Prefix of BullMQ's keys of this queue (`<prefix>:<queue>:`), for the on-demand count. */
   get bull(): string {
     return `${this.definition.bullPrefix}:${this.definition.name}:`;

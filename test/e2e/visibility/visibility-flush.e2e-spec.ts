@@ -151,6 +151,43 @@ describe('the visibility flush: every tenant counted, one script call per chunk 
     expect(await redis.ttl(key)).toBeGreaterThan(TTL - 60);
   });
 
+  it('applies a call sent again after its reply was lost once (ioredis resends it on reconnect)', async () => {
+    const visibility = new QueueVisibility(keys, () => series);
+    const now = Date.now();
+    const minute = Math.floor(now / 60_000);
+    visibility.record('warm').result(now, 0);
+    await visibility.flush(redis as never, now, TTL);
+    const client = redis as unknown as { tqVisFlush(...args: unknown[]): Promise<number> };
+    const defined = client.tqVisFlush;
+    const sent: unknown[][] = [];
+    client.tqVisFlush = function (this: unknown, ...args: unknown[]) {
+      sent.push(args);
+      return defined.apply(this, args);
+    };
+    try {
+      visibility.record('a:b').firstStart(now, 5);
+      visibility.record('a:b').result(now, 0);
+      await visibility.flush(redis as never, now, TTL);
+    } finally {
+      client.tqVisFlush = defined;
+    }
+    expect(sent).toHaveLength(1);
+    // The same call again, as ioredis resends it: nothing added.
+    expect(await defined.apply(redis, sent[0])).toBe(0);
+    expect(await redis.hget(keys.totals, 'a:b|started')).toBe('1');
+    expect(await redis.hgetall(keys.minute('a:b', minute))).toEqual({
+      [`b${bucketOf(5)}`]: '1',
+      completed: '1',
+    });
+    // The writer's next call is applied, and another writer's numbers are its own.
+    visibility.record('a:b').result(now, 0);
+    await visibility.flush(redis as never, now, TTL);
+    const other = new QueueVisibility(keys, () => series);
+    other.record('a:b').result(now, 0);
+    await other.flush(redis as never, now, TTL);
+    expect(await redis.hget(keys.minute('a:b', minute), 'completed')).toBe('3');
+  });
+
   it('drops tenants idle for a day from the zset', async () => {
     const now = Date.now();
     await redis.zadd(keys.tenants, now - 2 * 86_400_000, 'gone', now - 3_600_000, 'recent');
