@@ -18,7 +18,7 @@ import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/option
 import { TenantWorkerPlugin } from '../core/processor/tenant-worker-plugin.decorator';
 import { TenantProcessorOptions } from '../core/processor/tenant-processor.decorator';
 import { Messages } from '../tenant-queue.messages';
-import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
+import { TenantQueueRedis, settlesWithin } from '../core/redis/tenant-queue.redis';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { TenantDispatcher } from '../core/queues/queue-seams.decorator';
 import { FairGate } from './fair-gate';
@@ -158,7 +158,13 @@ export class FairGateRegistry
     await this.launcher.close();
     const gates = [...this.gates.values()];
     this.gates.clear();
-    await Promise.all(gates.map((gate) => gate.close()));
+    // Their last release calls and tick wait for Redis like any command: bounded, as the
+    // workers' close is, so app.close() ends with Redis away (the calls fail once it quits).
+    const closed = Promise.all(gates.map((gate) => gate.close()));
+    const budget = this.redis.shutdownMsLeft();
+    if (!(await settlesWithin(closed, budget))) {
+      this.logger.warn(Messages.shutdownTimedOut('Closing the fair gates', budget));
+    }
     this.events.removeAllListeners();
     this.unsubscribe();
   }

@@ -147,6 +147,25 @@ run('an app with a @TenantCron and workers, booted while Redis is down (real pro
     expect(took).toBeLessThan(SHUTDOWN_MS + EXIT_SLACK_MS);
   });
 
+  // A fair gate's last tick and release calls wait for Redis like any command: its close is
+  // bounded like the workers' (it once kept app.close() pending for good).
+  it('a fair queue: SIGTERM once Redis went away, or while it was never up, ends the app within the bound', async () => {
+    const port = await freePort();
+    const server = await startRedis();
+    const app = boot(server.port, { FAIR: '1', TQ_PREFIX: `bootfair${port}` });
+    const { listening } = await app.waitEvent('listening', 'the HTTP port');
+    expect((await fetch(`http://127.0.0.1:${listening}/uploads`, { method: 'POST' })).status).toBe(
+      201,
+    );
+    await app.waitEvent('ran', 'the worker running the fair job', 60_000);
+    await server.stop();
+    expect(await app.terminate()).toBeLessThan(SHUTDOWN_MS + EXIT_SLACK_MS);
+
+    const never = boot(port, { FAIR: '1' });
+    await never.waitEvent('listening', 'the HTTP port while Redis is down');
+    expect(await never.terminate()).toBeLessThan(SHUTDOWN_MS + EXIT_SLACK_MS);
+  });
+
   it("redisAtBoot: 'required' fails the boot fast with RedisUnavailableAtBootError", async () => {
     const started = Date.now();
     const app = boot(await freePort(), { REDIS_AT_BOOT: 'required' });
