@@ -108,9 +108,10 @@ export class FairGate implements JobDispatcher {
   /** Up to `count` tenants waiting in this gate (in turn, or held by their rate limit), sampled. */
   async waitingTenants(count: number): Promise<string[]> {
     const client = this.redis as unknown as RedisClient;
-    const ready = this.options.lanes.length
-      ? this.options.lanes.map((lane) => `${this.base}:ready:${lane.name}`)
-      : [`${this.base}:ready`];
+    const ready =
+      this.options.lanes.length > 1
+        ? this.options.lanes.map((lane) => `${this.base}:ready:${lane.name}`)
+        : [`${this.base}:ready`];
     const found = await Promise.all(
       [...ready, `${this.base}:limited`].map((key) => client.zrandmember(key, count)),
     );

@@ -113,6 +113,8 @@ export class FairQueueConfig {
     const asked = (job.opts as TenantJobOptions).lane;
     if (!this.laneCount) return ['', job.opts];
     const { lane: _lane, ...opts } = job.opts as TenantJobOptions;
+    // One lane is the queue itself: the gate runs it as a queue without lanes (lanesMode.script).
+    if (this.laneCount === 1) return ['', opts];
     return [asked ?? this.laneOfJob.get(job.name) ?? this.options.defaultLane, opts];
   }
 }

@@ -20,8 +20,10 @@ export const lanesMode: FairMode = {
     resolved.lanes = lanes;
     resolved.defaultLane = defaultLane;
   },
+  // One declared lane is the queue itself: the gate runs it without lanes (its jobs' lane is '',
+  // FairQueueConfig.laneOf), as every path that counts lanes takes fewer than two as none.
   script: (options) =>
-    options.lanes.length
+    options.lanes.length > 1
       ? { lanes: options.lanes.map((l) => l.name), shares: laneShares(options.lanes) }
       : {},
 };
