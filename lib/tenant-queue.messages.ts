@@ -227,6 +227,10 @@ export const Messages = {
     `outage). Until it is back, enqueues fail with EnqueueUnavailableError and workers and ` +
     `schedules wait.`,
   redisBack: (client: string, ms: number) => `Redis connection "${client}" is back after ${ms} ms.`,
+  cronDriverLost: (name: string, next: number | null) =>
+    `@TenantCron "${name}": its driver was missing from Redis (restarted empty, flushed, or ` +
+    `failed over to an empty replica); written again, next run ` +
+    `${next === null ? 'none' : new Date(next).toISOString()}. Runs due while it was missing are not made up.`,
   cronDriversLater: () =>
     `Redis does not answer at boot: the @TenantCron schedules are stored, and run, once it does ` +
     `(set redisAtBoot: 'required' to fail the boot instead).`,

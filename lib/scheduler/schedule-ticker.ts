@@ -14,6 +14,8 @@ import {
 } from './tenant-scheduler.options';
 
 const MAX_ROUNDS = 50;
+/** How often (scheduler clock) a tick first checks that the `@TenantCron` drivers are stored. */
+const DRIVER_CHECK_MS = 60_000;
 
 /**
  * @internal One scheduler tick: re-send claims whose claimer crashed, then read the due
@@ -30,6 +32,9 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
   private timer: NodeJS.Timeout | undefined;
   /** Epoch ms at which the last tick of this process finished (for health checks). */
   lastTickAt: number | undefined;
+  /** The `@TenantCron` drivers' check, and when (scheduler clock) it last ran. */
+  private driverCheck: ((now: number) => Promise<void>) | undefined;
+  private driverCheckedAt = -Infinity;
 
   constructor(
     @Inject(TENANT_SCHEDULER_OPTIONS) readonly options: ResolvedTenantSchedulerOptions,
@@ -67,6 +72,15 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
     return this.running;
   }
 
+  /**
+   * @internal `check` runs before a tick's reads, at most once a minute of the scheduler's clock:
+   * it writes again a `@TenantCron` driver Redis lost (restarted empty, flushed, failed over to
+   * an empty replica), which no later tick would see otherwise.
+   */
+  keepDrivers(check: (now: number) => Promise<void>): void {
+    this.driverCheck = check;
+  }
+
   /** Logs an unreadable record once per process and reason; the record itself is not touched. */
   refuse(record: UnreadableSchedule): void {
     if (this.refused.get(record.id) === record.reason) return;
@@ -88,6 +102,12 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
       jobIds: [],
     };
     const now = await this.clock.now();
+    if (this.driverCheck && now - this.driverCheckedAt >= DRIVER_CHECK_MS) {
+      this.driverCheckedAt = now;
+      await this.driverCheck(now).catch((error: Error) =>
+        this.logger.warn(`${tenantLogFields()} @TenantCron drivers not checked: ${error.message}`),
+      );
+    }
     const lease = now + this.options.claimTimeout;
     const stale = await this.store.recover(now, lease, this.options.batchSize);
     if (stale.length > 0) {

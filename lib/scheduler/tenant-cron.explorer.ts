@@ -98,6 +98,7 @@ export class TenantCronExplorer
       if (!(await this.redis.settlesAtBoot(registering))) {
         this.logger.warn(`${tenantLogFields()} ${Messages.cronDriversLater()}`);
       }
+      this.ticker.keepDrivers((now) => this.registerDrivers(crons, now));
       const fanOut = new CronFanOutHost(crons, this.directory!, this.registry, this.ticker);
       this.startWorker(this.ticker.delivery.fanOutQueueName, fanOut, false, 2);
       for (const [queue, byName] of handlers) {
@@ -196,8 +197,13 @@ export class TenantCronExplorer
     };
   }
 
-  private async registerDrivers(crons: Map<string, Cron>): Promise<void> {
-    const now = await this.ticker.clock.now();
+  /**
+   * At bootstrap, writes each driver that is missing, unreadable or changed. Again later (`now`
+   * given: the ticker's check), writes only a driver Redis lost, with its next run from `now`: a
+   * driver that differs may be a newer version's during a rolling deploy, and stays.
+   */
+  private async registerDrivers(crons: Map<string, Cron>, again?: number): Promise<void> {
+    const now = again ?? (await this.ticker.clock.now());
     const ids = [...crons.keys()].map(cronScheduleId);
     const existing = await this.store.get(ids);
     await Promise.all(
@@ -212,6 +218,13 @@ export class TenantCronExplorer
           maxCatchUp: cron.maxCatchUp,
         };
         const stored = existing[i];
+        if (again !== undefined) {
+          if (stored !== undefined && (await this.store.nextRun(ids[i])) !== null) return;
+          const next = await this.ticker.planner.nextRunOf(schedule, now);
+          await this.store.put(ids[i], schedule, next);
+          this.logger.warn(`${tenantLogFields()} ${Messages.cronDriverLost(cron.name, next)}`);
+          return;
+        }
         if (stored?.kind === 'unreadable') {
           this.logger.warn(
             `${tenantLogFields()} @TenantCron "${cron.name}": the stored driver ${stored.reason}; writing it again`,

@@ -12,6 +12,8 @@ import {
   tenantCronJobId,
 } from '../../../lib';
 import { ManualClock, bootSchedulerApp } from '../../fixtures/scheduler-app';
+import { ScheduleStore, cronScheduleId } from '../../../lib/scheduler/schedule.store';
+import { openRedis } from '../../support/test-redis';
 import { uniquePrefix } from '../../support/redis-url';
 import { sleep, waitFor } from '../../support/wait';
 
@@ -168,6 +170,27 @@ describe('@TenantCron fan-out', () => {
     const runs = of('hourly-once');
     expect(runs).toHaveLength(5);
     expect(new Set(runs.map((r) => r.occurrence))).toEqual(new Set(['2026-06-03T15:00:00.000Z']));
+  });
+
+  it('writes a driver again that Redis lost (restarted empty, flushed), within a minute, and runs it', async () => {
+    seen.length = 0;
+    const store = app.get(ScheduleStore);
+    const redis = openRedis();
+    const id = cronScheduleId('utc-digest');
+    // As after an empty restart: the driver's record and its place in the due index are gone.
+    await redis.hdel(store.keys.defs, id);
+    await redis.zrem(store.keys.due, id);
+    await redis.quit();
+    clock.set('2026-06-03T15:30:00Z');
+    await scheduler.tick();
+    expect(await store.nextRun(id)).toBe(at('2026-06-04T09:00:00Z'));
+    expect((await store.get([id]))[0]).toMatchObject({ kind: 'cron', name: 'utc-digest' });
+    clock.set('2026-06-04T09:00:00.100Z');
+    await scheduler.tick();
+    await waitFor(() => of('utc-digest').length === 5, 'the digests after the driver came back');
+    expect(new Set(of('utc-digest').map((r) => r.occurrence))).toEqual(
+      new Set(['2026-06-04T09:00:00.000Z']),
+    );
   });
 });
 
