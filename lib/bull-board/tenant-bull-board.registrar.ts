@@ -14,9 +14,9 @@ interface BullBoardInstance {
 }
 
 /**
- * Adds the module's BullMQ queues (and pools) to the app's bull-board. A fair queue's jobs wait
- * in the tenant gate before BullMQ lists them, so its description says how many wait there and
- * where the per-tenant view is.
+ * Adds the module's BullMQ queues (and pools) to the app's bull-board. A fair queue's
+ * description says where its waiting jobs are in BullMQ's lists, how many wait to start across
+ * tenants, and where the per-tenant view is.
  */
 @Injectable()
 export class TenantBullBoardRegistrar implements OnModuleInit {
@@ -47,7 +47,11 @@ export class TenantBullBoardRegistrar implements OnModuleInit {
     const where = this.options.dashboardPath
       ? ` Per tenant: /${this.options.dashboardPath.replace(/^\/+/, '')}`
       : '';
-    return `${base} Fair queue: jobs wait per tenant in the fair gate until admitted, so BullMQ lists only the admitted ones.${where}`;
+    return (
+      `${base} Fair queue: a job waiting for its turn is prioritized, or delayed (due 2039) while the ` +
+      `fair gate holds it (a pause, cap or rate limit). Promote and retry run a job outside its ` +
+      `turn, past its tenant's cap and pause.${where}`
+    );
   }
 
   /** Keeps the description's gate figure fresh, read when bull-board refreshes the counts. */
