@@ -324,9 +324,13 @@ local function dispatchOnce(maxN, now)
   local held = readMany('ZMSCORE', cfg.jp .. 'delayed', ids)
   -- Each held job's name, own priority and stored options, one read each: vals[i] becomes the
   -- record the gate keeps while the job is admitted (its tenant, its name for share 'time').
-  local heads, vals, dropped = {}, {}, {}
+  -- An id twice in this call (a job removed while held and added again under its id: its old
+  -- entry stays in the backlog until its turn) is admitted once; the other entry is dropped.
+  local heads, vals, dropped, seen = {}, {}, {}, {}
   for i, id in ipairs(ids) do
-    local h = held[i] and redis.call('HMGET', cfg.jp .. id, 'name', 'priority', 'opts')
+    local h = held[i] and not seen[id]
+      and redis.call('HMGET', cfg.jp .. id, 'name', 'priority', 'opts')
+    seen[id] = true
     if h and h[1] then
       heads[i] = h
     else

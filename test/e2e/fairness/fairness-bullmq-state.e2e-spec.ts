@@ -18,13 +18,15 @@ import { testRootImports } from '../../support/test-module';
 import { testConnection } from '../../support/test-redis';
 import { sleep, waitFor } from '../../support/wait';
 
-/** Jobs held in the processor until the test lets them finish. */
+/** Jobs held in the processor until the test lets them finish, and how often each started. */
 const running = new Map<string, () => void>();
+const starts = new Map<string, number>();
 
 @TenantProcessor('stated', { concurrency: 4 })
 class HeldProcessor extends TenantWorkerHost {
   process(job: TenantJob<{ n: number; fail?: boolean }>): Promise<string> {
     // A job marked `fail` fails its first attempt (the retry test retries it from outside).
+    starts.set(job.id!, (starts.get(job.id!) ?? 0) + 1);
     if (job.data.fail && job.attemptsMade === 0) return Promise.reject(new Error('first try'));
     return new Promise((resolve) => running.set(job.id!, () => resolve(`done ${job.data.n}`)));
   }
@@ -209,6 +211,46 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
       const state = await fairness.getTenant('stated', 'acme');
       return state.inFlight === 0 && state.backlog === 0;
     }, 'nothing in flight or queued for acme');
+  });
+
+  // The gate's backlog keeps a removed job's id until its turn; the id added again is a second
+  // entry. One gate call that reached both (here a raised cap) once admitted the job twice: it
+  // ran twice at once and its tenant kept a slot for good.
+  it('runs a held job removed and added again under its id once, and frees its slot', async () => {
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue<{ n: number }>('stated');
+    const bull = queue.bullQueue;
+    const fairness = moduleRef.get(TenantFairness);
+    await asAcme(() =>
+      queue.addBulk([
+        { name: 'work', data: { n: 20 }, opts: { jobId: 'again-run' } },
+        { name: 'work', data: { n: 21 }, opts: { jobId: 'again-1' } },
+        { name: 'work', data: { n: 22 }, opts: { jobId: 'again-2' } },
+      ]),
+    );
+    await waitFor(() => running.has('again-run'), 'again-run running');
+    await (await Job.fromId(bull, 'again-1'))!.remove();
+    await asAcme(() => queue.add('work', { n: 23 }, { jobId: 'again-1' }));
+    expect(await stateOf(bull, 'again-1')).toBe('delayed');
+    await fairness.setConcurrency('stated', 'acme', 5);
+    try {
+      await waitFor(
+        () => running.has('again-1') && running.has('again-2'),
+        'the raised cap admits the held jobs',
+      );
+      await sleep(300);
+      for (const id of ['again-run', 'again-1', 'again-2']) running.get(id)!();
+      for (const id of ['again-run', 'again-1', 'again-2']) {
+        await waitFor(async () => (await stateOf(bull, id)) === 'completed', `${id} completed`);
+        expect([id, starts.get(id)]).toEqual([id, 1]);
+      }
+      expect((await bull.getJobCounts('active')).active).toBe(0);
+      await waitFor(async () => {
+        const state = await fairness.getTenant('stated', 'acme');
+        return state.inFlight === 0 && state.backlog === 0;
+      }, 'nothing in flight or queued for acme');
+    } finally {
+      await fairness.setConcurrency('stated', 'acme', null);
+    }
   });
 
   it('keeps the cap for a failed job retried from outside (job.retry, as bull-board does)', async () => {
