@@ -132,12 +132,12 @@ export function readmeTour(page = TOUR_PAGE): TourStep[] {
 
 /**
  * What the page shows, as a pattern over the real answer: `...` (or `…`) stands for anything,
- * an id shortened with `...` for any id, and timestamps, epoch milliseconds and hex instance ids
+ * an id shortened with `...` (six or more id characters, then `...`) for any id, and timestamps, epoch milliseconds and hex instance ids
  * for any of their kind. Everything else must match exactly, key order included.
  */
 export function shownPattern(shown: string): RegExp {
   const tokens =
-    /([0-9a-f]{6,}[0-9a-f-]*(?:\.\.\.|…))|(\.\.\.|…)|(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)|(\b\d{12,}\b)|("[0-9a-f]{8}")/g;
+    /([0-9A-Za-z_-]{6,}(?:\.\.\.|…))|(\.\.\.|…)|(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)|(\b\d{12,}\b)|("[0-9a-f]{8}")/g;
   let pattern = '';
   let at = 0;
   for (const m of shown.matchAll(tokens)) {
