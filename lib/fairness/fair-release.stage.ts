@@ -8,7 +8,8 @@ import type { FairGate } from './fair-gate';
  * the gate admits the next job while BullMQ is still recording this one. Final failures are
  * released on the worker's `failed` event (a failed attempt that will retry keeps its slot);
  * with `share: 'time'` every failed attempt is charged its run time here.
- * Outermost stage: it sees the job's own outcome after every other stage.
+ * It wraps nothing: the runner calls `settled` / `failed` once the stages and the handler are
+ * done, with the attempt's start time, so a job makes no closure or promise here.
  */
 @TenantJobStage('observe', 30)
 export class FairReleaseStage implements JobStage {
@@ -23,31 +24,34 @@ export class FairReleaseStage implements JobStage {
     return this.gateOf(definition) !== null;
   }
 
-  /** With `then` rather than `async`/`await`: one promise per job instead of two or three. */
-  run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown> {
-    const gate = this.gateOf(context.definition);
-    if (!gate) return next();
-    // A job that skipped the gate at its turn holds no slot: nothing to release on success (a
-    // final failure still reaches the slow lane, by the worker's `failed` event).
-    if (gate.holdsNoSlot(context.job)) return next();
+  settled(context: JobRunContext): Promise<void> | undefined {
+    const gate = this.holding(context);
+    if (!gate) return undefined;
     const id = context.job.id!;
-    // The job's time in its slot, for `share: 'time'` (the outermost stage sees all of it).
-    const start = gate.timeShare ? performance.now() : 0;
-    return next().then(
-      (result) => {
-        const runMs = gate.timeShare ? performance.now() - start : undefined;
-        // A floor tenant's job: its slot waits for the tenant's next job (see releaseNow).
-        if (gate.isTop(context.job)) return gate.releaseNow(id, 'c', runMs).then(() => result);
-        gate.release(id, 'c', runMs);
-        return result;
-      },
-      (error: unknown) => {
-        // `share: 'time'`: every failed attempt is charged the time it ran (retried or not; the
-        // final failure is released on the worker's `failed` event).
-        if (gate.timeShare) gate.charge(id, performance.now() - start);
-        throw error;
-      },
-    );
+    // The job's time in its slot, for `share: 'time'` (from before the first stage).
+    const runMs = gate.timeShare ? performance.now() - context.startedAt : undefined;
+    // A floor tenant's job: its slot waits for the tenant's next job (see releaseNow).
+    if (gate.isTop(context.job)) return gate.releaseNow(id, 'c', runMs);
+    gate.release(id, 'c', runMs);
+    return undefined;
+  }
+
+  /**
+   * `share: 'time'`: every failed attempt is charged the time it ran (retried or not; the final
+   * failure is released on the worker's `failed` event).
+   */
+  failed(context: JobRunContext): void {
+    const gate = this.holding(context);
+    if (gate?.timeShare) gate.charge(context.job.id!, performance.now() - context.startedAt);
+  }
+
+  /**
+   * The job's gate, when its job holds a slot there: a job that skipped the gate at its turn
+   * holds none (a final failure still reaches the slow lane, by the worker's `failed` event).
+   */
+  private holding(context: JobRunContext): FairGate | null {
+    const gate = this.gateOf(context.definition);
+    return gate && !gate.holdsNoSlot(context.job) ? gate : null;
   }
 
   private gateOf(definition: TenantQueueDefinition): FairGate | null {

@@ -14,10 +14,13 @@ export type JobHandler = (job: TenantJob, token?: string, signal?: AbortSignal) 
  * can act on its jobs (`JobStage.appliesTo`), and whether BullMQ must give it a signal.
  */
 export class ProcessorLane {
-  /** The stages of a job without a deadline of its own. */
+  /** The stages that wrap a job without a deadline of its own (those with `run`). */
   stages: readonly JobStage[] = [];
   /** The stages of a job whose `_run.timeoutMs` gives it a deadline: as if the processor had one. */
   timedStages: readonly JobStage[] = [];
+  /** The stages told of each attempt's outcome (`settled` / `failed`), untimed and timed. */
+  settlers: readonly JobStage[] = [];
+  timedSettlers: readonly JobStage[] = [];
   /**
    * BullMQ builds an `AbortController` per job for a processor function of 3 parameters: ask for
    * one only when `process()` declares the signal or a deadline can abort it.
@@ -42,16 +45,28 @@ export class ProcessorLane {
     return timed ? this.timedStages : this.stages;
   }
 
+  /** The stages told of a job's outcome (after `stagesFor`, which refreshes both lists). */
+  settlersFor(timed: boolean): readonly JobStage[] {
+    return timed ? this.timedSettlers : this.settlers;
+  }
+
   private refresh(): void {
     const { definition, host, processorOptions } = this;
     this.version = this.pipeline.version;
-    this.stages = this.pipeline.stagesFor(definition, processorOptions, host);
-    this.timedStages =
+    const all = this.pipeline.stagesFor(definition, processorOptions, host);
+    const timed =
       (processorOptions.timeoutMs ?? 0) > 0
-        ? this.stages
+        ? all
         : this.pipeline.stagesFor(definition, { ...processorOptions, timeoutMs: 1 }, host);
+    this.stages = all.filter(wraps);
+    this.timedStages = timed.filter(wraps);
+    this.settlers = all.filter(settles);
+    this.timedSettlers = timed.filter(settles);
   }
 }
+
+const wraps = (stage: JobStage) => stage.run !== undefined;
+const settles = (stage: JobStage) => stage.settled !== undefined || stage.failed !== undefined;
 
 /**
  * @internal The context of one job attempt, of one fixed shape: every field is declared and set
@@ -69,7 +84,9 @@ export class JobRun implements JobRunContext {
   readonly state: JobTenantState;
   /** Calls the next stage, or the handler after the last one. */
   readonly next: () => Promise<unknown>;
+  startedAt = 0;
   private stages: readonly JobStage[] = [];
+  private settlers: readonly JobStage[] = [];
   private index = 0;
 
   constructor(
@@ -88,12 +105,29 @@ export class JobRun implements JobRunContext {
   /** Runs the stages, then the handler; `timed` when the job carries its own deadline. */
   start(timed: boolean): Promise<unknown> {
     this.stages = this.lane.stagesFor(timed);
+    this.settlers = this.lane.settlersFor(timed);
+    if (this.settlers.length > 0) this.startedAt = performance.now();
     return this.step();
+  }
+
+  /** Tells the stages the attempt succeeded; what they return to wait for, if anything. */
+  settle(result: unknown): Promise<void> | undefined {
+    let waiting: Promise<void> | undefined;
+    for (const stage of this.settlers) {
+      const more = stage.settled?.(this, result);
+      if (more) waiting = waiting ? Promise.all([waiting, more]).then(() => undefined) : more;
+    }
+    return waiting;
+  }
+
+  /** Tells the stages the attempt failed (their hooks must not throw). */
+  fail(error: unknown): void {
+    for (const stage of this.settlers) stage.failed?.(this, error);
   }
 
   private step(): Promise<unknown> {
     const stages = this.stages;
-    if (this.index < stages.length) return stages[this.index++].run(this, this.next);
+    if (this.index < stages.length) return stages[this.index++].run!(this, this.next);
     return this.lane.handler(this.job, this.token, this.signal);
   }
 }

@@ -27,6 +27,11 @@ export interface JobRunContext {
   signal: AbortSignal | undefined;
   /** @internal `JobScope`'s disposers: none yet (undefined), some, or closed (null). */
   disposers?: (() => unknown)[] | null;
+  /**
+   * `performance.now()` when the attempt's stages started, for a stage's `settled` / `failed`
+   * (how long the attempt ran); 0 on a processor none of whose stages has them.
+   */
+  readonly startedAt: number;
 }
 
 /**
@@ -34,7 +39,16 @@ export interface JobRunContext {
  * idempotency, metrics). Stages run phase by phase (`JOB_PHASES`); each calls `next()` to continue.
  */
 export interface JobStage {
-  run(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown>;
+  /** Wraps the rest of the stages and the handler; call `next()` to go on. */
+  run?(context: JobRunContext, next: () => Promise<unknown>): Promise<unknown>;
+  /**
+   * After the stages and the handler succeeded, before the job's scope closes and BullMQ records
+   * it: for a stage that acts on the outcome without wrapping `next()` (no closure or promise per
+   * job). A promise returned is waited for; a rejection fails the attempt.
+   */
+  settled?(context: JobRunContext, result: unknown): void | Promise<void>;
+  /** After the stages or the handler threw (or a deadline passed); must not throw. */
+  failed?(context: JobRunContext, error: unknown): void;
   /**
    * Whether the stage can act on the jobs of this processor, asked once when its worker starts:
    * a stage that answers false is left out of that processor's stage list. Absent: it applies.

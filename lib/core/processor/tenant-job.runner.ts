@@ -17,6 +17,7 @@ import { endJobScope, runDisposers } from '../scope/job-scope';
 import { JobRun, ProcessorLane } from './job-run';
 import { JobRunOptions, RUN_OPTIONS_KEY, runOptionsProblem } from '../envelope/job-run-options';
 import { attachRun } from './tenant-bull-job';
+import { tenantLogFields } from '../context/tenant-log-fields';
 
 type MutableJob = Job & { tenant?: TenantEnvelope };
 
@@ -101,7 +102,19 @@ export class TenantJobRunner {
     );
   }
 
+  /** The stages' `settled` hooks (a floor tenant's release is waited for), then the scope. */
   private settled(run: JobRun, result: unknown): unknown {
+    const waiting = run.settle(result);
+    if (waiting) {
+      return waiting.then(
+        () => this.closeScope(run, result),
+        (error: unknown) => this.failed(run, error),
+      );
+    }
+    return this.closeScope(run, result);
+  }
+
+  private closeScope(run: JobRun, result: unknown): unknown {
     const disposers = endJobScope(run);
     if (!disposers) {
       run.state.clear();
@@ -115,6 +128,11 @@ export class TenantJobRunner {
 
   /** After a throw or a timeout; the disposers never replace the job's own error. */
   private async failed(run: JobRun, error: unknown): Promise<never> {
+    try {
+      run.fail(error);
+    } catch (hookError) {
+      this.logger.error(`${tenantLogFields()} a stage's failed hook threw: ${hookError}`);
+    }
     try {
       const disposers = endJobScope(run);
       if (disposers) await runDisposers(disposers, run, this.logger);
