@@ -118,7 +118,7 @@ export class TenantMetricsRecorder
       const record = this.queueOf(context.definition).record(
         context.envelope?.tenantId ?? NO_TENANT,
       );
-      record.firstStart(now, Math.max(0, now - readyAtOf(job, context.envelope)));
+      record.firstStart(now, Math.max(0, now - readyAtOf(job)));
     }
     return next();
   }
