@@ -1,5 +1,7 @@
 import type { Queue } from 'bullmq';
+import type { TenantFairness } from '../../lib';
 import { bullClient } from '../../lib/core/bullmq';
+import { waitFor } from './wait';
 
 /**
  * When the fair gate admitted each job of `queue` (ms), read from BullMQ's own event stream: the
@@ -30,4 +32,21 @@ async function admissions(queue: Queue): Promise<[string, number][]> {
     }
   }
   return admitted;
+}
+
+/** Resolves once the fair gate of `queue` holds nothing for these tenants: none in flight or queued. */
+export async function gateDrained(
+  fairness: TenantFairness,
+  queue: string,
+  tenants: string[],
+  ms?: number,
+): Promise<void> {
+  await waitFor(
+    async () => {
+      const states = await Promise.all(tenants.map((t) => fairness.getTenant(queue, t)));
+      return states.every((state) => state.inFlight === 0 && state.backlog === 0);
+    },
+    `nothing in flight or queued for ${tenants.join(', ')} on ${queue}`,
+    ms,
+  );
 }

@@ -17,6 +17,7 @@ import { uniquePrefix } from '../../support/redis-url';
 import { testRootImports } from '../../support/test-module';
 import { testConnection } from '../../support/test-redis';
 import { sleep, waitFor } from '../../support/wait';
+import { gateDrained } from '../../support/admissions';
 
 /** Jobs held in the processor until the test lets them finish, and how often each started. */
 const running = new Map<string, () => void>();
@@ -207,10 +208,7 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
     }
     running.get('rm-after')!();
     await waitFor(async () => (await stateOf(bull, 'rm-after')) === 'completed', 'rm-after done');
-    await waitFor(async () => {
-      const state = await fairness.getTenant('stated', 'acme');
-      return state.inFlight === 0 && state.backlog === 0;
-    }, 'nothing in flight or queued for acme');
+    await gateDrained(fairness, 'stated', ['acme']);
   });
 
   // The gate's backlog keeps a removed job's id until its turn; the id added again is a second
@@ -244,10 +242,7 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
         expect([id, starts.get(id)]).toEqual([id, 1]);
       }
       expect((await bull.getJobCounts('active')).active).toBe(0);
-      await waitFor(async () => {
-        const state = await fairness.getTenant('stated', 'acme');
-        return state.inFlight === 0 && state.backlog === 0;
-      }, 'nothing in flight or queued for acme');
+      await gateDrained(fairness, 'stated', ['acme']);
     } finally {
       await fairness.setConcurrency('stated', 'acme', null);
     }
@@ -326,10 +321,7 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
       await waitFor(() => done.includes('ob-after'), 'the job added after obliterate runs', 20_000);
       await sleep(300);
       expect(done).toEqual(['ob-after']);
-      await waitFor(async () => {
-        const state = await moduleRef.get(TenantFairness).getTenant('bare', 'acme');
-        return state.inFlight === 0 && state.backlog === 0;
-      }, 'the gate holds nothing for acme');
+      await gateDrained(moduleRef.get(TenantFairness), 'bare', ['acme']);
     } finally {
       await worker.close();
     }

@@ -17,6 +17,7 @@ import { processorFor } from '../../support/jobs';
 import { uniquePrefix } from '../../support/redis-url';
 import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
+import { gateDrained } from '../../support/admissions';
 
 const QUEUES: Record<string, TenantFairnessOptions> = {
   'one-lane-share0': { lanes: { only: { share: 0 } } },
@@ -89,15 +90,7 @@ describe('a fair queue with one lane', () => {
       );
       for (const [id, tenant] of expected) expect([id, runs.get(id)]).toEqual([id, [tenant]]);
       expect(maxLive).toBe(1);
-      const fairness = moduleRef.get(TenantFairness);
-      await waitFor(
-        async () => {
-          const states = await Promise.all(['t1', 't2'].map((t) => fairness.getTenant(name, t)));
-          return states.every((state) => state.inFlight === 0 && state.backlog === 0);
-        },
-        `the gate of ${name} to drain`,
-        10_000,
-      );
+      await gateDrained(moduleRef.get(TenantFairness), name, ['t1', 't2'], 10_000);
     },
   );
 });
