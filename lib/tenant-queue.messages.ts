@@ -72,6 +72,20 @@ export const Messages = {
     `{ timeoutMs, runId }): timeoutMs a positive integer, runId 1-200 characters without ":".`,
   deadLetterNotFound: (tenantId: string, jobId: string) =>
     `Tenant "${tenantId}" has no dead letter "${jobId}". List them with DeadLetters.list(tenantId).`,
+  tickFailed: (why: string) =>
+    `scheduler tick failed: ${why}. Logged once until a tick succeeds; until then no schedule ` +
+    `fires from this process, and after 5 tick intervals the health check says "stalled".`,
+  ticksBack: (failed: number) => `scheduler ticks succeed again, after ${failed} failed tick(s)`,
+  badCancelReason: (reason: unknown) =>
+    `JobCancelledError: reason ${JSON.stringify(reason)} is not a cancel reason. Use 1-64 ` +
+    `letters, digits, "_", "-" or "." (e.g. 'OVER_QUOTA'): it is read back out of the job's ` +
+    `failedReason ("[cancelled:<reason>] ...").`,
+  deadLetterPage: (field: string, value: unknown, want: string) =>
+    `DeadLetters.list: ${field} ${String(value)} is not ${want}. Leave it out for the default ` +
+    `(offset 0, limit 20); a limit above 100 is taken as 100.`,
+  deadLetterPurgeId: (jobId: unknown) =>
+    `DeadLetters.purge: job id ${JSON.stringify(jobId)} is not a job id. Pass the id of one ` +
+    `dead letter, or leave it out (purge(tenantId)) to remove all of the tenant's letters.`,
   deadLetterResolved: (tenantId: string, jobId: string, at: number) =>
     `Dead letter "${jobId}" of tenant "${tenantId}" is resolved: its job was retried outside ` +
     `DeadLetters.replay (BullMQ's job.retry(), bull-board's Retry) and completed at ` +

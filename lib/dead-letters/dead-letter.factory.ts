@@ -55,6 +55,7 @@ export function deadLetterOf(
       attempts: job.opts.attempts,
       backoff: job.opts.backoff,
       priority: job.opts.priority,
+      lane: (job.opts as { lane?: string }).lane,
     },
     timeoutMs: run.timeoutMs,
     replays: run.replay ?? 0,

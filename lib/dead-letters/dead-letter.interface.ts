@@ -32,8 +32,17 @@ export interface DeadLetter {
   envelope: TenantEnvelope;
   /** The job's payload (without `_tenant` and `_run`). */
   data: Record<string, unknown>;
-  /** The job options a replay reuses. */
-  opts: { attempts?: number; backoff?: number | BackoffOptions; priority?: number };
+  /**
+   * The job options a replay reuses: with them, the envelope's `fairKey` and the job's name, a
+   * replay on a fair queue goes back to the same lane and fair key.
+   */
+  opts: {
+    attempts?: number;
+    backoff?: number | BackoffOptions;
+    priority?: number;
+    /** The `lane` the job asked for on a fair queue with lanes. */
+    lane?: string;
+  };
   timeoutMs?: number;
   /** How many times this run was replayed before this failure. */
   replays: number;

@@ -145,7 +145,9 @@ export class DeadLetterWorkerPlugin implements WorkerPlugin {
     if (this.unreadableIds.size >= UNREADABLE_MEMORY) this.unreadableIds.clear();
     this.unreadableIds.add(id);
     this.unreadableCounts.set(definition.name, this.unreadable(definition.name) + 1);
-    this.logger.warn(Messages.deadLetterUnreadable(definition.name, jobId, error.message));
+    this.logger.warn(
+      `${tenantLogFields({ jobId })} ${Messages.deadLetterUnreadable(definition.name, jobId, error.message)}`,
+    );
   }
 }
 

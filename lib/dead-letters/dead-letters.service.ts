@@ -51,8 +51,15 @@ export class DeadLetters {
   /** One tenant's dead letters, newest first, across every queue (or one). */
   async list(tenantId: string, page: DeadLetterQuery = {}): Promise<DeadLetterPage> {
     this.codec.assertTenantId(tenantId);
-    const offset = Math.max(0, Math.floor(page.offset ?? 0));
-    const limit = Math.min(MAX_LIMIT, Math.max(1, Math.floor(page.limit ?? 20)));
+    const offset = page.offset ?? 0;
+    const asked = page.limit ?? 20;
+    if (!Number.isSafeInteger(offset) || offset < 0) {
+      throw new RangeError(Messages.deadLetterPage('offset', offset, 'an integer >= 0'));
+    }
+    if (!Number.isSafeInteger(asked) || asked < 1) {
+      throw new RangeError(Messages.deadLetterPage('limit', asked, 'an integer >= 1'));
+    }
+    const limit = Math.min(MAX_LIMIT, asked);
     const redis = this.script.raw;
     const heads: { definition: TenantQueueDefinition; jobId: string; score: number }[] = [];
     let total = 0;
@@ -80,8 +87,8 @@ export class DeadLetters {
   }
 
   /**
-   * Enqueues the job again for the same tenant (same actor and correlation id, same run id, a
-   * fresh attempt count) and removes the dead letter. Refused with `TenantNotActiveError` when
+   * Enqueues the job again for the same tenant (same actor and correlation id, same run id; on a
+   * fair queue the same lane and fair key; a fresh attempt count) and removes the dead letter. Refused with `TenantNotActiveError` when
    * the `TenantDirectory` says the tenant is not active; `DeadLetterNotFoundError` when the tenant
    * has no such dead letter; `DeadLetterResolvedError` when its job ran again by another path
    * (BullMQ's `job.retry()`, bull-board's Retry) and completed or is still on its way.
@@ -98,15 +105,16 @@ export class DeadLetters {
       ...letter.data,
       [RUN_OPTIONS_KEY]: { runId: letter.runId, timeoutMs: letter.timeoutMs, replay },
     };
+    const { envelope } = letter;
     const opts = moduleJobOptions(
       Object.fromEntries(
         Object.entries({
           ...letter.opts,
+          fairKey: envelope.fairKey,
           jobId: `${letter.jobId.replace(/\.r\d+$/, '')}.r${replay}`,
         }).filter(([, value]) => value !== undefined),
       ),
     );
-    const { envelope } = letter;
     const enqueued = await this.context.run(
       {
         tenantId,
@@ -123,9 +131,15 @@ export class DeadLetters {
     return enqueued;
   }
 
-  /** Removes one dead letter of the tenant, or all of them; returns how many were removed. */
+  /**
+   * Removes one dead letter of the tenant, or all of them (`jobId` left out); returns how many
+   * were removed. An empty `jobId` is refused (`RangeError`), never taken as "all".
+   */
   async purge(tenantId: string, jobId?: string, queue?: string): Promise<number> {
     this.codec.assertTenantId(tenantId);
+    if (jobId !== undefined && (typeof jobId !== 'string' || jobId === '')) {
+      throw new RangeError(Messages.deadLetterPurgeId(jobId));
+    }
     let removed = 0;
     for (const definition of this.definitions(queue)) {
       removed += await this.script.remove(definition, tenantId, jobId ?? '');

@@ -97,7 +97,7 @@ export class FairQueueConfig {
 
   /**
    * The job's place as the enqueue script takes it (its lane, with its fair key where the queue
-   * has them) and its options for BullMQ without `lane` and `fairKey`.
+   * has them) and its options for BullMQ without `fairKey` (the envelope carries it, signed).
    */
   placeOf(job: PreparedJob): [string, object] {
     const keys = this.options.fairKey;
@@ -106,16 +106,16 @@ export class FairQueueConfig {
 
   /**
    * The job's lane (its `lane` option, else its name's lane, else the default) and its options
-   * for BullMQ without `lane`. The gate gives admitted jobs their BullMQ priority (see dispatch in
-   * fair-dispatch.lua); a delayed job, which skips the gate, runs as work beyond its lane's share.
+   * for BullMQ. A `lane` the caller asked for stays in them, so BullMQ's clients show it and a
+   * dead letter's replay takes the job back to its lane. The gate gives admitted jobs their
+   * BullMQ priority (see dispatch in fair-dispatch.lua); a delayed job, which skips the gate,
+   * runs as work beyond its lane's share.
    */
   laneOf(job: PreparedJob): [string, object] {
+    // None or one lane: the gate runs the queue as one without lanes (lanesMode.script).
+    if (this.laneCount <= 1) return ['', job.opts];
     const asked = (job.opts as TenantJobOptions).lane;
-    if (!this.laneCount) return ['', job.opts];
-    const { lane: _lane, ...opts } = job.opts as TenantJobOptions;
-    // One lane is the queue itself: the gate runs it as a queue without lanes (lanesMode.script).
-    if (this.laneCount === 1) return ['', opts];
-    return [asked ?? this.laneOfJob.get(job.name) ?? this.options.defaultLane, opts];
+    return [asked ?? this.laneOfJob.get(job.name) ?? this.options.defaultLane, job.opts];
   }
 }
 

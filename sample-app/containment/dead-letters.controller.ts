@@ -1,11 +1,14 @@
 import {
+  BadRequestException,
   Body,
   Controller,
+  DefaultValuePipe,
   Delete,
   Get,
   HttpCode,
   NotFoundException,
   Param,
+  ParseIntPipe,
   Post,
   Put,
   Query,
@@ -75,11 +78,14 @@ export class DeadLettersController {
   }
 
   @Get('dead-letters')
-  async list(@Query('offset') offset?: string, @Query('limit') limit?: string) {
-    const page = await this.deadLetters.list(this.tenant.getTenantIdOrThrow(), {
-      offset: Number(offset ?? 0),
-      limit: Number(limit ?? 20),
-    });
+  async list(
+    @Query('offset', new DefaultValuePipe(0), ParseIntPipe) offset: number,
+    @Query('limit', new DefaultValuePipe(20), ParseIntPipe) limit: number,
+  ) {
+    if (offset < 0 || limit < 1) {
+      throw new BadRequestException('offset must be an integer >= 0, limit an integer >= 1');
+    }
+    const page = await this.deadLetters.list(this.tenant.getTenantIdOrThrow(), { offset, limit });
     return { ...page, items: page.items.map(tenantFacingDeadLetter) };
   }
 

@@ -1,7 +1,9 @@
+import { Messages } from '../../tenant-queue.messages';
 import { TenantQueueError } from './tenant-queue.error';
 
 /**
- * Why a job was cancelled rather than run. Cancelled jobs are never retried.
+ * Why a job was cancelled rather than run: one of the module's reasons, or your own (1-64
+ * letters, digits, `_`, `-` or `.`, e.g. `'OVER_QUOTA'`). Cancelled jobs are never retried.
  * @publicApi
  */
 export type CancelReason =
@@ -13,11 +15,19 @@ export type CancelReason =
   | 'NOT_ENTITLED'
   | 'ACTOR_NOT_PERMITTED'
   /** A Nest guard on the processor (`@UseJobGuards`, or a global one) returned false. */
-  | 'FORBIDDEN';
+  | 'FORBIDDEN'
+  // Your own reasons (the `& {}` keeps the module's names offered by editors).
+  | (string & {});
+
+/** What a cancel reason may be (it is read back out of the job's `failedReason`). */
+const REASON = '[A-Za-z0-9_.-]{1,64}';
+const CANCEL_REASON = new RegExp(`^${REASON}$`);
 
 /**
  * Thrown (by the module's job guards, or by yours) to cancel a job: it fails at once without
- * retry, and its `failedReason` starts with `[cancelled:<reason>]`.
+ * retry, and its `failedReason` starts with `[cancelled:<reason>]`. A reason outside 1-64
+ * letters, digits, `_`, `-` or `.` throws a `TypeError` here instead (the attempt then fails
+ * with that message, as any other error would).
  * @publicApi
  */
 export class JobCancelledError extends TenantQueueError {
@@ -26,10 +36,13 @@ export class JobCancelledError extends TenantQueueError {
     message: string,
   ) {
     super(message);
+    if (typeof reason !== 'string' || !CANCEL_REASON.test(reason)) {
+      throw new TypeError(Messages.badCancelReason(reason));
+    }
   }
 }
 
-const CANCELLED_PATTERN = /^\[cancelled:([A-Z_]+)\] /;
+const CANCELLED_PATTERN = new RegExp(`^\\[cancelled:(${REASON})\\] `);
 
 export function formatCancelledReason(reason: CancelReason, message: string): string {
   return `[cancelled:${reason}] ${message}`;

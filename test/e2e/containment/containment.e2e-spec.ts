@@ -17,6 +17,7 @@ import {
   TenantQueueModule,
   TenantQueueRegistry,
   TenantWorkerHost,
+  parseCancelReason,
   runIdentity,
   withRunOptions,
 } from '../../../lib';
@@ -71,6 +72,8 @@ class FaultsProcessor extends TenantWorkerHost {
         throw new NonRetryableError('bad input, retrying will not help');
       case 'cancel':
         throw new JobCancelledError('TENANT_SUSPENDED', 'tenant suspended');
+      case 'cancel-own':
+        throw new JobCancelledError('over-quota', 'over the plan this month');
       case 'flaky':
         if (seen(job.data.label).length < 3) throw new Error('flaky failure');
         return 'third time lucky';
@@ -245,6 +248,36 @@ describe('failure containment', () => {
     await app.get(DeadLetterWorkerPlugin).sweep(registry.getQueue('faults').definition);
     expect((await bull.getJob(job.id))?.failedReason).toMatch(/^\[cancelled:TENANT_SUSPENDED\]/);
     expect(await letterOf('acme', job.id)).toBeUndefined();
+  });
+
+  it('cancels with your own reason: one attempt, no dead letter, parseCancelReason reads it', async () => {
+    const job = await producer.add('acme', 'faults', 'cancel-own', { label: 'cancel-own' });
+    const bull = registry.getQueue('faults').bullQueue;
+    await waitFor(async () => (await bull.getJobState(job.id)) === 'failed', 'cancelled job');
+    await app.get(DeadLetterWorkerPlugin).sweep(registry.getQueue('faults').definition);
+    const failed = await bull.getJob(job.id);
+    expect(parseCancelReason(failed?.failedReason)).toBe('over-quota');
+    expect(failed?.attemptsMade).toBe(1);
+    expect(seen('cancel-own')).toHaveLength(1);
+    expect(await letterOf('acme', job.id)).toBeUndefined();
+  });
+
+  it('refuses a bad page or an empty job id with a RangeError, and removes nothing', async () => {
+    const job = await producer.add('acme', 'faults', 'non-retryable', { label: 'kept' });
+    await waitForLetter('acme', job.id);
+    for (const page of [
+      { limit: NaN },
+      { limit: 0 },
+      { limit: 2.5 },
+      { offset: -1 },
+      { offset: NaN },
+    ]) {
+      await expect(deadLetters.list('acme', page)).rejects.toThrow(RangeError);
+    }
+    expect((await deadLetters.list('acme', { limit: 1_000 })).limit).toBe(100);
+    await expect(deadLetters.purge('acme', '')).rejects.toThrow(/leave it out/);
+    expect(await letterOf('acme', job.id)).toBeDefined();
+    expect(await deadLetters.purge('acme', job.id)).toBe(1);
   });
 
   it('does not let a tenant whose every job hangs hold back another tenant', async () => {
