@@ -30,8 +30,13 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
   private readonly refused = new Map<string, string>();
   private running: Promise<SchedulerTickResult> | undefined;
   private timer: NodeJS.Timeout | undefined;
-  /** Epoch ms at which the last tick of this process finished (for health checks). */
+  /**
+   * Epoch ms at which the last tick of this process succeeded (for health checks: a tick that
+   * fails does not count, so a scheduler whose every tick fails shows as stalled).
+   */
   lastTickAt: number | undefined;
+  /** Ticks failed in a row; the first is logged, the rest are counted until one succeeds. */
+  private failedTicks = 0;
   /** The `@TenantCron` drivers' check, and when (scheduler clock) it last ran. */
   private driverCheck: ((now: number) => Promise<void>) | undefined;
   private driverCheckedAt = -Infinity;
@@ -49,8 +54,16 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
   start(): void {
     if (!this.options.enabled || this.timer) return;
     this.timer = setInterval(() => {
-      this.tick().catch((error: Error) =>
-        this.logger.error(`${tenantLogFields()} tick failed: ${error.message}`),
+      this.tick().then(
+        () => {
+          if (this.failedTicks === 0) return;
+          this.logger.log(`${tenantLogFields()} ${Messages.ticksBack(this.failedTicks)}`);
+          this.failedTicks = 0;
+        },
+        (error: Error) => {
+          if (this.failedTicks++ > 0) return;
+          this.logger.error(`${tenantLogFields()} ${Messages.tickFailed(error.message)}`);
+        },
       );
     }, this.options.tickInterval);
     this.timer.unref();
@@ -65,10 +78,17 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
 
   /** Runs one tick now; a tick already running in this process is joined, not doubled. */
   tick(): Promise<SchedulerTickResult> {
-    this.running ??= this.runTick().finally(() => {
-      this.running = undefined;
-      this.lastTickAt = Date.now();
-    });
+    this.running ??= this.runTick().then(
+      (result) => {
+        this.running = undefined;
+        this.lastTickAt = Date.now();
+        return result;
+      },
+      (error: unknown) => {
+        this.running = undefined;
+        throw error;
+      },
+    );
     return this.running;
   }
 

@@ -37,7 +37,9 @@ export class TenantScheduler {
 
   /**
    * Creates or replaces a tenant's schedule. The cron expression and zone are validated
-   * (`InvalidScheduleError`), and the next run is computed from now.
+   * (`InvalidScheduleError`), and the next run is computed from now. The same definition
+   * written again (say, from your records at every boot) changes nothing: its stored next run
+   * stays, so runs missed while no instance ran are still made up as its `missed` policy says.
    */
   async upsert(tenantId: string, key: string, input: TenantScheduleInput): Promise<TenantSchedule> {
     this.assertIds(tenantId, key);
@@ -58,6 +60,12 @@ export class TenantScheduler {
       schedule.cron,
       schedule.timezone === 'tenant' ? 'UTC' : schedule.timezone,
     );
+    const id = tenantScheduleId(tenantId, key);
+    const [record] = await this.store.get([id]);
+    if (record?.kind === 'tenant' && canonical(record) === canonical(schedule)) {
+      const next = await this.store.nextRun(id);
+      if (next !== null) return toView(record, next);
+    }
     return this.save(schedule);
   }
 
@@ -184,6 +192,15 @@ function tenantScheduleOf(
     default:
       return unknownKind(record);
   }
+}
+
+/** JSON of a value with every object's keys in order: equal for equal definitions. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
 }
 
 function toView(schedule: StoredTenantSchedule, next: number | null): TenantSchedule {

@@ -8,7 +8,8 @@ import {
   TenantWorkerHost,
 } from '../../../lib';
 import { TenantQueueHealthIndicator } from '../../../lib/health';
-import { uniquePrefix } from '../../support/redis-url';
+import IORedis from 'ioredis';
+import { redisConnection, uniquePrefix } from '../../support/redis-url';
 import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
@@ -21,11 +22,12 @@ class NoopProcessor extends TenantWorkerHost {
 
 describe('TenantQueueHealthIndicator (@nestjs/terminus)', () => {
   let app: INestApplication;
+  const prefix = uniquePrefix('health');
 
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
-        ...testRootImports(uniquePrefix('health'), {
+        ...testRootImports(prefix, {
           scheduler: { tickInterval: 50 },
           metrics: { sink: false },
         }),
@@ -54,6 +56,31 @@ describe('TenantQueueHealthIndicator (@nestjs/terminus)', () => {
         scheduler: 'ticking',
       },
     });
+  });
+
+  it('says "stalled" while every scheduler tick fails, though Redis answers, and "ticking" after', async () => {
+    const indicator = app.get(TenantQueueHealthIndicator);
+    const redis = new IORedis(redisConnection());
+    // The scheduler's due index as a string: every tick's read of it fails (WRONGTYPE), as ticks
+    // fail on a cluster whose slot moved while PING still answers.
+    const due = `{${prefix}:sched}:due`;
+    try {
+      await redis.del(due);
+      await redis.set(due, 'not a sorted set');
+      await waitFor(
+        async () => (await indicator.check()).tenantQueue.scheduler === 'stalled',
+        'the failing ticks to show',
+      );
+      expect((await indicator.check()).tenantQueue).toMatchObject({ status: 'down', redis: 'up' });
+      await redis.del(due);
+      await waitFor(
+        async () => (await indicator.check()).tenantQueue.scheduler === 'ticking',
+        'a tick that succeeds',
+      );
+    } finally {
+      await redis.del(due);
+      redis.disconnect();
+    }
   });
 
   it('is down when a worker has stopped', async () => {

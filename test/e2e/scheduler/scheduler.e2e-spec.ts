@@ -284,6 +284,23 @@ describe('TenantScheduler: schedules as tenant data', () => {
       ]);
       await scheduler.remove('acme', key);
     });
+
+    it('keeps them when the same definition is written again at restart; a change starts from now', async () => {
+      const key = 'missed-rewritten';
+      const input = { cron: '0 * * * *', missed: 'all' as const, maxCatchUp: 10, job };
+      clock.set(start);
+      await scheduler.upsert('acme', key, input);
+      clock.set(start + 5 * HOUR + 10 * 60_000);
+      // An app that writes its schedules from its own records at every boot.
+      const again = await scheduler.upsert('acme', key, { ...input });
+      expect(iso(again.nextRunAt!.getTime())).toBe(iso(hours(1)[0]));
+      expect((await scheduler.tick()).jobIds).toEqual(
+        hours(1, 2, 3, 4, 5).map((run) => tenantScheduleJobId('acme', key, run)),
+      );
+      const changed = await scheduler.upsert('acme', key, { ...input, cron: '30 * * * *' });
+      expect(iso(changed.nextRunAt!.getTime())).toBe(iso(hours(6)[0] + 30 * 60_000));
+      await scheduler.remove('acme', key);
+    });
   });
 
   it("follows the tenant's own zone, and recomputes the next run when it changes", async () => {
@@ -329,7 +346,7 @@ describe('the automatic tick', () => {
       const ticker = app.get(ScheduleTicker);
       await app.close();
       closed = true;
-      // Closed: no tick runs any more (a tick ends by stamping lastTickAt, even one that fails).
+      // Closed: no tick runs any more (each tick that succeeds stamps lastTickAt).
       const last = ticker.lastTickAt;
       expect(last).toBeDefined();
       await sleep(10 * 20);
