@@ -1,4 +1,5 @@
 import type { Logger } from '@nestjs/common';
+import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { Messages } from '../tenant-queue.messages';
 import type { ResolvedFairnessOptions } from './fairness-options';
 import type { SlowLaneEvent } from './slow-lane-event.interface';
@@ -37,7 +38,7 @@ export class FairGateEvents {
         event.state === 'entered'
           ? Messages.slowLaneEnter(event.queue, event.tenantId, event.failures)
           : Messages.slowLaneLeave(event.queue, event.tenantId, event.failures);
-      this.logger.warn(log);
+      this.logger.warn(`${tenantLogFields()} ${log}`);
       this.onSlowLane(event);
     }
   }
@@ -50,6 +51,8 @@ export class FairGateEvents {
     const now = Date.now();
     if (now - this.floorsWarnedAt < FLOORS_WARN_MS) return;
     this.floorsWarnedAt = now;
-    this.logger.warn(Messages.floorsBounded(this.queue, below, this.options.defaultMinConcurrency));
+    this.logger.warn(
+      `${tenantLogFields()} ${Messages.floorsBounded(this.queue, below, this.options.defaultMinConcurrency)}`,
+    );
   }
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { tenantLogFields } from '../core/context/tenant-log-fields';
 import type { Logger } from '@nestjs/common';
 
 /** What the upkeep drives on its gate (closures of the gate's own calls). */
@@ -27,6 +28,8 @@ export class FairGateUpkeep {
   private wakeAt = Infinity;
   private ticking: Promise<void> | undefined;
   private isClosed = false;
+  /** Ticks failed in a row: the first is logged, the others counted until one succeeds. */
+  private failedTicks = 0;
 
   constructor(
     private readonly queueName: string,
@@ -61,8 +64,20 @@ export class FairGateUpkeep {
       try {
         const ttl = this.tickMs * 3 + 2000;
         await this.target.runTick(this.consumerId, leaving ? -1 : this.concurrency, ttl);
+        if (this.failedTicks > 0) {
+          this.logger.log(
+            `${tenantLogFields()} fair tick ${this.queueName} succeeds again, after ` +
+              `${this.failedTicks} failed tick(s)`,
+          );
+          this.failedTicks = 0;
+        }
       } catch (error) {
-        if (!this.isClosed) this.logger.warn(`fair tick ${this.queueName}: ${error}`);
+        if (!this.isClosed && this.failedTicks++ === 0) {
+          this.logger.warn(
+            `${tenantLogFields()} fair tick ${this.queueName}: ${error} (logged once until a ` +
+              `tick succeeds)`,
+          );
+        }
       } finally {
         this.ticking = undefined;
       }

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { Job, type Queue } from 'bullmq';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { JobDispatcher, PreparedJob } from '../core/queues/job-dispatcher.interface';
@@ -55,7 +56,8 @@ export class FairGate implements JobDispatcher {
       call: (released) => this.releaseCall(released),
       // The tick finds the jobs of a failed call ended in BullMQ and frees their slots.
       failed: (error) => {
-        if (!this.upkeep.closed) deps.logger.warn(`fair release ${definition.name}: ${error}`);
+        if (!this.upkeep.closed)
+          deps.logger.warn(`${tenantLogFields()} fair release ${definition.name}: ${error}`);
       },
     });
     this.events = new FairGateEvents(definition.name, options, deps.onSlowLane, deps.logger);

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { tenantLogFields } from '../core/context/tenant-log-fields';
 import type { Job, Worker } from 'bullmq';
 import { TenantContext } from '../core/context/tenant-context';
 import { CancelReason, parseCancelReason } from '../core/errors';
@@ -75,7 +76,9 @@ export class JobCancellations {
       try {
         listener(event);
       } catch (error) {
-        this.logger.error(`JobCancellations listener threw: ${(error as Error)?.message}`);
+        this.logger.error(
+          `${tenantLogFields()} JobCancellations listener threw: ${(error as Error)?.message}`,
+        );
       }
     }
   }

@@ -12,9 +12,29 @@ export interface TenantLogRef {
   correlationId?: string;
 }
 
+/** Characters a field value is quoted and escaped for: space, controls, quotes, line breaks. */
+const UNSAFE = /[\x00-\x20\x7f-\x9f"\\\u2028\u2029]/;
+const EVERY_UNSAFE = new RegExp(UNSAFE.source, 'g');
+
+/**
+ * A field's value as written: `-` when unknown; as is when it has no space, control character,
+ * quote or line break (any id of the default pattern); else quoted, with those characters as
+ * `\uXXXX`, so an id cannot end the line or forge another field.
+ */
+function logValue(value: string | undefined): string {
+  if (value === undefined) return '-';
+  if (value !== '' && value !== '-' && !UNSAFE.test(value)) return value;
+  const escaped = value.replace(
+    EVERY_UNSAFE,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return `"${escaped}"`;
+}
+
 /**
  * `tenant=<id> job=<id> correlation=<id>` for the current tenant context (or `ref`), `-` where
- * unknown. Every log line of the module starts with it, so logs can be filtered per tenant.
+ * unknown. Every log line of the module starts with it, so logs can be filtered per tenant. A
+ * value with a space, control character, quote or line break is written quoted and escaped.
  * @publicApi
  */
 export function tenantLogFields(ref: TenantLogRef = {}): string {
@@ -24,7 +44,7 @@ export function tenantLogFields(ref: TenantLogRef = {}): string {
   const tenantId = ref.tenantId ?? state?.tenantId;
   const jobId = ref.jobId ?? state?.jobId;
   const correlationId = ref.correlationId ?? state?.correlationId;
-  return `tenant=${tenantId ?? '-'} job=${jobId ?? '-'} correlation=${correlationId ?? '-'}`;
+  return `tenant=${logValue(tenantId)} job=${logValue(jobId)} correlation=${logValue(correlationId)}`;
 }
 
 /** The log reference of a BullMQ job: its id and the tenant and correlation of its envelope. */

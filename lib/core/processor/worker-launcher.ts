@@ -96,7 +96,9 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
     );
     const budget = this.redis.shutdownMsLeft();
     if (await settlesWithin(closed, budget)) return;
-    this.logger.warn(Messages.shutdownTimedOut(`Closing the workers`, budget));
+    this.logger.warn(
+      `${tenantLogFields()} ${Messages.shutdownTimedOut(`Closing the workers`, budget)}`,
+    );
     // A worker that never connected waits for its connection even to disconnect: not awaited.
     await settlesWithin(Promise.all(workers.map(([, worker]) => worker.disconnect())), 1000);
   }

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { tenantLogFields } from '../context/tenant-log-fields';
 import { RedisUnavailableAtBootError } from '../errors/redis-unavailable-at-boot.error';
 import IORedis, { Cluster, Redis, RedisOptions } from 'ioredis';
 import { Messages } from '../../tenant-queue.messages';
@@ -58,12 +59,16 @@ export class OutageLog {
   error(error: unknown): void {
     if (this.downSince !== undefined) return;
     this.downSince = Date.now();
-    this.logger.warn(Messages.redisDown(this.name, (error as Error)?.message ?? String(error)));
+    this.logger.warn(
+      `${tenantLogFields()} ${Messages.redisDown(this.name, (error as Error)?.message ?? String(error))}`,
+    );
   }
 
   ready(): void {
     if (this.downSince === undefined) return;
-    this.logger.log(Messages.redisBack(this.name, Date.now() - this.downSince));
+    this.logger.log(
+      `${tenantLogFields()} ${Messages.redisBack(this.name, Date.now() - this.downSince)}`,
+    );
     this.downSince = undefined;
   }
 

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { tenantLogFields } from '../context/tenant-log-fields';
 import { isTenantDirectoryConfigured } from './default-ports';
 import { TenantDirectory, TenantRecord } from '../types/tenant-directory.interface';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
@@ -96,7 +97,7 @@ export class TenantTiers {
     if (tier !== undefined && !this.tiers[tier] && !this.unknownTiers.has(tier)) {
       this.unknownTiers.add(tier);
       this.logger.warn(
-        `Tenant "${tenantId}" has tier "${tier}", which the "tiers" option does not define: ` +
+        `${tenantLogFields({ tenantId })} Tenant "${tenantId}" has tier "${tier}", which the "tiers" option does not define: ` +
           `its limits fall back to its own record and the queue defaults. Add "${tier}" to tiers.`,
       );
     }
