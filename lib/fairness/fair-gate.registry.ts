@@ -1,5 +1,7 @@
 import { TenantWorkerLauncher } from '../core/processor/worker-launcher';
+import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { EventEmitter } from 'node:events';
+import { randomUUID } from 'node:crypto';
 import {
   BeforeApplicationShutdown,
   Inject,
@@ -47,7 +49,11 @@ export class FairGateRegistry
   private readonly unsubscribe: () => void;
   private sweepTimer: NodeJS.Timeout | undefined;
   private floorTimer: NodeJS.Timeout | undefined;
+  private epochTimer: NodeJS.Timeout | undefined;
   private sweeping = false;
+  /** The hints epoch this process last read (see `checkEpoch`). */
+  private epoch: string | null | undefined;
+  private readonly epochKey: string;
 
   constructor(
     private readonly registry: TenantQueueRegistry,
@@ -57,6 +63,7 @@ export class FairGateRegistry
     private readonly launcher: TenantWorkerLauncher,
   ) {
     this.hintTtl = options.tierCacheMs;
+    this.epochKey = `{${options.prefix}:fair}:hints-epoch`;
     this.unsubscribe = tiers.onRefresh((tenantId) => this.refreshHints(tenantId));
   }
 
@@ -75,13 +82,37 @@ export class FairGateRegistry
         void gate
           .tick()
           .then(() => this.checkFloors(gate))
-          .catch((error) => this.logger.warn(`floor check: ${error}`));
+          .catch((error) => this.logger.warn(`${tenantLogFields()} floor check: ${error}`));
       }
     }, 0);
     this.floorTimer.unref();
     if (this.tiers.configured && this.gates.size > 0) {
       this.sweepTimer = setInterval(() => void this.sweepHints(), Math.max(1000, this.hintTtl));
       this.sweepTimer.unref();
+      this.epochTimer = setInterval(() => void this.checkEpoch(), EPOCH_CHECK_MS);
+      this.epochTimer.unref();
+    }
+  }
+
+  /**
+   * Notices a Redis that lost its data (restarted empty, flushed, failed over to an empty
+   * replica): the gates' copies of the tenants' limits went with it, while this process still
+   * thinks it sent them within `tierCacheMs`. A random epoch lives in Redis; whichever process
+   * finds it missing writes a new one, and every process that reads a new one sends the limits
+   * again, at once for the tenants waiting, else with their next enqueue. Two commands a second.
+   */
+  private async checkEpoch(): Promise<void> {
+    try {
+      const client = this.redis.client;
+      await client.set(this.epochKey, randomUUID(), 'NX');
+      const epoch = await client.get(this.epochKey);
+      const changed = this.epoch !== undefined && epoch !== this.epoch;
+      this.epoch = epoch;
+      if (!changed) return;
+      this.hintSent.clear();
+      await this.sweepHints();
+    } catch {
+      // Redis away: the connection's own lines say so; the next check runs in a second.
     }
   }
 
@@ -102,7 +133,7 @@ export class FairGateRegistry
         }
       }
     } catch (error) {
-      this.logger.warn(`tier sweep: ${error}`);
+      this.logger.warn(`${tenantLogFields()} tier sweep: ${error}`);
     } finally {
       this.sweeping = false;
     }
@@ -153,6 +184,7 @@ export class FairGateRegistry
 
   async beforeApplicationShutdown(): Promise<void> {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
+    if (this.epochTimer) clearInterval(this.epochTimer);
     if (this.floorTimer) clearTimeout(this.floorTimer);
     // Workers first, so their last completions still free slots before the gates close.
     await this.launcher.close();
@@ -163,7 +195,9 @@ export class FairGateRegistry
     const closed = Promise.all(gates.map((gate) => gate.close()));
     const budget = this.redis.shutdownMsLeft();
     if (!(await settlesWithin(closed, budget))) {
-      this.logger.warn(Messages.shutdownTimedOut('Closing the fair gates', budget));
+      this.logger.warn(
+        `${tenantLogFields()} ${Messages.shutdownTimedOut('Closing the fair gates', budget)}`,
+      );
     }
     this.events.removeAllListeners();
     this.unsubscribe();
@@ -235,7 +269,7 @@ export class FairGateRegistry
     const queue = gate.definition.name;
     if (sum > slots) {
       this.logger.warn(
-        Messages.floorsOverSlots(queue, `the floors of ${tenants} tenants recorded`, sum, slots),
+        `${tenantLogFields()} ${Messages.floorsOverSlots(queue, `the floors of ${tenants} tenants recorded`, sum, slots)}`,
       );
     }
     const single: [string, number][] = [['the queue default', gate.options.defaultMinConcurrency]];
@@ -249,7 +283,7 @@ export class FairGateRegistry
     for (const [where, floor] of single) {
       if (floor > slots) {
         this.logger.warn(
-          Messages.floorsOverSlots(queue, `one tenant's floor from ${where}`, floor, slots),
+          `${tenantLogFields()} ${Messages.floorsOverSlots(queue, `one tenant's floor from ${where}`, floor, slots)}`,
         );
       }
     }
@@ -265,6 +299,8 @@ export class FairGateRegistry
 }
 
 const MAX_HINTS_SENT = 100_000;
+/** How often a process checks that Redis still holds the hints epoch (ms). */
+const EPOCH_CHECK_MS = 1000;
 const HINT_SWEEP = 100;
 
 /** A tenant's limits as the gate stores them (see `FairHint`). */
