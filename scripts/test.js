@@ -21,22 +21,26 @@ const bin = (name) => join(root, 'node_modules', '.bin', name);
 const jest = (...args) => [bin('jest'), '--maxWorkers=1', ...args];
 const install = (folder) => ['npm', 'ci', '--prefix', folder, '--no-audit', '--no-fund'];
 const typecheck = (project) => [bin('tsc'), '--noEmit', '-p', project];
+const declarations = (folder) => ['node', join(root, 'scripts', 'check-declarations.js'), folder];
 
 /** Each variant: its install, type-check (when its declarations differ) and jest run. */
 const VARIANTS = {
   cluster: [['cluster', jest('-c', 'test/cluster/jest.config.js')]],
   nest12: [
     ['nest12: install', install('test/nest12')],
+    ['nest12: declarations', declarations('test/nest12')],
     ['nest12', jest('-c', 'test/nest12/jest.config.js')],
   ],
   ioredis6: [
     ['ioredis6: install', install('test/ioredis6')],
     ['ioredis6: type-check', typecheck('test/ioredis6/tsconfig.json')],
+    ['ioredis6: declarations', declarations('test/ioredis6')],
     ['ioredis6', jest('-c', 'test/ioredis6/jest.config.js')],
   ],
   bullmq5: [
     ['bullmq5: install', install('test/bullmq5')],
     ['bullmq5: type-check', typecheck('test/bullmq5/tsconfig.json')],
+    ['bullmq5: declarations', declarations('test/bullmq5')],
     ['bullmq5', jest('-c', 'test/bullmq5/jest.config.js')],
   ],
 };

@@ -65,7 +65,10 @@ export class TenantJobRunner {
   }
 
   /** The processor instance that handles `job` (for its worker events); see the resolver. */
-  hostFor(host: TenantWorkerHost, job: Job | undefined) {
+  hostFor(
+    host: TenantWorkerHost,
+    job: Job | undefined,
+  ): TenantWorkerHost | Promise<TenantWorkerHost> {
     return this.processors.hostFor(host, job, this.tenantOf);
   }
 

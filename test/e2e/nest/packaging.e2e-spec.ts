@@ -100,6 +100,8 @@ describe('the packed package (exports map, types, LICENSE)', () => {
       ]),
     );
     expect(files.some((file) => file.endsWith('.lua'))).toBe(true);
+    // No source maps: they would name lib/*.ts files the tarball does not carry.
+    expect(files.filter((file) => file.endsWith('.map'))).toEqual([]);
     expect(
       files.filter((file) => !/^(dist\/|LICENSE$|README\.md$|package\.json$)/.test(file)),
     ).toEqual([]);
