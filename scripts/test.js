@@ -28,7 +28,6 @@ const VARIANTS = {
   cluster: [['cluster', jest('-c', 'test/cluster/jest.config.js')]],
   nest12: [
     ['nest12: install', install('test/nest12')],
-    ['nest12: declarations', declarations('test/nest12')],
     ['nest12', jest('-c', 'test/nest12/jest.config.js')],
   ],
   ioredis6: [

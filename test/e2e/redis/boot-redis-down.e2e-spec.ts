@@ -123,7 +123,8 @@ run('an app with a @TenantCron and workers, booted while Redis is down (real pro
     );
     await app.waitEvent('ran', 'the worker running the job', 60_000);
     expect(app.event('ran')).toEqual({ ran: 'cat.png', tenant: 'acme' });
-    // The cron runs every minute: its driver was stored once Redis answered.
+    // The cron runs every minute of the fixture's scheduler clock (6 s): its driver was stored
+    // once Redis answered.
     await app.waitEvent('cron', 'the @TenantCron firing for acme', 150_000);
     expect(app.event('cron')).toEqual({ cron: 'acme' });
 
