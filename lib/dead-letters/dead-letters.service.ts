@@ -88,10 +88,11 @@ export class DeadLetters {
 
   /**
    * Enqueues the job again for the same tenant (same actor and correlation id, same run id; on a
-   * fair queue the same lane and fair key; a fresh attempt count) and removes the dead letter. Refused with `TenantNotActiveError` when
-   * the `TenantDirectory` says the tenant is not active; `DeadLetterNotFoundError` when the tenant
-   * has no such dead letter; `DeadLetterResolvedError` when its job ran again by another path
-   * (BullMQ's `job.retry()`, bull-board's Retry) and completed or is still on its way.
+   * fair queue the same lane and fair key; a fresh attempt count) and removes the dead letter.
+   * Refused with `TenantNotActiveError` when the `TenantDirectory` says the tenant is not active;
+   * `DeadLetterNotFoundError` when the tenant has no such dead letter; `DeadLetterResolvedError`
+   * when its job ran again by another path (BullMQ's `job.retry()`, bull-board's Retry) and
+   * completed or is still on its way.
    */
   async replay(tenantId: string, jobId: string, queue?: string): Promise<EnqueuedJob> {
     this.codec.assertTenantId(tenantId);
