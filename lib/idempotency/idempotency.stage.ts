@@ -4,6 +4,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DelayedError } from 'bullmq';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
+import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
+import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { IDEMPOTENT_METADATA, IdempotentOptions } from './idempotent.decorator';
 import { IdempotencyScript } from './idempotency.script';
 import { JobRunContext, JobStage } from '../core/processor/tenant-job-pipeline';
@@ -26,10 +28,13 @@ export class IdempotencyStage implements JobStage {
   private readonly logger = new Logger('TenantQueue');
   private readonly script: IdempotencyScript;
   private readonly options = new WeakMap<TenantWorkerHost, IdempotentOptions | null>();
+  /** The prefix of a definition's run markers: its queue's, for a dedicated pool too. */
+  private readonly markerPrefixes = new WeakMap<TenantQueueDefinition, string>();
 
   constructor(
     redis: TenantQueueRedis,
     private readonly reflector: Reflector,
+    private readonly registry: TenantQueueRegistry,
   ) {
     this.script = new IdempotencyScript(() => redis.client);
   }
@@ -53,7 +58,7 @@ export class IdempotencyStage implements JobStage {
     const { job, definition } = context;
     const runId = job.runId ?? String(job.id);
     const tenant = context.envelope?.tenantId ?? NO_TENANT;
-    const keys = IdempotencyScript.keys(definition.bullPrefix, tenant, runId);
+    const keys = IdempotencyScript.keys(this.markerPrefixOf(definition), tenant, runId);
     const lease = options.lease ?? context.processorOptions.lockDuration ?? DEFAULT_LEASE;
     const token = randomUUID();
     const claim = await this.script.claim(keys, token, lease);
@@ -93,6 +98,22 @@ export class IdempotencyStage implements JobStage {
       stop();
       context.signal?.removeEventListener('abort', abandon);
     }
+  }
+
+  /**
+   * A run is one run whichever pool serves it: a tenant moved to a dedicated pool (or a replay
+   * sent to its current pool) finds the markers its earlier run left in the shared one.
+   */
+  private markerPrefixOf(definition: TenantQueueDefinition): string {
+    let prefix = this.markerPrefixes.get(definition);
+    if (prefix === undefined) {
+      prefix =
+        definition.poolOf === undefined
+          ? definition.bullPrefix
+          : this.registry.getQueue(definition.poolOf).definition.bullPrefix;
+      this.markerPrefixes.set(definition, prefix);
+    }
+    return prefix;
   }
 
   private optionsOf(host: TenantWorkerHost): IdempotentOptions | null {

@@ -8,6 +8,7 @@ import {
   TenantProcessor,
   TenantQueue,
   TenantQueueModule,
+  TenantQueueRegistry,
   TenantWorkerHost,
   withRunOptions,
 } from '../../../lib';
@@ -17,7 +18,7 @@ import { sleep, waitFor } from '../../support/wait';
 
 jest.setTimeout(30_000);
 
-type Payload = { label: string; hang?: boolean };
+type Payload = { label: string; hang?: boolean; lateMs?: number };
 const effects: { label: string; tenant?: string; runId?: string }[] = [];
 const attempts = new Map<string, number>();
 
@@ -31,6 +32,11 @@ class IdempotentProcessor extends TenantWorkerHost {
   async process(job: TenantJob<Payload>) {
     attempts.set(job.data.label, (attempts.get(job.data.label) ?? 0) + 1);
     if (job.data.hang && attempts.get(job.data.label) === 1) return new Promise(() => undefined);
+    // Ignores its deadline and returns long after its retry has completed.
+    if (job.data.lateMs && attempts.get(job.data.label) === 1) {
+      await sleep(job.data.lateMs);
+      return { label: job.data.label, late: true };
+    }
     await sleep(300);
     effects.push({ label: job.data.label, tenant: this.tenant.tenantId, runId: job.runId });
     return { label: job.data.label };
@@ -46,11 +52,24 @@ class ShortMemoryProcessor extends TenantWorkerHost {
   }
 }
 
+/** Tenants routed to the dedicated pool `pooled-big` (a move is adding one). */
+const moved = new Set<string>();
+
+@Idempotent({ ttl: 60_000 })
+@TenantProcessor('pooled', { concurrency: 2 })
+class PooledProcessor extends TenantWorkerHost {
+  async process(job: TenantJob<Payload>) {
+    effects.push({ label: job.data.label, runId: job.runId });
+    return { label: job.data.label, pool: job.queueName };
+  }
+}
+
 @Injectable()
 class Producer {
   constructor(
     @InjectTenantQueue('idem') readonly idem: TenantQueue<Payload>,
     @InjectTenantQueue('short') readonly short: TenantQueue<Payload>,
+    @InjectTenantQueue('pooled') readonly pooled: TenantQueue<Payload>,
     readonly tenant: TenantContext,
   ) {}
 }
@@ -66,9 +85,14 @@ describe('@Idempotent runs', () => {
         TenantQueueModule.registerQueue(
           { name: 'idem', backoff: { type: 'fixed', delay: 50 } },
           { name: 'short' },
+          {
+            name: 'pooled',
+            pools: ['pooled-big'],
+            routing: (tenant) => (moved.has(tenant.tenantId) ? 'pooled-big' : undefined),
+          },
         ),
       ],
-      providers: [IdempotentProcessor, ShortMemoryProcessor, Producer],
+      providers: [IdempotentProcessor, ShortMemoryProcessor, PooledProcessor, Producer],
     })
     class AppModule {}
     app = await bootTestModule({ imports: [AppModule] });
@@ -123,6 +147,45 @@ describe('@Idempotent runs', () => {
     expect(effectsOf('hang-once')).toHaveLength(1);
     const stored = await producer.idem.bullQueue.getJob(job.id);
     expect(stored?.failedReason).toMatch(/^\[TIMEOUT\]/);
+  });
+
+  it("keeps the retry's result when the timed-out attempt returns after it", async () => {
+    const add = (data: Payload) =>
+      producer.tenant.run('acme', () =>
+        producer.idem.add('work', withRunOptions(data, { runId: 'run-late' })),
+      );
+    const job = await add({ label: 'late', lateMs: 1_500 });
+    await completed(producer.idem, job.id);
+    expect((await producer.idem.bullQueue.getJob(job.id))?.returnvalue).toEqual({ label: 'late' });
+    // The abandoned first attempt returns now, its retry long done: it must not replace the
+    // recorded result, which a duplicate of the run returns.
+    await sleep(1_500);
+    const duplicate = await add({ label: 'late' });
+    await completed(producer.idem, duplicate.id);
+    expect((await producer.idem.bullQueue.getJob(duplicate.id))?.returnvalue).toEqual({
+      label: 'late',
+    });
+    expect(effectsOf('late')).toHaveLength(1);
+  });
+
+  it('skips a completed run after its tenant moved to a dedicated pool', async () => {
+    const add = () =>
+      producer.tenant.run('mover', () =>
+        producer.pooled.add('work', withRunOptions({ label: 'moved' }, { runId: 'run-move' })),
+      );
+    const first = await add();
+    expect(first.queueName).toBe('pooled');
+    await completed(producer.pooled, first.id);
+    moved.add('mover');
+    const again = await add();
+    expect(again.queueName).toBe('pooled-big');
+    const big = app.get(TenantQueueRegistry).getQueue<Payload>('pooled-big');
+    await completed(big, again.id);
+    expect(effectsOf('moved')).toHaveLength(1);
+    expect((await big.bullQueue.getJob(again.id))?.returnvalue).toEqual({
+      label: 'moved',
+      pool: 'pooled',
+    });
   });
 
   it('forgets a completed run after its ttl', async () => {
