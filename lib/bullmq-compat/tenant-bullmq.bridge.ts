@@ -6,7 +6,7 @@ import {
   Type,
 } from '@nestjs/common';
 import { DiscoveryService, ModuleRef } from '@nestjs/core';
-import { WorkerHost } from '@nestjs/bullmq';
+import { WorkerHost, getQueueToken } from '@nestjs/bullmq';
 import type { Processor, Worker } from 'bullmq';
 import { assertRedisBackend } from '../core/bullmq';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
@@ -30,6 +30,7 @@ export const TENANT_BULLMQ_QUEUES = Symbol('TENANT_BULLMQ_QUEUES');
 @Injectable()
 export class TenantBullMqBridge implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly byQualifiedName = new Map<string, TenantQueue<any>>();
+  private readonly byName = new Map<string, TenantQueue<any>>();
   private readonly release: () => void;
 
   constructor(
@@ -37,20 +38,40 @@ export class TenantBullMqBridge implements OnApplicationBootstrap, OnApplication
     private readonly discovery: DiscoveryService,
     private readonly moduleRef: ModuleRef,
   ) {
-    for (const queue of queues) this.byQualifiedName.set(queue.bullQueue.qualifiedName, queue);
+    for (const queue of queues) {
+      this.byQualifiedName.set(queue.bullQueue.qualifiedName, queue);
+      this.byName.set(queue.name, queue);
+    }
     this.release = claimQueues([...this.byQualifiedName.keys()]);
   }
 
   onApplicationBootstrap(): void {
     try {
+      this.assertNoLeftoverQueues();
       const runner = this.moduleRef.get(TenantJobRunner, { strict: false });
       for (const wrapper of this.discovery.getProviders()) {
         const host: unknown = wrapper.instance;
         if (!(host instanceof WorkerHost)) continue;
         const worker = (host as unknown as { _worker?: Worker })._worker;
-        const queue = worker && this.byQualifiedName.get(worker.qualifiedName);
-        if (!queue) continue;
+        if (!worker) continue;
         const name = (wrapper.metatype as Type | undefined)?.name ?? String(wrapper.name);
+        const queue = this.byQualifiedName.get(worker.qualifiedName);
+        if (!queue) {
+          // A queue of the same name under another prefix: BullModule.registerQueue of one of
+          // ours took its token, and its jobs would run (or wait) outside the tenant checks.
+          const ours = this.byName.get(worker.name);
+          if (ours) {
+            throw new InvalidTenantQueueOptionsError(
+              Messages.bullMqQueueTwice(
+                ours.name,
+                worker.qualifiedName,
+                ours.bullQueue.qualifiedName,
+                name,
+              ),
+            );
+          }
+          continue;
+        }
         if (!wrapper.isDependencyTreeStatic()) {
           throw new InvalidTenantQueueOptionsError(
             Messages.bullMqScopedProcessor(name, queue.name),
@@ -66,6 +87,29 @@ export class TenantBullMqBridge implements OnApplicationBootstrap, OnApplication
 
   onApplicationShutdown(): void {
     this.release();
+  }
+
+  /**
+   * Refuses a `BullModule.registerQueue` of one of this module's queue names: it provides
+   * `@InjectQueue(name)` too, with BullMQ's own queue under its own prefix, and whichever token
+   * Nest resolves, jobs run without their tenant (a producer's raw adds) or never (a worker on
+   * the other queue).
+   */
+  private assertNoLeftoverQueues(): void {
+    const byToken = new Map<unknown, TenantQueue<any>>();
+    for (const queue of this.byName.values()) byToken.set(getQueueToken(queue.name), queue);
+    for (const wrapper of this.discovery.getProviders()) {
+      // The token first: other providers' instances may be proxies that throw when read.
+      const ours = byToken.get(wrapper.token);
+      if (!ours) continue;
+      const qualifiedName = (wrapper.instance as { qualifiedName?: unknown } | null)?.qualifiedName;
+      if (typeof qualifiedName !== 'string' || qualifiedName === ours.bullQueue.qualifiedName) {
+        continue;
+      }
+      throw new InvalidTenantQueueOptionsError(
+        Messages.bullMqQueueTwice(ours.name, qualifiedName, ours.bullQueue.qualifiedName),
+      );
+    }
   }
 
   private adopt(

@@ -5,6 +5,16 @@ import { JobDispatcher } from '../core/queues/job-dispatcher.interface';
 import { TenantQueueBackend } from '../core/queues/queue-backend';
 import { TenantQueueTesting } from './tenant-queue-testing';
 
+/** What Nest reads off a provider's value, which the in-memory queue does not have. */
+const NOT_THERE = new Set([
+  'then',
+  'onModuleInit',
+  'onApplicationBootstrap',
+  'onModuleDestroy',
+  'beforeApplicationShutdown',
+  'onApplicationShutdown',
+]);
+
 /** Queues with no Redis behind them: writes go to `TenantQueueTesting`. */
 @Injectable()
 export class InMemoryQueueBackend implements TenantQueueBackend {
@@ -15,6 +25,11 @@ export class InMemoryQueueBackend implements TenantQueueBackend {
       get: (_target, property) => {
         if (property === 'close') return async () => undefined;
         if (property === 'name') return definition.name;
+        // What TenantBullMqModule keys its queues by (no Redis prefix: nothing is written).
+        if (property === 'qualifiedName') return `in-memory:${definition.name}`;
+        // Not a promise and no lifecycle hooks: Nest awaits a factory's value (an @InjectQueue
+        // token) and looks for hooks on it; symbols are read by inspection (util.inspect, jest).
+        if (typeof property === 'symbol' || NOT_THERE.has(property)) return undefined;
         throw new Error(
           `TenantQueue("${definition.name}").bullQueue.${String(property)} is not available in ` +
             `TenantQueueTestingModule; read jobs from TenantQueueTesting.jobs() instead.`,

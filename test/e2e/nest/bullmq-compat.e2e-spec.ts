@@ -1,4 +1,4 @@
-import { InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
+import { BullModule, InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Injectable, Module } from '@nestjs/common';
 import { TestingModule } from '@nestjs/testing';
 import { Job, Queue } from 'bullmq';
@@ -11,7 +11,7 @@ import {
   TenantQueue,
 } from '../../../lib';
 import { TenantBullMqModule } from '../../../lib/bullmq-compat';
-import { uniquePrefix } from '../../support/redis-url';
+import { redisConnection, uniquePrefix } from '../../support/redis-url';
 import { testRootImports, bootTestModule } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
@@ -180,5 +180,26 @@ describe('TenantBullMqModule refusals', () => {
       });
     expect(declare).toThrow(InvalidTenantQueueOptionsError);
     expect(declare).toThrow(/@TenantProcessor\('imports'\)/);
+  });
+
+  it('refuses at boot a @Processor whose queue a leftover BullModule.registerQueue took', async () => {
+    @Processor('twice')
+    class TwiceProcessor extends WorkerHost {
+      async process(): Promise<void> {}
+    }
+    @Module({
+      imports: [
+        BullModule.forRoot({ connection: redisConnection() }),
+        BullModule.registerQueue({ name: 'twice' }),
+        TenantBullMqModule.registerQueue({ name: 'twice' }),
+      ],
+      providers: [TwiceProcessor],
+    })
+    class LeftoverModule {}
+    const boot = bootTestModule({
+      imports: [...testRootImports(uniquePrefix('bmq-twice')), LeftoverModule],
+    });
+    await expect(boot).rejects.toThrow(InvalidTenantQueueOptionsError);
+    await expect(boot).rejects.toThrow(/Remove BullModule\.registerQueue\(\{ name: 'twice' \}\)/);
   });
 });

@@ -1,4 +1,6 @@
-import { Controller, INestApplication, Module, Post, UseGuards } from '@nestjs/common';
+import { InjectQueue } from '@nestjs/bullmq';
+import { Controller, INestApplication, Injectable, Module, Post, UseGuards } from '@nestjs/common';
+import type { Queue } from 'bullmq';
 import { Test } from '@nestjs/testing';
 import { ClsModule } from 'nestjs-cls';
 import request from 'supertest';
@@ -18,6 +20,7 @@ import {
   TenantWorkerHost,
   parseCancelReason,
 } from '../../../lib';
+import { TenantBullMqModule } from '../../../lib/bullmq-compat';
 
 const events: string[] = [];
 
@@ -151,5 +154,27 @@ describe('TenantQueueTestingModule', () => {
       tenant: { tenantId: 'initech', actorType: 'system' },
     });
     expect(parseCancelReason(job.failedReason)).toBeUndefined();
+  });
+});
+
+describe('TenantQueueTestingModule with @nestjs/bullmq processors (TenantBullMqModule)', () => {
+  it("compiles a module that injects a bridged queue's token; reading it says to use TenantQueueTesting", async () => {
+    @Injectable()
+    class LegacyProducer {
+      constructor(@InjectQueue('legacy') readonly queue: Queue) {}
+    }
+    const producer = await Test.createTestingModule({
+      imports: [
+        TenantQueueTestingModule.forRoot(),
+        TenantBullMqModule.registerQueue({ name: 'legacy' }),
+      ],
+      providers: [LegacyProducer],
+    }).compile();
+    // Nest awaited the token's value: the in-memory queue is no thenable, and names itself.
+    expect(producer.get(LegacyProducer).queue.name).toBe('legacy');
+    expect(() => producer.get(LegacyProducer).queue.getJobCounts()).toThrow(
+      /not available in TenantQueueTestingModule; read jobs from TenantQueueTesting\.jobs\(\)/,
+    );
+    await producer.close();
   });
 });
