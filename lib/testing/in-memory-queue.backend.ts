@@ -22,7 +22,7 @@ export class InMemoryQueueBackend implements TenantQueueBackend {
 
   createQueue(definition: TenantQueueDefinition): Queue {
     return new Proxy({} as Queue, {
-      get: (_target, property) => {
+      get: (target, property) => {
         if (property === 'close') return async () => undefined;
         if (property === 'name') return definition.name;
         // What TenantBullMqModule keys its queues by (no Redis prefix: nothing is written).
@@ -30,6 +30,8 @@ export class InMemoryQueueBackend implements TenantQueueBackend {
         // Not a promise and no lifecycle hooks: Nest awaits a factory's value (an @InjectQueue
         // token) and looks for hooks on it; symbols are read by inspection (util.inspect, jest).
         if (typeof property === 'symbol' || NOT_THERE.has(property)) return undefined;
+        // Any object's own members (`constructor`, `toString`...), which Nest's discovery reads.
+        if (property in target) return Reflect.get(target, property);
         throw new Error(
           `TenantQueue("${definition.name}").bullQueue.${String(property)} is not available in ` +
             `TenantQueueTestingModule; read jobs from TenantQueueTesting.jobs() instead.`,
