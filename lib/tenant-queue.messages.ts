@@ -295,9 +295,8 @@ export const Messages = {
     `${ours.split('.')[0]} (bullmq 6: bullmq-otel@^2, bullmq 5: bullmq-otel@^1.3.1), or make npm ` +
     `use one copy with "overrides": { "${pkg}": { "bullmq": "$bullmq" } } in the app's ` +
     `package.json (bullmq listed in its dependencies), then reinstall.`,
-  bullMqQueueTwice: (queue: string, other: string, tenant: string, className?: string) =>
-    `${className ? `@Processor class ${className} consumes` : `@InjectQueue('${queue}') can give`} ` +
-    `BullMQ's queue "${other}", not the tenant queue "${tenant}" that ` +
+  bullMqQueueTwice: (queue: string, other: string, tenant: string) =>
+    `@InjectQueue('${queue}') can give BullMQ's queue "${other}", not the tenant queue "${tenant}" that ` +
     `TenantBullMqModule.registerQueue({ name: '${queue}' }) declares: a BullModule.registerQueue ` +
     `of the same name provides that token too, so jobs would run without their tenant, or never. ` +
     `Remove BullModule.registerQueue({ name: '${queue}' }): TenantBullMqModule registers the ` +

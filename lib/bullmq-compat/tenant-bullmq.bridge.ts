@@ -53,25 +53,9 @@ export class TenantBullMqBridge implements OnApplicationBootstrap, OnApplication
         const host: unknown = wrapper.instance;
         if (!(host instanceof WorkerHost)) continue;
         const worker = (host as unknown as { _worker?: Worker })._worker;
-        if (!worker) continue;
+        const queue = worker && this.byQualifiedName.get(worker.qualifiedName);
+        if (!queue) continue;
         const name = (wrapper.metatype as Type | undefined)?.name ?? String(wrapper.name);
-        const queue = this.byQualifiedName.get(worker.qualifiedName);
-        if (!queue) {
-          // A queue of the same name under another prefix: BullModule.registerQueue of one of
-          // ours took its token, and its jobs would run (or wait) outside the tenant checks.
-          const ours = this.byName.get(worker.name);
-          if (ours) {
-            throw new InvalidTenantQueueOptionsError(
-              Messages.bullMqQueueTwice(
-                ours.name,
-                worker.qualifiedName,
-                ours.bullQueue.qualifiedName,
-                name,
-              ),
-            );
-          }
-          continue;
-        }
         if (!wrapper.isDependencyTreeStatic()) {
           throw new InvalidTenantQueueOptionsError(
             Messages.bullMqScopedProcessor(name, queue.name),
