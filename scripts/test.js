@@ -1,17 +1,18 @@
 #!/usr/bin/env node
-// `npm test`: the checks and every jest run, two at a time on the two cores. One jest run keeps
+// `npm test`: the checks and every jest run, three at a time on the two cores. One jest run keeps
 // about 0.6 of a core busy (the rest of its time it waits on Redis, Postgres and the worker
-// processes it forks), so the full run goes first in one slot and the other runs, one chain of
-// steps at a time, take the other slot and then whichever frees up; the variants' installs run
-// beside them from the start (docs/CONTRIBUTING.md, "Test suites", has the measured times).
+// processes it forks), so the full run is cut in two halves of about equal length (by folder:
+// see FULL below), each taking a slot from the start, and the other runs, one chain of steps at a
+// time, take the third slot and then whichever frees up; the variants' installs run beside them
+// from the start (docs/CONTRIBUTING.md, "Test suites", has the measured times).
 //
 // Usage: node scripts/test.js            every step (what `npm test` and `.ci/run` run)
 //        node scripts/test.js <variant>  one variant run: cluster, nest12, ioredis6 or bullmq5
 //
-// The full jest run prints as it goes; every other step prints whole, when it ends. A failed
-// step stops the rest (each step's process group gets SIGTERM, so the private Redis and the
-// worker processes of a jest run go with it) and the run exits 1. The last lines give each
-// step's wall time.
+// The first half of the full jest run prints as it goes; every other step prints whole, when it
+// ends. A failed step stops the rest (each step's process group gets SIGTERM, so the private
+// Redis and the worker processes of a jest run go with it) and the run exits 1. The last lines
+// give each step's wall time.
 'use strict';
 const { spawn } = require('node:child_process');
 const { join } = require('node:path');
@@ -44,8 +45,15 @@ const VARIANTS = {
   ],
 };
 
-/** The full run. */
-const FULL = [['jest (unit + e2e)', jest()]];
+/**
+ * The full run, in two halves that run side by side: the folders of the longest e2e suites
+ * (forked processes, the replayed tour, Redis down at boot, the samples, the fuzz runs), and
+ * everything else, unit specs included (about 390 s of suites each on the CI host, 2026-12-05).
+ * One pattern picks the first half and leaves out of the second, so every spec runs once.
+ */
+const FIRST_HALF = 'test/e2e/(processes|docs|redis|samples|fuzz)/';
+const FULL = [['jest (unit + e2e), first half', jest(FIRST_HALF)]];
+const FULL_REST = [['jest (unit + e2e), second half', jest('--testPathIgnorePatterns', FIRST_HALF)]];
 const CHECKS = [
   ['type-check', typecheck('tsconfig.json')],
   ['lint', ['npm', 'run', 'lint']],
@@ -55,7 +63,7 @@ const CHECKS = [
 /** Chains of steps, in the order the two slots take them; a chain's steps run one by one. */
 function chains(only) {
   if (only) return [VARIANTS[only]];
-  return [FULL, CHECKS, ...Object.values(VARIANTS)];
+  return [FULL, FULL_REST, CHECKS, ...Object.values(VARIANTS)];
 }
 
 const running = new Set();
@@ -116,7 +124,7 @@ async function step([name, command], live) {
 const isInstall = ([name]) => name.endsWith(': install');
 
 /**
- * Runs the chains `slots` at a time; a chain starts when a slot frees up. With two slots the
+ * Runs the chains `slots` at a time; a chain starts when a slot frees up. With several slots the
  * variants' installs (network and disk, little CPU) run first, one by one, beside the slots, and
  * a chain waits for its own install where it would have run it.
  */
@@ -155,7 +163,7 @@ async function main() {
   // The steps run in process groups of their own: whatever ends this script ends them too.
   process.on('exit', stopAll);
   const started = Date.now();
-  await runChains(chains(only), only ? 1 : 2);
+  await runChains(chains(only), only ? 1 : 3);
   process.stdout.write('\nsteps (wall seconds):\n');
   const row = (name, seconds, status = '') =>
     process.stdout.write(`  ${name.padEnd(24)} ${String(seconds).padStart(5)}  ${status}\n`);
