@@ -200,15 +200,16 @@ export const Messages = {
     `but its live workers have ${slots}: when those tenants are busy at once not every floor can ` +
     `hold. Lower the floors, or add workers or concurrency to the queue.`,
   // docs
-  rootModuleMissing: (queues: string[]) =>
-    `TenantQueueModule.registerQueue(${queues.map((q) => `{ name: '${q}' }`).join(', ')}) needs ` +
+  rootModuleMissing: (queues: string[], module = 'TenantQueueModule') =>
+    `${module}.registerQueue(${queues.map((q) => `{ name: '${q}' }`).join(', ')}) needs ` +
     `TenantQueueModule.forRoot({ connection }) (or forRootAsync) imported once in the application, ` +
     `usually in AppModule, and none is. Add it to AppModule's imports (in a test: ` +
     `TenantQueueTestingModule.forRoot()).`,
   noWorkerForQueue: (queue: string, seconds: number) =>
     `queue "${queue}" has producers here but no worker for it is running, in this process or any ` +
     `other on this Redis (checked ${seconds} s after start), so its jobs wait. Add its ` +
-    `@TenantProcessor('${queue}') class to a module's providers, or start the process that runs it.`,
+    `@TenantProcessor('${queue}') class (under TenantBullMqModule, its @Processor('${queue}') class) ` +
+    `to a module's providers, or start the process that runs it.`,
   // producer
   invalidJobOption: (queue: string, name: string, option: string, why: string) =>
     `Job "${name}" on queue "${queue}": option "${option}" ${why}; nothing was enqueued. Fix or ` +

@@ -53,7 +53,9 @@ const VARIANTS = {
  */
 const FIRST_HALF = 'test/e2e/(processes|docs|redis|samples|fuzz)/';
 const FULL = [['jest (unit + e2e), first half', jest(FIRST_HALF)]];
-const FULL_REST = [['jest (unit + e2e), second half', jest('--testPathIgnorePatterns', FIRST_HALF)]];
+const FULL_REST = [
+  ['jest (unit + e2e), second half', jest('--testPathIgnorePatterns', FIRST_HALF)],
+];
 const CHECKS = [
   ['type-check', typecheck('tsconfig.json')],
   ['lint', ['npm', 'run', 'lint']],
@@ -166,7 +168,7 @@ async function main() {
   await runChains(chains(only), only ? 1 : 3);
   process.stdout.write('\nsteps (wall seconds):\n');
   const row = (name, seconds, status = '') =>
-    process.stdout.write(`  ${name.padEnd(24)} ${String(seconds).padStart(5)}  ${status}\n`);
+    process.stdout.write(`  ${name.padEnd(32)} ${String(seconds).padStart(5)}  ${status}\n`);
   for (const { name, seconds, status } of times) row(name, seconds, status);
   row('total', Math.round((Date.now() - started) / 1000));
   process.exit(failed ? 1 : 0);

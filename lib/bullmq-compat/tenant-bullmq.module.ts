@@ -1,7 +1,7 @@
 import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { BullModule, getQueueToken } from '@nestjs/bullmq';
-import { InvalidTenantQueueOptionsError } from '../core/errors';
+import { InvalidTenantQueueOptionsError, TenantQueueRootMissingError } from '../core/errors';
 import { RegisterTenantQueueOptions } from '../interfaces';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueModule } from '../tenant-queue.module';
@@ -25,10 +25,20 @@ export class TenantBullMqModule {
     }
     const pooled = queues.find((queue) => queue.pools?.length);
     if (pooled) throw new InvalidTenantQueueOptionsError(Messages.bullMqPooledQueue(pooled.name));
+    // Without TenantQueueModule.forRoot, the typed error naming the fix, not Nest's DI error.
+    const registryOf = (registry?: TenantQueueRegistry) => {
+      if (registry) return registry;
+      const names = queues.map((queue) => queue?.name);
+      throw new TenantQueueRootMissingError(
+        Messages.rootModuleMissing(names, 'TenantBullMqModule'),
+      );
+    };
+    const registryToken = { token: TenantQueueRegistry, optional: true };
     const bullQueues: Provider[] = queues.map((queue) => ({
       provide: getQueueToken(queue.name),
-      useFactory: (registry: TenantQueueRegistry) => registry.createQueue(queue).bullQueue,
-      inject: [TenantQueueRegistry],
+      useFactory: (registry?: TenantQueueRegistry) =>
+        registryOf(registry).createQueue(queue).bullQueue,
+      inject: [registryToken],
     }));
     const tenant = TenantQueueModule.registerQueue(...queues);
     return {
@@ -39,9 +49,9 @@ export class TenantBullMqModule {
         ...bullQueues,
         {
           provide: TENANT_BULLMQ_QUEUES,
-          useFactory: (registry: TenantQueueRegistry) =>
-            queues.map((queue) => registry.createQueue(queue)),
-          inject: [TenantQueueRegistry],
+          useFactory: (registry?: TenantQueueRegistry) =>
+            queues.map((queue) => registryOf(registry).createQueue(queue)),
+          inject: [registryToken],
         },
         TenantBullMqBridge,
       ],

@@ -1,6 +1,7 @@
 import { BullModule, InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Injectable, Module } from '@nestjs/common';
-import { TestingModule } from '@nestjs/testing';
+import { Test, TestingModule } from '@nestjs/testing';
+import { ClsModule } from 'nestjs-cls';
 import { Job, Queue } from 'bullmq';
 import {
   InMemoryTenantDirectory,
@@ -9,6 +10,7 @@ import {
   TenantContext,
   TenantFairness,
   TenantQueue,
+  TenantQueueRootMissingError,
 } from '../../../lib';
 import { TenantBullMqModule } from '../../../lib/bullmq-compat';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
@@ -201,5 +203,30 @@ describe('TenantBullMqModule refusals', () => {
     });
     await expect(boot).rejects.toThrow(InvalidTenantQueueOptionsError);
     await expect(boot).rejects.toThrow(/Remove BullModule\.registerQueue\(\{ name: 'twice' \}\)/);
+  });
+
+  it('without TenantQueueModule.forRoot: the typed error naming it, not a DI error', async () => {
+    @Processor('rootless')
+    class RootlessProcessor extends WorkerHost {
+      async process(): Promise<void> {}
+    }
+    @Module({
+      imports: [
+        BullModule.forRoot({ connection: redisConnection() }),
+        TenantBullMqModule.registerQueue({ name: 'rootless' }),
+      ],
+      providers: [RootlessProcessor],
+    })
+    class RootlessModule {}
+    for (const imports of [
+      [RootlessModule],
+      [ClsModule.forRoot({ global: true }), RootlessModule],
+    ]) {
+      const compiled = Test.createTestingModule({ imports }).compile();
+      await expect(compiled).rejects.toBeInstanceOf(TenantQueueRootMissingError);
+      await expect(compiled).rejects.toThrow(
+        /registerQueue\(\{ name: 'rootless' \}\) needs TenantQueueModule\.forRoot\(\{ connection \}\)/,
+      );
+    }
   });
 });

@@ -124,7 +124,9 @@ describe('wiring mistakes get a message naming the fix', () => {
     const warns = log.warns.filter((w) => w.includes('"media"'));
     expect(warns).toHaveLength(1);
     expect(warns[0]).toContain('no worker for it is running');
-    expect(warns[0]).toContain("Add its @TenantProcessor('media') class to a module's providers");
+    expect(warns[0]).toContain(
+      "Add its @TenantProcessor('media') class (under TenantBullMqModule, its @Processor('media') class) to a module's providers",
+    );
   });
 
   it('no warning when another app on the same Redis and prefix runs the worker, and it runs the jobs', async () => {
