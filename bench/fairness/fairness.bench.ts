@@ -1,8 +1,9 @@
 /**
  * Fair gate bench: plain BullMQ vs this module, same Redis, same run.
  *   npx ts-node --transpile-only bench/fairness/fairness.bench.ts [--flood100k]
- *     [--only=noisy|throughput|jain|modes|scenarios, or several: --only=noisy,throughput]
- * Starts its own redis-server on a free port; writes bench/results/fairness.json.
+ *     [--only=noisy|throughput|jain|modes|scenarios|drain, or several: --only=noisy,throughput]
+ * Starts its own redis-server on a free port; writes bench/results/fairness.json (`drain` alone:
+ * bench/results/fairness-drain.json and its block of docs/benchmarks.md).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -14,7 +15,7 @@ import { floorScenario } from './floor.scenario';
 import { modesCostScenario } from './modes-cost.scenario';
 import { timeShareScenario } from './time-share.scenario';
 import { startRedis } from '../../test/support/redis-server';
-import { load1, updateBenchmarksPage, writeResult } from '../bench-utils';
+import { load1, machine, table, updateBenchmarksPage, writeResult } from '../bench-utils';
 import {
   BenchJob,
   Side,
@@ -268,6 +269,15 @@ async function main() {
     }
     results.throughput = rounds;
 
+    // The backlog drain alone, in paired rounds (DRAIN_ROUNDS, 8): plain BullMQ, the fair queue
+    // and the module without fairness, in A B C then C B A order so a drift of the machine falls
+    // on every side alike; one round's ratio moves by +-10-20 % on a shared host, the median of
+    // the rounds much less. Only with `--only=drain` (the throughput rounds have one drain each).
+    if (parts?.includes('drain')) {
+      results.drain = await drainRounds(connection, stats, Number(process.env.DRAIN_ROUNDS ?? 8));
+      log(results.drain);
+    }
+
     results.jain = runs('jain')
       ? [
           await jain(await moduleSide(connection, 10, {})),
@@ -302,14 +312,143 @@ async function main() {
         `${JSON.stringify({ startedAt: results.startedAt, loadAverageAtStart: results.loadAverageAtStart, ...(results.modes as object) }, null, 2)}\n`,
       );
     }
-    // `--only=modes` or `--only=scenarios` leaves the main results of the last full run alone.
-    if (!parts || parts.some((part) => part !== 'modes' && part !== 'scenarios')) {
+    // `--only=modes`, `--only=scenarios` or `--only=drain` leaves the main results of the last
+    // full run alone.
+    const own = ['modes', 'scenarios', 'drain'];
+    if (!parts || parts.some((part) => !own.includes(part))) {
       writeFileSync(join(dir, 'fairness.json'), `${JSON.stringify(results, null, 2)}\n`);
     }
   } finally {
     stats.disconnect();
     await redis.stop();
   }
+}
+
+const median = (values: number[]) => percentile(values, 50);
+
+/** One drain per side and round, 20,000 no-op jobs over 1,000 tenants, concurrency 50. */
+async function drainRounds(
+  connection: object,
+  stats: Redis,
+  roundCount: number,
+): Promise<Record<string, unknown>> {
+  const startedAt = new Date().toISOString();
+  const loadAtStart = load1();
+  const sides = {
+    plain: () => plainSide(connection, 50),
+    fair: () => moduleSide(connection, 50, {}),
+    moduleFairnessOff: () => moduleSide(connection, 50, false),
+  };
+  type Name = keyof typeof sides;
+  const order: Name[] = ['plain', 'fair', 'moduleFairnessOff'];
+  const rounds: Record<Name, Awaited<ReturnType<typeof throughput>>>[] = [];
+  for (let round = 0; round < roundCount; round++) {
+    const row = {} as Record<Name, Awaited<ReturnType<typeof throughput>>>;
+    for (const name of round % 2 === 0 ? order : [...order].reverse()) {
+      row[name] = await throughput(await sides[name](), 1000, 20_000, stats, true);
+    }
+    rounds.push(row);
+    console.log(
+      JSON.stringify({
+        round,
+        ...Object.fromEntries(order.map((name) => [name, row[name].jobsPerSecond])),
+        load: load1(),
+      }),
+    );
+  }
+  const ratios = (name: Name) =>
+    rounds.map((row) => Number((row[name].jobsPerSecond / row.plain.jobsPerSecond).toFixed(2)));
+  const per = (name: Name) => ({
+    jobsPerSecondMedian: median(rounds.map((row) => row[name].jobsPerSecond)),
+    nodeCpuMicrosPerJobMedian: median(rounds.map((row) => row[name].cpuMicrosPerJob)),
+    redisCpuMicrosPerJobMedian: Number(
+      median(rounds.map((row) => row[name].redisMicrosPerJob ?? 0)).toFixed(1),
+    ),
+    redisCommandsPerJobMedian: Number(
+      median(rounds.map((row) => row[name].commandsPerJob ?? 0)).toFixed(2),
+    ),
+  });
+  const result = {
+    command: 'npx ts-node --transpile-only bench/fairness/fairness.bench.ts --only=drain',
+    startedAt,
+    rounds: roundCount,
+    loadAtStart,
+    loadAtEnd: load1(),
+    fairRatios: ratios('fair'),
+    fairRatioMedian: median(ratios('fair')),
+    moduleFairnessOffRatios: ratios('moduleFairnessOff'),
+    moduleFairnessOffRatioMedian: median(ratios('moduleFairnessOff')),
+    plain: per('plain'),
+    fair: per('fair'),
+    moduleFairnessOff: per('moduleFairnessOff'),
+  };
+  writeResult('fairness-drain', result);
+  updateBenchmarksPage('fairness-drain', drainMarkdown(result));
+  return result;
+}
+
+/** The machine in a few words: cores, CPU model, Node, Redis. */
+function host(): string {
+  const m = machine();
+  const redis = /v=(\S+)/.exec(m.redis)?.[1] ?? m.redis;
+  return `${m.cpus} x ${m.cpuModel}, Node ${m.node}, Redis ${redis}`;
+}
+
+function drainMarkdown(r: {
+  rounds: number;
+  startedAt: string;
+  loadAtStart: number;
+  loadAtEnd: number;
+  fairRatios: number[];
+  fairRatioMedian: number;
+  moduleFairnessOffRatios: number[];
+  moduleFairnessOffRatioMedian: number;
+  plain: Record<string, number>;
+  fair: Record<string, number>;
+  moduleFairnessOff: Record<string, number>;
+}): string {
+  const row = (label: string, side: Record<string, number>, ratios: string) => [
+    label,
+    side.jobsPerSecondMedian,
+    ratios,
+    side.nodeCpuMicrosPerJobMedian,
+    side.redisCpuMicrosPerJobMedian,
+    side.redisCommandsPerJobMedian,
+  ];
+  const goal = r.fairRatioMedian >= 0.85 ? 'met' : 'not met';
+  return [
+    table(
+      [
+        'side',
+        'jobs/s (median)',
+        'of plain, each round (median)',
+        'Node CPU µs / job',
+        'Redis CPU µs / job',
+        'Redis commands / job',
+      ],
+      [
+        row('plain BullMQ', r.plain, '1'),
+        row(
+          'fair queue, `fairness: {}`',
+          r.fair,
+          `${r.fairRatios.join(' · ')} (**${r.fairRatioMedian}**)`,
+        ),
+        row(
+          'the module without fairness',
+          r.moduleFairnessOff,
+          `${r.moduleFairnessOffRatios.join(' · ')} (${r.moduleFairnessOffRatioMedian})`,
+        ),
+      ],
+    ),
+    '',
+    `Goal: a drain at >= 0.85 of plain BullMQ: ${goal} (median of ${r.rounds} paired rounds). ` +
+      `A backlog of 20,000 no-op jobs (data \`{ t0, tenant }\`) over 1,000 tenants, all enqueued, ` +
+      `then workers at concurrency 50; each round drains every side once, in A B C then C B A ` +
+      `order, on one private redis-server; per-job figures are medians over the rounds. ` +
+      `${host()}; load ${r.loadAtStart}-${r.loadAtEnd}; ${r.startedAt.slice(0, 16)} UTC. ` +
+      '`npx ts-node --transpile-only bench/fairness/fairness.bench.ts --only=drain`, ' +
+      '`bench/results/fairness-drain.json`.',
+  ].join('\n');
 }
 
 main().then(
