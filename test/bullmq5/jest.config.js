@@ -27,6 +27,7 @@ module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
         'fairness',
         'fairness-bullmq-state',
         'fairness-turns',
+        'fairness-lanes-order',
         'fairness-processes',
         'worker-path',
         'scheduler',

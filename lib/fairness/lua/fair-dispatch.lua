@@ -344,23 +344,55 @@ local function dispatchOnce(maxN, now)
   end
   if TS then chargeTurns(picks, at, vals) end
   local leases, prios, admitted, records, missed = {}, {}, {}, {}, {}
+  -- With lanes, each lane's jobs admitted at priority 2 and not started yet, oldest first
+  -- (:p2:<lane>, a list that may hold ids BullMQ has started since: skipped when met). A job
+  -- admitted within its lane's share does not take priority 1 itself while an older job of its
+  -- lane waits at 2: that job moves up to 1 and this one waits at 2 behind it, so a lane's jobs
+  -- start in admission order and no early job waits at 2 while later ones of its lane overtake
+  -- it at 1 (maxConsecutive holds in start order too). The job moved up takes a new place in
+  -- BullMQ's counter, as an admission at 1 would: among the lanes' priority-1 jobs BullMQ serves
+  -- the lowest counter first, and an old one would put its lane ahead of the others' shares.
+  local p2Later = {}
+  local function promoteWaiting(l)
+    local k, pz = base .. ':p2:' .. l, cfg.jp .. 'prioritized'
+    for _ = 1, 64 do
+      local id = redis.call('LPOP', k)
+      if not id then return nil end
+      local sc = tonumber(redis.call('ZSCORE', pz, id))
+      if sc and sc >= 8589934592 and sc < 12884901888 then
+        local counter = redis.call('INCR', cfg.jp .. 'pc') % 4294967296
+        redis.call('ZADD', pz, string.format('%.0f', 4294967296 + counter), id)
+        redis.call('HSET', cfg.jp .. id, 'priority', 1)
+        return id
+      end
+    end
+    return nil
+  end
   -- Formatted once: a number argument costs a printf per element.
   local check = fmt(now + cfg.chk)
   for n, p in ipairs(picks) do
     local i = at[n]
     local v = i and vals[i]
     if v then
+      local prio = p[3]
+      if prio == 1 then
+        local moved = promoteWaiting(p[2].l)
+        if moved then prio = 2 end
+        lanesOf[#lanesOf + 1] = moved or ids[i]
+        lanesOf[#lanesOf + 1] = p[2].l
+      end
+      if prio == 2 then
+        local later = p2Later[p[2].l] or {}
+        p2Later[p[2].l] = later
+        later[#later + 1] = ids[i]
+      end
       out[#out + 1] = ids[i]
-      prios[#prios + 1] = p[3]
+      prios[#prios + 1] = prio
       admitted[#admitted + 1] = heads[i]
       records[#records + 1] = ids[i]
       records[#records + 1] = v
       leases[#leases + 1] = check
       leases[#leases + 1] = ids[i]
-      if p[3] == 1 then
-        lanesOf[#lanesOf + 1] = ids[i]
-        lanesOf[#lanesOf + 1] = p[2].l
-      end
     else
       -- No longer held by BullMQ: it takes no slot, and its tenant, taken out of turn at its
       -- cap by this pick, is put back (see dispatch below).
@@ -375,6 +407,11 @@ local function dispatchOnce(maxN, now)
   if #records > 0 then variadic('HSET', kJobs, records) end
   if #leases > 0 then variadic('ZADD', kLeases, leases) end
   if #lanesOf > 0 then variadic('HSET', kLaneOf, lanesOf) end
+  for l, later in pairs(p2Later) do
+    -- Bounded: past 8,192 waiting at 2 in one lane, the oldest start in BullMQ's order.
+    variadic('RPUSH', base .. ':p2:' .. l, later)
+    redis.call('LTRIM', base .. ':p2:' .. l, -8192, -1)
+  end
   moveIntoBull(out, prios, admitted)
   for _, s in ipairs(lanes) do
     if s.used then

@@ -20,7 +20,8 @@
         :leases zset id->time of its next check (admitted jobs) | :jobs hash
         id->'{"n":<name>}\n<tenant>' (the job itself is BullMQ's, held in its delayed set until
         admitted, see fair-bull.lua) | :seen zset id->first seen running unadmitted
-        :lane hash id->lane of jobs admitted within their lane's share | :slow set
+        :lane hash id->lane of jobs admitted within their lane's share | :p2:<lane> list of
+        the lane's jobs admitted beyond its share, oldest first (see dispatch) | :slow set
         :limited zset tenant->ms when its rate limit lets the next job start
         Run-time state of every tenant, one hash per field for the whole gate (so a call reads
         and writes it for all its tenants with one command each; the field is the tenant id):
