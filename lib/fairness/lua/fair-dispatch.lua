@@ -352,21 +352,36 @@ local function dispatchOnce(maxN, now)
   -- it at 1 (maxConsecutive holds in start order too). The job moved up takes a new place in
   -- BullMQ's counter, as an admission at 1 would: among the lanes' priority-1 jobs BullMQ serves
   -- the lowest counter first, and an old one would put its lane ahead of the others' shares.
-  local p2Later = {}
-  local function promoteWaiting(l)
-    local k, pz = base .. ':p2:' .. l, cfg.jp .. 'prioritized'
-    for _ = 1, 64 do
-      local id = redis.call('LPOP', k)
-      if not id then return nil end
-      local sc = tonumber(redis.call('ZSCORE', pz, id))
-      if sc and sc >= 8589934592 and sc < 12884901888 then
-        local counter = redis.call('INCR', cfg.jp .. 'pc') % 4294967296
-        redis.call('ZADD', pz, string.format('%.0f', 4294967296 + counter), id)
-        redis.call('HSET', cfg.jp .. id, 'priority', 1)
-        return id
+  local p2Later, up = {}, {}
+  for n, p in ipairs(picks) do
+    if p[3] == 1 and at[n] and vals[at[n]] then up[p[2].l] = (up[p[2].l] or 0) + 1 end
+  end
+  -- Up to n of lane l's oldest jobs waiting at 2, moved up to 1 in one batch (popped from its
+  -- list in pages; an id BullMQ started since is dropped), in order.
+  local pz = cfg.jp .. 'prioritized'
+  for l, n in pairs(up) do
+    local k, moved = base .. ':p2:' .. l, {}
+    for _ = 1, 4 do
+      if #moved >= n then break end
+      local page = redis.call('LPOP', k, n - #moved)
+      if not page then break end
+      local scores = readMany('ZMSCORE', pz, page)
+      for i, id in ipairs(page) do
+        local sc = tonumber(scores[i])
+        if sc and sc >= 8589934592 and sc < 12884901888 then moved[#moved + 1] = id end
       end
     end
-    return nil
+    if #moved > 0 then
+      local last = redis.call('INCRBY', cfg.jp .. 'pc', #moved)
+      local args = {}
+      for i, id in ipairs(moved) do
+        args[#args + 1] = string.format('%.0f', 4294967296 + (last - #moved + i) % 4294967296)
+        args[#args + 1] = id
+        redis.call('HSET', cfg.jp .. id, 'priority', 1)
+      end
+      variadic('ZADD', pz, args)
+    end
+    up[l] = moved
   end
   -- Formatted once: a number argument costs a printf per element.
   local check = fmt(now + cfg.chk)
@@ -374,16 +389,17 @@ local function dispatchOnce(maxN, now)
     local i = at[n]
     local v = i and vals[i]
     if v then
-      local prio = p[3]
+      local prio, l = p[3], p[2].l
       if prio == 1 then
-        local moved = promoteWaiting(p[2].l)
+        -- The next job moved up in its place, if any: it holds the lane's priority-1 slot.
+        local moved = table.remove(up[l], 1)
         if moved then prio = 2 end
         lanesOf[#lanesOf + 1] = moved or ids[i]
-        lanesOf[#lanesOf + 1] = p[2].l
+        lanesOf[#lanesOf + 1] = l
       end
       if prio == 2 then
-        local later = p2Later[p[2].l] or {}
-        p2Later[p[2].l] = later
+        local later = p2Later[l] or {}
+        p2Later[l] = later
         later[#later + 1] = ids[i]
       end
       out[#out + 1] = ids[i]
