@@ -16,7 +16,7 @@ import { ScopedProcessorResolver } from './scoped-processor.resolver';
 import { endJobScope, runDisposers } from '../scope/job-scope';
 import { JobRun, ProcessorLane } from './job-run';
 import { JobRunOptions, RUN_OPTIONS_KEY, runOptionsProblem } from '../envelope/job-run-options';
-import { attachRun } from './tenant-bull-job';
+import { TenantBullJob, attachRun } from './tenant-bull-job';
 import { tenantLogFields } from '../context/tenant-log-fields';
 
 type MutableJob = Job & { tenant?: TenantEnvelope };
@@ -76,6 +76,11 @@ export class TenantJobRunner {
   runInJobContext(job: Job | undefined, listener: () => void): void {
     return this.openScope(() => {
       const envelope = job ? this.envelopeOf(job as MutableJob) : undefined;
+      // BullMQ emits `active` before the job is opened: its listeners get `job.tenant` too (in
+      // the field the module's jobs declare; `job.data` keeps `_tenant` until the job opens).
+      if (envelope && job instanceof TenantBullJob && job.tenant === undefined) {
+        job.tenant = envelope;
+      }
       if (envelope) {
         const state = new JobTenantState(undefined);
         state.fill(envelope);

@@ -24,6 +24,7 @@ interface Seen {
 }
 
 const seen: Seen[] = [];
+const active: Seen[] = [];
 
 function recorder(concurrency: number) {
   @TenantProcessor('ctx', { concurrency })
@@ -54,6 +55,17 @@ function recorder(concurrency: number) {
         tenant: this.tenant.tenantId,
         envelopeTenant: job.tenant?.tenantId,
       };
+    }
+
+    // BullMQ emits `active` before the job is opened: job.tenant is there all the same.
+    @OnTenantWorkerEvent('active')
+    onActive(job: TenantJob<{ label: string }>) {
+      active.push({
+        jobId: job.id!,
+        label: job.data.label,
+        where: job.tenant?.tenantId ?? 'no job.tenant',
+        tenantId: this.tenant.tenantId,
+      });
     }
 
     @OnTenantWorkerEvent('completed')
@@ -114,6 +126,7 @@ describe.each([1, 10])('tenant context across the queue (concurrency %i)', (conc
 
   beforeAll(async () => {
     seen.length = 0;
+    active.length = 0;
     moduleRef = await boot(concurrency);
     producer = moduleRef.get(Producer);
     bull = moduleRef.get(TenantQueueRegistry).getQueue('ctx').bullQueue;
@@ -177,6 +190,14 @@ describe.each([1, 10])('tenant context across the queue (concurrency %i)', (conc
           ? ['start', 'after-await-1', 'before-throw']
           : ['start', 'after-await-1', 'end'],
       );
+    }
+    // Each job's `active` event: its tenant in the context and on job.tenant (none for the
+    // system jobs without an envelope).
+    const activeOf = () => active.filter((record) => expected.has(record.jobId));
+    await waitFor(() => activeOf().length === expected.size, 'every active event');
+    for (const record of activeOf()) {
+      const tenant = expected.get(record.jobId);
+      expect([record.tenantId, record.where]).toEqual([tenant, tenant ?? 'no job.tenant']);
     }
     const failed = await bull.getJob([...outcome].find(([, r]) => r === 'failed')![0]);
     expect(failed?.failedReason).toBe('half-way failure');
