@@ -1,7 +1,6 @@
 import {
   DynamicModule,
   Inject,
-  Logger,
   MiddlewareConsumer,
   Module,
   NestModule,
@@ -19,6 +18,7 @@ import {
 } from './dashboard-options.interface';
 import { createDashboardController } from './tenant-queue-dashboard.controller';
 import { DashboardHeadersMiddleware } from './dashboard-headers.middleware';
+import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 
 const DASHBOARD_CONTROLLER = Symbol('tenant-queue:dashboard-controller');
 const PATH = /^[A-Za-z0-9_~.-]+(\/[A-Za-z0-9_~.-]+)*$/;
@@ -44,7 +44,9 @@ export class TenantQueueDashboardModule implements NestModule, OnApplicationBoot
 
   onApplicationBootstrap(): void {
     if (this.options.unguarded) {
-      new Logger('TenantQueueDashboard').warn(Messages.dashboardUnguarded(this.options.path));
+      new TenantQueueLogger('TenantQueueDashboard').warn(
+        Messages.dashboardUnguarded(this.options.path),
+      );
     }
   }
 

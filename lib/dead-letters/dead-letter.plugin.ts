@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Job, Worker } from 'bullmq';
 import { parseCancelReason } from '../core/errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
@@ -10,6 +10,7 @@ import { DeadLetters } from './dead-letters.service';
 import { DeadLettersScript } from './dead-letters.script';
 import { Messages } from '../tenant-queue.messages';
 import { jobLogRef, tenantLogFields } from '../core/context/tenant-log-fields';
+import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 
 const SWEEP_INTERVAL_MS = 30_000;
 /** How far back each sweep looks past the last one, for failures written by skewed clocks. */
@@ -32,7 +33,7 @@ const UNREADABLE_MEMORY = 10_000;
 @Injectable()
 @TenantWorkerPlugin(40)
 export class DeadLetterWorkerPlugin implements WorkerPlugin {
-  private readonly logger = new Logger('TenantQueue');
+  private readonly logger = new TenantQueueLogger('TenantQueue');
   private readonly unreadableIds = new Set<string>();
   private readonly unreadableCounts = new Map<string, number>();
 

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { TenantContext } from '../core/context/tenant-context';
 import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
@@ -21,6 +21,7 @@ import {
 } from './dead-letter.interface';
 import { DeadLettersScript } from './dead-letters.script';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
+import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { moduleJobOptions } from '../core/queues/job-id.check';
 
 const MAX_LIMIT = 100;
@@ -33,7 +34,7 @@ const MAX_LIMIT = 100;
  */
 @Injectable()
 export class DeadLetters {
-  private readonly logger = new Logger('TenantQueue');
+  private readonly logger = new TenantQueueLogger('TenantQueue');
   private readonly listeners = new Set<DeadLetterListener>();
   /** @internal */
   readonly script: DeadLettersScript;

@@ -1,12 +1,12 @@
 import { TenantWorkerLauncher } from '../core/processor/worker-launcher';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
+import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import {
   BeforeApplicationShutdown,
   Inject,
   Injectable,
-  Logger,
   OnApplicationBootstrap,
   OnModuleInit,
 } from '@nestjs/common';
@@ -44,7 +44,7 @@ export class FairGateRegistry
   private readonly gates = new Map<string, FairGate>();
   private readonly hintSent = new Map<string, number>();
   private readonly hintTtl: number;
-  private readonly logger = new Logger('TenantFairness');
+  private readonly logger = new TenantQueueLogger('TenantFairness');
   readonly events = new EventEmitter();
   private readonly unsubscribe: () => void;
   private sweepTimer: NodeJS.Timeout | undefined;

@@ -1,5 +1,6 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
+import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import type { Job, Worker } from 'bullmq';
 import { TenantContext } from '../core/context/tenant-context';
 import { CancelReason, parseCancelReason } from '../core/errors';
@@ -39,7 +40,7 @@ export type JobCancelledListener = (event: JobCancelledEvent) => void;
 @Injectable()
 @TenantWorkerPlugin(10)
 export class JobCancellations {
-  private readonly logger = new Logger('TenantQueue');
+  private readonly logger = new TenantQueueLogger('TenantQueue');
   private readonly listeners = new Set<JobCancelledListener>();
 
   constructor(

@@ -1,6 +1,6 @@
 import { TenantJobStage } from '../core/processor/tenant-job-stage.decorator';
 import { randomUUID } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DelayedError } from 'bullmq';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
@@ -11,6 +11,7 @@ import { IdempotencyScript } from './idempotency.script';
 import { JobRunContext, JobStage } from '../core/processor/tenant-job-pipeline';
 import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
 import { jobLogRef, tenantLogFields } from '../core/context/tenant-log-fields';
+import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 
 const DEFAULT_TTL = 86_400_000;
 const DEFAULT_LEASE = 30_000;
@@ -25,7 +26,7 @@ const BUSY_POLL_MS = 1_000;
 @Injectable()
 @TenantJobStage('dedupe', 10)
 export class IdempotencyStage implements JobStage {
-  private readonly logger = new Logger('TenantQueue');
+  private readonly logger = new TenantQueueLogger('TenantQueue');
   private readonly script: IdempotencyScript;
   private readonly options = new WeakMap<TenantWorkerHost, IdempotentOptions | null>();
   /** The prefix of a definition's run markers: its queue's, for a dedicated pool too. */

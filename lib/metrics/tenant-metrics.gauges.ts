@@ -2,10 +2,10 @@ import {
   BeforeApplicationShutdown,
   Inject,
   Injectable,
-  Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
+import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { MetricsSink, noopMetricsSink } from './metrics-sink.interface';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { ResolvedMetricsOptions, TENANT_QUEUE_METRICS_OPTIONS } from './metrics.options';
@@ -21,7 +21,7 @@ import { TenantQueueInspector } from './tenant-queue-inspector.service';
  */
 @Injectable()
 export class TenantMetricsGauges implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger('TenantQueue');
+  private readonly logger = new TenantQueueLogger('TenantQueue');
   /** Per queue: the labels set at its last refresh (to zero those that disappear). */
   private readonly previous = new Map<string, Set<string>>();
   /** Queues whose last refresh failed, with the error logged for them. */

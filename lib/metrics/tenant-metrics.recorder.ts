@@ -7,11 +7,11 @@ import {
   BeforeApplicationShutdown,
   Inject,
   Injectable,
-  Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import type { Job, Worker } from 'bullmq';
 import { jobLogRef, tenantLogFields } from '../core/context/tenant-log-fields';
+import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { TIMEOUT_REASON_PREFIX, parseCancelReason } from '../core/errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { TenantJob } from '../core/types/tenant-job.interface';
@@ -57,7 +57,7 @@ export class TenantMetricsRecorder
     OnApplicationBootstrap,
     BeforeApplicationShutdown
 {
-  private readonly logger = new Logger('TenantQueue');
+  private readonly logger = new TenantQueueLogger('TenantQueue');
   /** The tenant labels of this app's metrics: counters and gauges (TenantMetricsGauges) alike. */
   readonly labeler: TenantLabeler;
   /** Per queue definition (by identity: no string key per job). */

@@ -1,9 +1,9 @@
-import { Logger } from '@nestjs/common';
 import { PoolRoutingUnavailableError } from './pool-routing-unavailable.error';
 import { UnknownPoolError } from './unknown-pool.error';
 import { TenantPoolRouting } from './pool-queue-options.interface';
 import { PreparedJob } from '../core/queues/job-dispatcher.interface';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
+import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { Messages } from '../tenant-queue.messages';
 import { TenantProfile, TenantTiers } from '../core/tenants/tenant-tiers.service';
 import { PoolIdLedger } from './pool-ids.script';
@@ -16,7 +16,7 @@ const MAX_REMEMBERED = 10_000;
  * (the queue itself). Jobs without a tenant always use the shared pool.
  */
 export class PoolRouter {
-  private readonly logger = new Logger('TenantQueue');
+  private readonly logger = new TenantQueueLogger('TenantQueue');
   /** Last pool of each tenant routed by this process: the fallback while the directory is down. */
   private readonly lastPool = new Map<string, string>();
   private readonly staticMap: Record<string, string> | undefined;

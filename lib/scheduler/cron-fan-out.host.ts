@@ -1,4 +1,3 @@
-import { Logger } from '@nestjs/common';
 import { InvalidTenantIdError } from '../core/errors';
 import { TenantDirectory, TenantRecord } from '../core/types/tenant-directory.interface';
 import { TenantJob } from '../core/types/tenant-job.interface';
@@ -11,6 +10,7 @@ import { ScheduleTicker } from './schedule-ticker';
 import { TenantCronMetadata } from './tenant-cron.decorator';
 import { isValidTimezone } from './zoned-cron';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
+import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { moduleJobOptions } from '../core/queues/job-id.check';
 
 /**
@@ -19,7 +19,7 @@ import { moduleJobOptions } from '../core/queues/job-id.check';
  * zone, read from the directory now, so zone changes and suspensions apply at once.
  */
 export class CronFanOutHost extends TenantWorkerHost {
-  private readonly logger = new Logger('TenantScheduler');
+  private readonly logger = new TenantQueueLogger('TenantScheduler');
   private readonly warnedZones = new Set<string>();
 
   constructor(

@@ -1,7 +1,8 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { moduleJobOptions } from '../core/queues/job-id.check';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
+import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { fanOutJobId, tenantScheduleJobId } from './schedule-job-id';
 import { ScheduleStore } from './schedule.store';
 import {
@@ -37,7 +38,7 @@ export const FANOUT_JOB = 'tq.cron.fanout';
  */
 @Injectable()
 export class ScheduleDelivery {
-  private readonly logger = new Logger('TenantScheduler');
+  private readonly logger = new TenantQueueLogger('TenantScheduler');
 
   constructor(
     @Inject(TENANT_SCHEDULER_OPTIONS) private readonly options: ResolvedTenantSchedulerOptions,

@@ -1,5 +1,6 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
+import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { TenantQueueRedis, settlesWithin } from '../core/redis/tenant-queue.redis';
 import { Messages } from '../tenant-queue.messages';
 import { ScheduleDelivery } from './schedule-delivery';
@@ -25,7 +26,7 @@ const DRIVER_CHECK_MS = 60_000;
  */
 @Injectable()
 export class ScheduleTicker implements BeforeApplicationShutdown {
-  private readonly logger = new Logger('TenantScheduler');
+  private readonly logger = new TenantQueueLogger('TenantScheduler');
   /** Unreadable records already logged by this process (id -> reason), so a tick does not repeat them. */
   private readonly refused = new Map<string, string>();
   private running: Promise<SchedulerTickResult> | undefined;

@@ -4,7 +4,6 @@ import {
   BeforeApplicationShutdown,
   Inject,
   Injectable,
-  Logger,
   OnApplicationBootstrap,
   OnModuleInit,
   Optional,
@@ -25,6 +24,7 @@ import { TENANT_CRON_METADATA, TenantCronMetadata } from './tenant-cron.decorato
 import { TenantCronHandler, TenantCronHost } from './tenant-cron.host';
 import { MAX_CATCH_UP, MISSED_POLICIES, SCHEDULE_KEY_PATTERN } from './tenant-schedule.dto';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
+import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 
 /** A validated `@TenantCron`: every option with a default has its value. */
 type Cron = TenantCronMetadata &
@@ -50,7 +50,7 @@ export interface TenantCronView {
 export class TenantCronExplorer
   implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown
 {
-  private readonly logger = new Logger('TenantScheduler');
+  private readonly logger = new TenantQueueLogger('TenantScheduler');
   private stopping = false;
 
   constructor(

@@ -1,4 +1,3 @@
-import { Logger } from '@nestjs/common';
 import type { Telemetry } from 'bullmq';
 import { BULLMQ_VERSION, otherBullmqCopy } from '../core/bullmq';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
@@ -6,6 +5,7 @@ import type { TenantQueueMetricsOptions } from '../metrics';
 import { TenantLabeler, resolveMetricsOptions } from '../metrics';
 import { Messages } from '../tenant-queue.messages';
 import { OtelApi, loadOtelApi } from './otel-api';
+import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 
 /** @internal `options.telemetry` after validation: BullMQ's telemetry and the tenant label. */
 export interface ResolvedTelemetry {
@@ -42,7 +42,7 @@ export function resolveTelemetry(options: {
   }
   const other = otherBullmqCopy('bullmq-otel');
   if (other) {
-    new Logger('TenantQueue').warn(
+    new TenantQueueLogger('TenantQueue').warn(
       Messages.twoBullmqCopies('bullmq-otel', other.version, BULLMQ_VERSION, other.packageJson),
     );
   }

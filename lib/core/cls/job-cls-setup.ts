@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, ModuleRef } from '@nestjs/core';
 import type { Job } from 'bullmq';
 import {
@@ -11,6 +11,7 @@ import {
 import { ProxyProviderManager } from 'nestjs-cls/dist/src/lib/proxy-provider/proxy-provider-manager';
 import { TENANT_STATE, TenantState } from '../context/tenant-state';
 import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
+import { TenantQueueLogger } from '../logging/tenant-queue-logger';
 import { TenantJob } from '../types/tenant-job.interface';
 import {
   JobRunContext,
@@ -38,7 +39,7 @@ const CLS_MODULE_OPTIONS = 'ClsModuleOptions';
 @Injectable()
 @TenantJobStage('identity', 10)
 export class JobClsSetup implements JobStage, WorkerEventSetup, OnModuleInit {
-  private readonly logger = new Logger('TenantQueue');
+  private readonly logger = new TenantQueueLogger('TenantQueue');
   private before: Hook[] = [];
   private after: Hook[] = [];
   private generateId = false;

@@ -1,6 +1,7 @@
 import { ClsServiceManager } from 'nestjs-cls';
 import { ENVELOPE_KEY } from '../../tenant-queue.constants';
 import { TENANT_STATE, TenantState } from './tenant-state';
+import { escapeChar } from '../logging/tenant-queue-logger';
 
 /**
  * What a log line names explicitly; anything missing is read from the current context.
@@ -24,11 +25,7 @@ const EVERY_UNSAFE = new RegExp(UNSAFE.source, 'g');
 function logValue(value: string | undefined): string {
   if (value === undefined) return '-';
   if (value !== '' && value !== '-' && !UNSAFE.test(value)) return value;
-  const escaped = value.replace(
-    EVERY_UNSAFE,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-  return `"${escaped}"`;
+  return `"${value.replace(EVERY_UNSAFE, escapeChar)}"`;
 }
 
 /**

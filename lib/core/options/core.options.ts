@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Logger } from '@nestjs/common';
 import {
   ArrayNotEmpty,
   IsIn,
@@ -46,6 +45,7 @@ import {
   unknownOptionWhy,
   validationWhy,
 } from './option-names';
+import { TenantQueueLogger } from '../logging/tenant-queue-logger';
 
 /** Every strategy name `resolution.order` accepts. */
 export const RESOLVER_NAMES = Object.keys(RESOLUTION_STRATEGIES) as TenantResolverName[];
@@ -238,6 +238,8 @@ function checkTenantIdPattern(pattern: RegExp): void {
     );
   }
   if (LONG_PROBES.some((probe) => pattern.test(probe))) {
-    new Logger('TenantQueue').warn(Messages.tenantIdPatternTooLong(pattern, MAX_TENANT_ID_LENGTH));
+    new TenantQueueLogger('TenantQueue').warn(
+      Messages.tenantIdPatternTooLong(pattern, MAX_TENANT_ID_LENGTH),
+    );
   }
 }

@@ -1,7 +1,8 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { TenantQueueRedis, settlesWithin } from '../redis/tenant-queue.redis';
 import type { Queue } from 'bullmq';
 import { tenantLogFields } from '../context/tenant-log-fields';
+import { TenantQueueLogger } from '../logging/tenant-queue-logger';
 import { Messages } from '../../tenant-queue.messages';
 import { TenantQueueRegistry } from '../queues/tenant-queue.registry';
 
@@ -15,7 +16,7 @@ export const CONSUMER_CHECK_DELAY_MS = 3000;
  */
 @Injectable()
 export class QueueConsumerCheck implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('TenantQueue');
+  private readonly logger = new TenantQueueLogger('TenantQueue');
   private readonly declared = new Set<string>();
   private timer?: NodeJS.Timeout;
   private running?: Promise<string[]>;

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { Job, Processor } from 'bullmq';
 import { ClsService } from 'nestjs-cls';
 import { JobTenantState, TENANT_STATE } from '../context/tenant-state';
@@ -18,6 +18,7 @@ import { JobRun, ProcessorLane } from './job-run';
 import { JobRunOptions, RUN_OPTIONS_KEY, runOptionsProblem } from '../envelope/job-run-options';
 import { TenantBullJob, attachRun } from './tenant-bull-job';
 import { tenantLogFields } from '../context/tenant-log-fields';
+import { TenantQueueLogger } from '../logging/tenant-queue-logger';
 
 type MutableJob = Job & { tenant?: TenantEnvelope };
 
@@ -32,7 +33,7 @@ const NO_RUN_OPTIONS: JobRunOptions = Object.freeze({});
  */
 @Injectable()
 export class TenantJobRunner {
-  private readonly logger = new Logger('TenantQueue');
+  private readonly logger = new TenantQueueLogger('TenantQueue');
   /** A job's tenant for DI resolution (built once; no closure per job). */
   private readonly tenantOf = (job: Job) => this.envelopeOf(job as MutableJob)?.tenantId;
 

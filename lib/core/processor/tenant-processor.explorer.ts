@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationBootstrap, Type } from '@nestjs/common';
+import { Injectable, OnApplicationBootstrap, Type } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { InvalidTenantQueueOptionsError } from '../errors';
@@ -11,6 +11,7 @@ import { TenantProcessorMetadataAccessor } from './tenant-processor.metadata-acc
 import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
 import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
+import { TenantQueueLogger } from '../logging/tenant-queue-logger';
 
 /**
  * Finds every `@TenantProcessor` at bootstrap and has the worker launcher start its workers. A processor
@@ -18,7 +19,7 @@ import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
  */
 @Injectable()
 export class TenantProcessorExplorer implements OnApplicationBootstrap {
-  private readonly logger = new Logger('TenantQueue');
+  private readonly logger = new TenantQueueLogger('TenantQueue');
 
   constructor(
     private readonly discovery: DiscoveryService,

@@ -1,8 +1,9 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable } from '@nestjs/common';
 import { TenantQueueRedis, settlesWithin } from '../redis/tenant-queue.redis';
 import { Messages } from '../../tenant-queue.messages';
 import type { Worker } from 'bullmq';
 import { tenantLogFields } from '../context/tenant-log-fields';
+import { TenantQueueLogger } from '../logging/tenant-queue-logger';
 import { TenantQueueRegistry } from '../queues/tenant-queue.registry';
 import { TenantQueueDefinition } from '../types/queue-definition.interface';
 import { TenantJobPipeline } from './tenant-job-pipeline';
@@ -18,7 +19,7 @@ import { StartedConsumer, TENANT_WORKER_BACKEND, TenantWorkerBackend } from './w
  */
 @Injectable()
 export class TenantWorkerLauncher implements BeforeApplicationShutdown {
-  private readonly logger = new Logger('TenantQueue');
+  private readonly logger = new TenantQueueLogger('TenantQueue');
   private readonly workers = new Map<string, Worker>();
   private closing: Promise<void> | undefined;
 

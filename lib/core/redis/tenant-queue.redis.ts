@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { tenantLogFields } from '../context/tenant-log-fields';
+import { TenantQueueLogger } from '../logging/tenant-queue-logger';
 import { RedisUnavailableAtBootError } from '../errors/redis-unavailable-at-boot.error';
 import IORedis, { Cluster, Redis, RedisOptions } from 'ioredis';
 import { Messages } from '../../tenant-queue.messages';
@@ -90,7 +91,7 @@ export class TenantQueueRedis implements OnModuleInit, OnApplicationShutdown {
   private producerClient: RedisClient | undefined;
   private closed = false;
   private shutdownDeadline: number | undefined;
-  private readonly logger = new Logger('TenantQueue');
+  private readonly logger = new TenantQueueLogger('TenantQueue');
 
   constructor(
     @Inject(TENANT_QUEUE_OPTIONS)

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
 import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
+import { TenantQueueLogger } from '../logging/tenant-queue-logger';
 import { TENANT_STATE, TenantState } from '../context/tenant-state';
 import { JobScopeUnavailableError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
@@ -25,7 +26,7 @@ export interface ScopedAttempt {
  */
 @Injectable()
 export class JobScope {
-  private readonly logger = new Logger('TenantQueue');
+  private readonly logger = new TenantQueueLogger('TenantQueue');
 
   constructor(private readonly cls: ClsService) {}
 

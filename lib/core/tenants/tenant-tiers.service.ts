@@ -1,5 +1,6 @@
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { tenantLogFields } from '../context/tenant-log-fields';
+import { TenantQueueLogger } from '../logging/tenant-queue-logger';
 import { isTenantDirectoryConfigured } from './default-ports';
 import { TenantDirectory, TenantRecord } from '../types/tenant-directory.interface';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
@@ -40,7 +41,7 @@ export class TenantTiers {
   private readonly tiers: Readonly<Record<string, TenantTierOptions>>;
   private readonly cacheMs: number;
   private readonly unknownTiers = new Set<string>();
-  private readonly logger = new Logger('TenantTiers');
+  private readonly logger = new TenantQueueLogger('TenantTiers');
 
   private readonly overrides: TierOverrides;
   private readonly hasTiers: boolean;
