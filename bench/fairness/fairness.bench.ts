@@ -15,7 +15,14 @@ import { floorScenario } from './floor.scenario';
 import { modesCostScenario } from './modes-cost.scenario';
 import { timeShareScenario } from './time-share.scenario';
 import { startRedis } from '../../test/support/redis-server';
-import { load1, machine, table, updateBenchmarksPage, writeResult } from '../bench-utils';
+import {
+  load1,
+  loadWarning,
+  machine,
+  table,
+  updateBenchmarksPage,
+  writeResult,
+} from '../bench-utils';
 import {
   BenchJob,
   Side,
@@ -324,7 +331,12 @@ async function main() {
   }
 }
 
-const median = (values: number[]) => percentile(values, 50);
+/** The middle value (the mean of the two middle ones for an even count). */
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
 
 /** One drain per side and round, 20,000 no-op jobs over 1,000 tenants, concurrency 50. */
 async function drainRounds(
@@ -359,8 +371,8 @@ async function drainRounds(
   const ratios = (name: Name) =>
     rounds.map((row) => Number((row[name].jobsPerSecond / row.plain.jobsPerSecond).toFixed(2)));
   const per = (name: Name) => ({
-    jobsPerSecondMedian: median(rounds.map((row) => row[name].jobsPerSecond)),
-    nodeCpuMicrosPerJobMedian: median(rounds.map((row) => row[name].cpuMicrosPerJob)),
+    jobsPerSecondMedian: Math.round(median(rounds.map((row) => row[name].jobsPerSecond))),
+    nodeCpuMicrosPerJobMedian: Math.round(median(rounds.map((row) => row[name].cpuMicrosPerJob))),
     redisCpuMicrosPerJobMedian: Number(
       median(rounds.map((row) => row[name].redisMicrosPerJob ?? 0)).toFixed(1),
     ),
@@ -369,15 +381,17 @@ async function drainRounds(
     ),
   });
   const result = {
-    command: 'npx ts-node --transpile-only bench/fairness/fairness.bench.ts --only=drain',
+    command:
+      (roundCount === 8 ? '' : `DRAIN_ROUNDS=${roundCount} `) +
+      'npx ts-node --transpile-only bench/fairness/fairness.bench.ts --only=drain',
     startedAt,
     rounds: roundCount,
     loadAtStart,
     loadAtEnd: load1(),
     fairRatios: ratios('fair'),
-    fairRatioMedian: median(ratios('fair')),
+    fairRatioMedian: Number(median(ratios('fair')).toFixed(3)),
     moduleFairnessOffRatios: ratios('moduleFairnessOff'),
-    moduleFairnessOffRatioMedian: median(ratios('moduleFairnessOff')),
+    moduleFairnessOffRatioMedian: Number(median(ratios('moduleFairnessOff')).toFixed(3)),
     plain: per('plain'),
     fair: per('fair'),
     moduleFairnessOff: per('moduleFairnessOff'),
@@ -395,6 +409,7 @@ function host(): string {
 }
 
 function drainMarkdown(r: {
+  command: string;
   rounds: number;
   startedAt: string;
   loadAtStart: number;
@@ -446,8 +461,9 @@ function drainMarkdown(r: {
       `then workers at concurrency 50; each round drains every side once, in A B C then C B A ` +
       `order, on one private redis-server; per-job figures are medians over the rounds. ` +
       `${host()}; load ${r.loadAtStart}-${r.loadAtEnd}; ${r.startedAt.slice(0, 16)} UTC. ` +
-      '`npx ts-node --transpile-only bench/fairness/fairness.bench.ts --only=drain`, ' +
+      `\`${r.command}\`, ` +
       '`bench/results/fairness-drain.json`.',
+    ...[loadWarning(r.loadAtStart, r.loadAtEnd)].filter(Boolean).map((w) => `\n${w}`),
   ].join('\n');
 }
 
