@@ -205,6 +205,12 @@ export const Messages = {
     `TenantQueueModule.forRoot({ connection }) (or forRootAsync) imported once in the application, ` +
     `usually in AppModule, and none is. Add it to AppModule's imports (in a test: ` +
     `TenantQueueTestingModule.forRoot()).`,
+  queueSettingsDiffer: (queue: string, ours: string, theirs: string) =>
+    `queue "${queue}" runs with other fairness settings in another process on this Redis ` +
+    `(there: ${theirs}; here: ${ours}), so its jobs are admitted by two sets of rules, and ` +
+    `those added where fairness is off skip the fair gate. Give every process the same ` +
+    `registerQueue options (during a rolling deploy that changes them, this passes once the ` +
+    `last process with the old settings stops).`,
   noWorkerForQueue: (queue: string, seconds: number) =>
     `queue "${queue}" has producers here but no worker for it is running, in this process or any ` +
     `other on this Redis (checked ${seconds} s after start), so its jobs wait. Add its ` +

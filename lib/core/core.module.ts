@@ -15,6 +15,7 @@ import {
 } from './options/core.options';
 import { TenantEnvelopeCodec } from './envelope/tenant-envelope.codec';
 import { QueueConsumerCheck } from './processor/queue-consumer.check';
+import { QueueSettingsCheck } from './queues/queue-settings.check';
 import { TenantJobPipeline } from './processor/tenant-job-pipeline';
 import { TenantSeams } from './seams/tenant-seams';
 import { TenantJobRunner } from './processor/tenant-job.runner';
@@ -92,7 +93,7 @@ export class TenantQueueCoreModule {
       { provide: TENANT_QUEUE_BACKEND, useClass: backends?.queues ?? RedisQueueBackend },
       { provide: TENANT_WORKER_BACKEND, useClass: backends?.workers ?? BullWorkerBackend },
       // Asks Redis which workers exist: only where queues live in Redis.
-      ...(backends ? [] : [QueueConsumerCheck]),
+      ...(backends ? [] : [QueueConsumerCheck, QueueSettingsCheck]),
     ];
     return {
       module: TenantQueueCoreModule,

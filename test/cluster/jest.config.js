@@ -14,6 +14,7 @@ module.exports = variantConfig(null, {
     ...e2eFolders('fairness', 'scheduler', 'pools'),
     ...e2e('nest', 'context', 'http'),
     ...e2e('producer', 'bad-input', 'system-queue'),
+    ...e2e('redis', 'queue-settings'),
     ...e2e(
       'visibility',
       'inspector-consumers',

@@ -6,7 +6,6 @@ import {
   TenantContext,
   TenantQueue,
   TenantRequiredGuard,
-  TenantJob,
   TenantProcessor,
   TenantQueueModule,
   TenantQueueRegistry,
@@ -17,26 +16,8 @@ import { QueueConsumerCheck } from '../../../lib/core/processor/queue-consumer.c
 import { uniquePrefix } from '../../support/redis-url';
 import { testConnection } from '../../support/test-redis';
 import { testRootImports } from '../../support/test-module';
+import { MediaProcessor, WarnLog } from '../../support/warn-log';
 import { sleep, waitFor } from '../../support/wait';
-
-@TenantProcessor('media')
-class MediaProcessor extends TenantWorkerHost {
-  async process(job: TenantJob<{ file: string }>) {
-    return job.data.file;
-  }
-}
-
-/** Collects what the module logs at warn level. */
-class WarnLog implements LoggerService {
-  readonly warns: string[] = [];
-  log() {}
-  error() {}
-  debug() {}
-  verbose() {}
-  warn(message: unknown) {
-    this.warns.push(String(message));
-  }
-}
 
 async function boot(prefix: string, providers: unknown[], logger: LoggerService) {
   @Module({
