@@ -19,6 +19,7 @@ import {
   TenantSchedule,
   TenantScheduleInput,
 } from './tenant-schedule.interface';
+import { canonicalJson } from '../core/json/canonical-json';
 
 /**
  * Schedules as tenant data: each tenant may own named schedules that enqueue a job on a cron
@@ -62,7 +63,7 @@ export class TenantScheduler {
     );
     const id = tenantScheduleId(tenantId, key);
     const [record] = await this.store.get([id]);
-    if (record?.kind === 'tenant' && canonical(record) === canonical(schedule)) {
+    if (record?.kind === 'tenant' && canonicalJson(record) === canonicalJson(schedule)) {
       const next = await this.store.nextRun(id);
       if (next !== null) return toView(record, next);
     }
@@ -192,15 +193,6 @@ function tenantScheduleOf(
     default:
       return unknownKind(record);
   }
-}
-
-/** JSON of a value with every object's keys in order: equal for equal definitions. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  );
 }
 
 function toView(schedule: StoredTenantSchedule, next: number | null): TenantSchedule {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { tenantLogFields } from '../context/tenant-log-fields';
+import { canonicalJson } from '../json/canonical-json';
 import { TenantQueueLogger } from '../logging/tenant-queue-logger';
 import { TenantQueueRedis, settlesWithin } from '../redis/tenant-queue.redis';
 import { Messages } from '../../tenant-queue.messages';
@@ -12,18 +13,6 @@ export const SETTINGS_CHECK_MS = 30_000;
 const LIVE_MS = 2.5 * SETTINGS_CHECK_MS;
 /** Settings not seen for this long are forgotten. */
 const FORGET_MS = 60 * 60_000;
-
-/** A value's JSON with object keys sorted, so equal settings read alike in every process. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined && typeof v !== 'function')
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
 
 /**
  * Warns when two live processes on one Redis run a queue with different fairness settings (one
@@ -73,7 +62,7 @@ export class QueueSettingsCheck implements OnApplicationBootstrap, OnApplication
       for (const name of this.registry.getQueueNames()) {
         const { definition } = this.registry.getQueue(name);
         const fairness = (definition.registered as { fairness?: unknown }).fairness;
-        const ours = fairness ? canonical(fairness) : 'off';
+        const ours = fairness ? canonicalJson(fairness) : 'off';
         const digest = createHash('sha1').update(ours).digest('hex').slice(0, 16);
         const key = `${definition.bullPrefix}:~settings`;
         const [, [, seen]] = (await client

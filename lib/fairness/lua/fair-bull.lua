@@ -45,8 +45,9 @@ end
 -- floor tenant's job: ahead of every other), -2 the head of the wait list (a tenant below its
 -- share of the slots), 0 the job's own priority or lifo. Each job's stored options say what it
 -- runs with (`delay` 0; `lifo` for the top of an unprioritized queue, which is how the worker
--- knows it, see FairGate.isTop).
-local function moveIntoBull(ids, prios, heads)
+-- knows it, see FairGate.isTop). up: jobs already in the prioritized set that move up to
+-- priority 1 (lanes, see dispatch), each with a new place in the counter ahead of this call's.
+local function moveIntoBull(ids, prios, heads, up)
   if #ids == 0 then return end
   local jp = cfg.jp
   local paused, maxed = bullPausedOrMaxed()
@@ -54,6 +55,11 @@ local function moveIntoBull(ids, prios, heads)
   if paused and cfg.pl then target = jp .. 'paused' end
   variadic('ZREM', jp .. 'delayed', ids)
   local fifo, front, ranked, ranks = {}, {}, {}, {}
+  for i, id in ipairs(up or {}) do
+    ranked[i] = id
+    ranks[i] = 1
+    redis.call('HSET', jp .. id, 'priority', 1)
+  end
   local events = jp .. 'events'
   for i, id in ipairs(ids) do
     local jk = jp .. id

@@ -352,12 +352,12 @@ local function dispatchOnce(maxN, now)
   -- it at 1 (maxConsecutive holds in start order too). The job moved up takes a new place in
   -- BullMQ's counter, as an admission at 1 would: among the lanes' priority-1 jobs BullMQ serves
   -- the lowest counter first, and an old one would put its lane ahead of the others' shares.
-  local p2Later, up = {}, {}
+  local p2Later, up, movedUp = {}, {}, {}
   for n, p in ipairs(picks) do
     if p[3] == 1 and at[n] and vals[at[n]] then up[p[2].l] = (up[p[2].l] or 0) + 1 end
   end
-  -- Up to n of lane l's oldest jobs waiting at 2, moved up to 1 in one batch (popped from its
-  -- list in pages; an id BullMQ started since is dropped), in order.
+  -- Up to n of lane l's oldest jobs waiting at 2, to move up to 1 (moveIntoBull, with this
+  -- call's admissions; popped from its list in pages; an id BullMQ started since is dropped).
   local pz = cfg.jp .. 'prioritized'
   for l, n in pairs(up) do
     local k, moved = base .. ':p2:' .. l, {}
@@ -371,16 +371,7 @@ local function dispatchOnce(maxN, now)
         if sc and sc >= 8589934592 and sc < 12884901888 then moved[#moved + 1] = id end
       end
     end
-    if #moved > 0 then
-      local last = redis.call('INCRBY', cfg.jp .. 'pc', #moved)
-      local args = {}
-      for i, id in ipairs(moved) do
-        args[#args + 1] = string.format('%.0f', 4294967296 + (last - #moved + i) % 4294967296)
-        args[#args + 1] = id
-        redis.call('HSET', cfg.jp .. id, 'priority', 1)
-      end
-      variadic('ZADD', pz, args)
-    end
+    for _, id in ipairs(moved) do movedUp[#movedUp + 1] = id end
     up[l] = moved
   end
   -- Formatted once: a number argument costs a printf per element.
@@ -428,7 +419,7 @@ local function dispatchOnce(maxN, now)
     variadic('RPUSH', base .. ':p2:' .. l, later)
     redis.call('LTRIM', base .. ':p2:' .. l, -8192, -1)
   end
-  moveIntoBull(out, prios, admitted)
+  moveIntoBull(out, prios, admitted, movedUp)
   for _, s in ipairs(lanes) do
     if s.used then
       if s.l == '' then
