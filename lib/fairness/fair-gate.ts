@@ -136,11 +136,7 @@ export class FairGate implements JobDispatcher {
     this.releases.charge(jobId, runMs);
   }
 
-  /**
-   * Whether BullMQ got this job at the top, as every job of a tenant with a floor
-   * (fair-floor.lua): BullMQ priority 0 where the gate prioritizes the others, else `lifo` (the
-   * admission writes both into the job, see moveIntoBull).
-   */
+  /** Whether BullMQ got this job at the top, as a floor tenant's: priority 0, or `lifo`. */
   isTop(job: Job): boolean {
     return this.config.prioritized ? !job.priority : job.opts.lifo === true;
   }
@@ -156,9 +152,8 @@ export class FairGate implements JobDispatcher {
   }
 
   /**
-   * Frees a floor tenant's job in a call of its own and waits for it: what the call admits is in
-   * BullMQ's wait list before the worker slot this job frees fetches its next job, so the slot
-   * goes straight to the tenant's next job.
+   * Frees a floor tenant's job in a call of its own and waits for it: what it admits is in BullMQ
+   * before this worker slot fetches its next job, so the slot goes to the tenant's next job.
    */
   releaseNow(jobId: string, outcome: FairOutcome, runMs?: number): Promise<void> {
     return this.releases.releaseNow(jobId, outcome, runMs);
