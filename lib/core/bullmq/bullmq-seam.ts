@@ -5,7 +5,7 @@ import type { QueueBase } from 'bullmq';
 import type { RedisClient } from '../redis/tenant-queue.redis';
 
 /**
- * The one place that knows which BullMQ major is loaded (the peer range is `^5.80.0 || ^6.7.0`).
+ * The one place that knows which BullMQ major is loaded (the peer range is `^5.80.4 || ^6.7.0`).
  * Everything else in the module uses the API both majors share; what differs is read here:
  * - the Redis client of a queue: `queue.client` (5), `queue.getBackend().client` (6, where
  *   `Queue#client` is gone);
