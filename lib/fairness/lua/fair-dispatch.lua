@@ -278,7 +278,26 @@ local function dispatchOnce(maxN, now)
     end
   end
   -- Writes, all at the end: the ready sets, the backlogs (LPOP count per tenant), the leases.
-  local taken = {}
+  -- A backlog id BullMQ no longer holds in its delayed set (removed by job.remove, clean, drain
+  -- or obliterate, or moved by promote) is dropped as it is taken, and the tenant's next id taken
+  -- in its place, up to `scan` such ids a call: a pick is a turn, and a capped tenant's turns
+  -- each going to one removed id stalled its next jobs for as many ticks as it held ids.
+  local taken, live, stale, scan = {}, {}, {}, 1000
+  -- Up to n ids of tenant t's backlog in lane l, its count kept (a shorter backlog than its
+  -- count says, never expected, is empty now).
+  local function takeIds(l, t, r, n)
+    local page
+    if cfg.fk then
+      -- With fair keys the tenant's keys take their turns (fair-fairkey.lua).
+      page = takeKeyed(t, r, l, n)
+    else
+      page = redis.call('LPOP', qKey(t, l), n) or {}
+    end
+    r.len[l] = r.len[l] - n
+    if #page < n then r.len[l] = 0 end
+    return page
+  end
+  local all = {}
   for _, s in ipairs(lanes) do
     local got = {}
     taken[s.l] = got
@@ -289,18 +308,35 @@ local function dispatchOnce(maxN, now)
     if #rem > 0 then variadic('ZREM', rKey(s.l), rem) end
     if #add > 0 then variadic('ZADD', rKey(s.l), add) end
     for t, n in pairs(s.take) do
-      local r = tenants[t]
-      local ids
-      if cfg.fk then
-        -- With fair keys the tenant's keys take their turns (fair-fairkey.lua).
-        ids = takeKeyed(t, r, s.l, n)
-      else
-        ids = redis.call('LPOP', qKey(t, s.l), n) or {}
+      local page = takeIds(s.l, t, tenants[t], n)
+      for _, id in ipairs(page) do all[#all + 1] = id end
+      got[t] = { page, 0, n }
+    end
+  end
+  -- Which ids BullMQ still holds, in one read; a tenant that met removed ids takes more in their
+  -- place (rare: after another client removed or promoted held jobs).
+  local jd = cfg.jp .. 'delayed'
+  local held, k = readMany('ZMSCORE', jd, all), 0
+  for _, s in ipairs(lanes) do
+    for t, g in pairs(taken[s.l]) do
+      local page, n, ids = g[1], g[3], {}
+      local want, scores, at0 = n, held, k
+      k = k + #page
+      while true do
+        for i, id in ipairs(page) do
+          if scores[at0 + i] then
+            ids[#ids + 1] = id
+            live[id] = true
+          else
+            stale[#stale + 1] = id
+          end
+        end
+        if #ids >= n or #page < want or #stale >= scan then break end
+        want = n - #ids
+        page = takeIds(s.l, t, tenants[t], want)
+        scores, at0 = readMany('ZMSCORE', jd, page), 0
       end
-      r.len[s.l] = r.len[s.l] - n
-      -- A shorter backlog than its count says (never expected): it is empty now.
-      if #ids < n then r.len[s.l] = 0 end
-      got[t] = { ids, 0 }
+      g[1], g[3] = ids, nil
     end
   end
   for t in pairs(off) do
@@ -318,17 +354,15 @@ local function dispatchOnce(maxN, now)
       at[i] = #ids
     end
   end
-  -- Where BullMQ holds each job: a job no longer in its delayed set was removed (job.remove,
-  -- clean, drain, obliterate) or moved by another client (promote): the gate drops it and it
-  -- takes no slot (a job another client set running is counted by the tick, see fair-tick.lua).
-  local held = readMany('ZMSCORE', cfg.jp .. 'delayed', ids)
-  -- Each held job's name, own priority and stored options, one read each: vals[i] becomes the
+  -- Every id taken is in BullMQ's delayed set (live, above): a job another client set running
+  -- is counted by the tick (fair-tick.lua). Each held job's name, own priority and stored
+  -- options, one read each: vals[i] becomes the
   -- record the gate keeps while the job is admitted (its tenant, its name for share 'time').
   -- An id twice in this call (a job removed while held and added again under its id: its old
   -- entry stays in the backlog until its turn) is admitted once; the other entry is dropped.
-  local heads, vals, dropped, seen = {}, {}, {}, {}
+  local heads, vals, dropped, seen = {}, {}, stale, {}
   for i, id in ipairs(ids) do
-    local h = held[i] and not seen[id]
+    local h = live[id] and not seen[id]
       and redis.call('HMGET', cfg.jp .. id, 'name', 'priority', 'opts')
     seen[id] = true
     if h and h[1] then
@@ -343,7 +377,7 @@ local function dispatchOnce(maxN, now)
     if i and heads[i] then vals[i] = jobRecord(heads[i][1], p[1]) end
   end
   if TS then chargeTurns(picks, at, vals) end
-  local leases, prios, admitted, records, missed = {}, {}, {}, {}, {}
+  local leases, prios, admitted, records, missed, wasted = {}, {}, {}, {}, {}, 0
   -- With lanes, each lane's jobs admitted at priority 2 and not started yet, oldest first
   -- (:p2:<lane>, a list that may hold ids BullMQ has started since: skipped when met). A job
   -- admitted within its lane's share does not take priority 1 itself while an older job of its
@@ -407,6 +441,7 @@ local function dispatchOnce(maxN, now)
       r.inf = r.inf - 1
       r.dirty = true
       missed[p[1]] = true
+      wasted = wasted + 1
       if p[3] == 1 then p[2].p1 = p[2].p1 - 1 end
     end
   end
@@ -433,11 +468,13 @@ local function dispatchOnce(maxN, now)
   end
   for t in pairs(missed) do activate(t) end
   if cfg.dt then turnFlush() end
-  return out, #dropped
+  -- Picks that went to nothing because ids were dropped: another pass may use those turns.
+  if #dropped == 0 then wasted = 0 end
+  return out, wasted
 end
 
--- Dispatch, again while picks met jobs BullMQ no longer holds (removed by a client: their
--- turns went to nothing), up to a few passes per call (the tick goes on with the rest).
+-- Dispatch, again while picks went to nothing for jobs BullMQ no longer holds (removed by a
+-- client, past the ids a pass drops), up to a few passes per call (the tick goes on with the rest).
 local function dispatch(maxN, now)
   local out, dropped = dispatchOnce(maxN, now)
   local passes = 1
