@@ -276,8 +276,9 @@ async function main() {
     }
     results.throughput = rounds;
 
-    // The backlog drain alone, in paired rounds (DRAIN_ROUNDS, 8): plain BullMQ, the fair queue
-    // and the module without fairness, in A B C then C B A order so a drift of the machine falls
+    // The backlog drain alone, in paired rounds (DRAIN_ROUNDS, 8): plain BullMQ, BullMQ's own
+    // priorities (the ceiling of turns at add), the fair queue and the module without fairness,
+    // in A B C D then D C B A order so a drift of the machine falls
     // on every side alike; one round's ratio moves by +-10-20 % on a shared host, the median of
     // the rounds much less. Only with `--only=drain` (the throughput rounds have one drain each).
     if (parts?.includes('drain')) {
@@ -348,11 +349,12 @@ async function drainRounds(
   const loadAtStart = load1();
   const sides = {
     plain: () => plainSide(connection, 50),
+    bullmqPriorities: () => plainSide(connection, 50, true),
     fair: () => moduleSide(connection, 50, {}),
     moduleFairnessOff: () => moduleSide(connection, 50, false),
   };
   type Name = keyof typeof sides;
-  const order: Name[] = ['plain', 'fair', 'moduleFairnessOff'];
+  const order: Name[] = ['plain', 'bullmqPriorities', 'fair', 'moduleFairnessOff'];
   const rounds: Record<Name, Awaited<ReturnType<typeof throughput>>>[] = [];
   for (let round = 0; round < roundCount; round++) {
     const row = {} as Record<Name, Awaited<ReturnType<typeof throughput>>>;
@@ -392,7 +394,10 @@ async function drainRounds(
     fairRatioMedian: Number(median(ratios('fair')).toFixed(3)),
     moduleFairnessOffRatios: ratios('moduleFairnessOff'),
     moduleFairnessOffRatioMedian: Number(median(ratios('moduleFairnessOff')).toFixed(3)),
+    bullmqPrioritiesRatios: ratios('bullmqPriorities'),
+    bullmqPrioritiesRatioMedian: Number(median(ratios('bullmqPriorities')).toFixed(3)),
     plain: per('plain'),
+    bullmqPriorities: per('bullmqPriorities'),
     fair: per('fair'),
     moduleFairnessOff: per('moduleFairnessOff'),
   };
@@ -418,7 +423,10 @@ function drainMarkdown(r: {
   fairRatioMedian: number;
   moduleFairnessOffRatios: number[];
   moduleFairnessOffRatioMedian: number;
+  bullmqPrioritiesRatios: number[];
+  bullmqPrioritiesRatioMedian: number;
   plain: Record<string, number>;
+  bullmqPriorities: Record<string, number>;
   fair: Record<string, number>;
   moduleFairnessOff: Record<string, number>;
 }): string {
@@ -453,12 +461,17 @@ function drainMarkdown(r: {
           r.moduleFairnessOff,
           `${r.moduleFairnessOffRatios.join(' · ')} (${r.moduleFairnessOffRatioMedian})`,
         ),
+        row(
+          "plain BullMQ, BullMQ's priorities (priority = the job's turn in its tenant)",
+          r.bullmqPriorities,
+          `${r.bullmqPrioritiesRatios.join(' · ')} (${r.bullmqPrioritiesRatioMedian})`,
+        ),
       ],
     ),
     '',
     `Goal: a drain at >= 0.85 of plain BullMQ: ${goal} (median of ${r.rounds} paired rounds). ` +
       `A backlog of 20,000 no-op jobs (data \`{ t0, tenant }\`) over 1,000 tenants, all enqueued, ` +
-      `then workers at concurrency 50; each round drains every side once, in A B C then C B A ` +
+      `then workers at concurrency 50; each round drains every side once, in A B C D then D C B A ` +
       `order, on one private redis-server; per-job figures are medians over the rounds. ` +
       `${host()}; load ${r.loadAtStart}-${r.loadAtEnd}; ${r.startedAt.slice(0, 16)} UTC. ` +
       `\`${r.command}\`, ` +
