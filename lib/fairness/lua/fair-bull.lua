@@ -24,8 +24,11 @@ local function isHeld(s)
   return s and tonumber(s) >= HOLD_MIN
 end
 
--- A job's gate record: '{"n":<name>}' then a newline and its tenant (see jobTenant, jobName).
-local function jobRecord(name, t)
+-- A job's gate record: '{"n":<name>}' then a newline and its tenant (see jobTenant, jobName);
+-- with li, '{"n":<name>,"l":<li>}': the index of the lane it was admitted in (share 'time' with
+-- lanes: its run time goes back to that lane, see releaseTimes).
+local function jobRecord(name, t, li)
+  if li then return '{"n":' .. cjson.encode(name) .. ',"l":' .. li .. '}\n' .. t end
   return '{"n":' .. cjson.encode(name) .. '}\n' .. t
 end
 

@@ -259,7 +259,8 @@ local function dispatchOnce(maxN, now)
             priority = 2
           end
         end
-        picks[#picks + 1] = { t, s, priority }
+        -- true: a turn of the rotation (its pass and rate step are given back if it misses).
+        picks[#picks + 1] = { t, s, priority, true }
         if pass > s.vt then s.vt = pass end
         if t == s.last then s.streak = s.streak + 1 else s.last = t; s.streak = 1 end
         s.used = true
@@ -374,10 +375,13 @@ local function dispatchOnce(maxN, now)
   end
   for n, p in ipairs(picks) do
     local i = at[n]
-    if i and heads[i] then vals[i] = jobRecord(heads[i][1], p[1]) end
+    if i and heads[i] then
+      vals[i] = jobRecord(heads[i][1], p[1], TS and #LANES > 1 and LANE_INDEX[p[2].l] or nil)
+    end
   end
   if TS then chargeTurns(picks, at, vals) end
   local leases, prios, admitted, records, missed, wasted = {}, {}, {}, {}, {}, 0
+  local stepped, passBack = {}, {}
   -- With lanes, each lane's jobs admitted at priority 2 and not started yet, oldest first
   -- (:p2:<lane>, a list that may hold ids BullMQ has started since: skipped when met). A job
   -- admitted within its lane's share does not take priority 1 itself while an older job of its
@@ -443,6 +447,21 @@ local function dispatchOnce(maxN, now)
       missed[p[1]] = true
       wasted = wasted + 1
       if p[3] == 1 then p[2].p1 = p[2].p1 - 1 end
+      -- A turn that went to nothing gives back its rate step and its pass (with share 'time',
+      -- chargeTurns gave the pass back): else a tenant's removed jobs would use up its rate and
+      -- its turns, one interval per pick.
+      if p[4] then
+        if r.rl then
+          r.tat = r.tat - r.rl[1]
+          stepped[p[1]] = true
+        end
+        if not TS and r.pass[p[2].l] then
+          r.pass[p[2].l] = r.pass[p[2].l] - 1 / weightIn(r, p[2].l)
+          local back = passBack[p[2]] or {}
+          passBack[p[2]] = back
+          back[p[1]] = true
+        end
+      end
     end
   end
   if #dropped > 0 then forgetDropped(dropped, now) end
@@ -464,6 +483,26 @@ local function dispatchOnce(maxN, now)
                    sf('streak', s.l), s.streak, 'p1:' .. s.l, s.p1)
       end
       laneVt[s.l] = s.vt
+    end
+  end
+  -- The given-back passes of tenants still in turn, and the rate schedule of tenants given
+  -- back a step (held back by their rate in this call: due sooner now, or not held at all).
+  for s, back in pairs(passBack) do
+    local fix = {}
+    for t in pairs(back) do
+      if type(s.fin[t]) == 'number' and not off[t] then
+        fix[#fix + 1] = fmt(tenants[t].pass[s.l])
+        fix[#fix + 1] = t
+      end
+    end
+    if #fix > 0 then variadic('ZADD', rKey(s.l), fix, 'XX') end
+  end
+  for t in pairs(stepped) do
+    local r = tenants[t]
+    if r.tat - now > r.rl[2] then
+      redis.call('ZADD', kLimited, 'XX', fmt(r.tat - r.rl[2]), t)
+    else
+      redis.call('ZREM', kLimited, t)
     end
   end
   for t in pairs(missed) do activate(t) end

@@ -54,7 +54,12 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
     @Module({
       imports: [
         ...testRootImports(uniquePrefix('state'), {
-          directory: { useValue: new InMemoryTenantDirectory([{ id: 'acme', maxConcurrency: 1 }]) },
+          directory: {
+            useValue: new InMemoryTenantDirectory([
+              { id: 'acme', maxConcurrency: 1 },
+              { id: 'rated' },
+            ]),
+          },
         }),
         // Every job through the gate's hold (priorityByTurn: false); the default, turns at add(),
         // is seen through BullMQ's API below.
@@ -259,6 +264,44 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
       await gateDrained(fairness, name, ['acme']);
     },
   );
+
+  // A pick that met only removed ids still took a step of its tenant's rate schedule: at one
+  // start a second, 3,000 removed ids put the next job 3 s late (9 minutes at 20 an hour).
+  it("keeps a rate-limited tenant's schedule when its held jobs were removed", async () => {
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue<{ n: number }>('stated');
+    const bull = queue.bullQueue;
+    const fairness = moduleRef.get(TenantFairness);
+    const context = moduleRef.get(TenantContext);
+    await fairness.setRateLimit('stated', 'rated', { max: 60, per: 60_000, burst: 1 });
+    try {
+      const asRated = <T>(fn: () => Promise<T>) => context.run('rated', fn);
+      await asRated(() => queue.add('work', { n: 40 }, { jobId: 'rate-first' }));
+      await waitFor(() => running.has('rate-first'), 'the first job running');
+      const first = Date.now();
+      running.get('rate-first')!();
+      for (let from = 0; from < 3000; from += 1000) {
+        await asRated(() =>
+          queue.addBulk(
+            Array.from({ length: 1000 }, (_, i) => ({
+              name: 'work',
+              data: { n: 5000 + from + i },
+              opts: { jobId: `rate-${from + i}` },
+            })),
+          ),
+        );
+      }
+      expect(await bull.clean(0, 10_000, 'delayed')).toHaveLength(3000);
+      await asRated(() => queue.add('work', { n: 41 }, { jobId: 'rate-after' }));
+      // Its turn is one interval (1 s) after the first job's: not one more per 1,000 removed.
+      await waitFor(() => running.has('rate-after'), 'the job added after the clean runs', 6_000);
+      expect(Date.now() - first).toBeLessThan(2_500);
+      running.get('rate-after')!();
+      await waitFor(async () => (await stateOf(bull, 'rate-after')) === 'completed', 'done');
+      await gateDrained(fairness, 'stated', ['rated']);
+    } finally {
+      await fairness.setRateLimit('stated', 'rated', null);
+    }
+  });
 
   // The gate's backlog keeps a removed job's id until its turn; the id added again is a second
   // entry. One gate call that reached both (here a raised cap) once admitted the job twice: it

@@ -215,18 +215,25 @@ local function releaseTimes(ids, vals, owners, times)
       local ms = times and tonumber(times[id])
       if ms and ms < 0 then ms = 0 end
       if e then
-        for j = 1, #LANES do
-          local c = e[2 * j + 1] or 0
-          if c > 0 then
-            local charged = e[2 * j] / c
-            if c == 1 then e[2 * j] = 0 else e[2 * j] = e[2 * j] - charged end
-            e[2 * j + 1] = c - 1
-            if ms then
-              local key = LANES[j]
-              delta[key] = delta[key] or {}
-              delta[key][t] = (delta[key][t] or 0) + ms - charged
-            end
-            break
+        -- The lane its record names (lanes with share 'time', jobRecord), else the first lane
+        -- with a charge for its name (a record written before the lane was kept).
+        local named = string.match(jobJson(vals[i]) or '', ',"l":(%d+)}$')
+        local j = named and tonumber(named)
+        if not (j and (e[2 * j + 1] or 0) > 0) then
+          j = nil
+          for k = 1, #LANES do
+            if not j and (e[2 * k + 1] or 0) > 0 then j = k end
+          end
+        end
+        if j then
+          local c = e[2 * j + 1]
+          local charged = e[2 * j] / c
+          if c == 1 then e[2 * j] = 0 else e[2 * j] = e[2 * j] - charged end
+          e[2 * j + 1] = c - 1
+          if ms then
+            local key = LANES[j]
+            delta[key] = delta[key] or {}
+            delta[key][t] = (delta[key][t] or 0) + ms - charged
           end
         end
       elseif ms and r.rtCount < RT_NAMES_PER_TENANT then
