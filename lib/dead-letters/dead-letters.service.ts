@@ -73,9 +73,27 @@ export class DeadLetters {
       }
     }
     heads.sort((a, b) => b.score - a.score);
+    // One pipeline per queue (its keys share one slot), not a round trip per letter: a page of
+    // 100 letters took 0.6-1 s on a busy Redis that way.
+    const shown = heads.slice(offset, offset + limit);
+    const byQueue = new Map<TenantQueueDefinition, string[]>();
+    for (const head of shown) {
+      const ids = byQueue.get(head.definition) ?? [];
+      byQueue.set(head.definition, ids);
+      ids.push(head.jobId);
+    }
+    const read = new Map<TenantQueueDefinition, (DeadLetter | undefined)[]>();
+    await Promise.all(
+      [...byQueue].map(async ([definition, ids]) =>
+        read.set(definition, await this.readMany(definition, tenantId, ids)),
+      ),
+    );
     const items: DeadLetter[] = [];
-    for (const head of heads.slice(offset, offset + limit)) {
-      const letter = await this.read(head.definition, tenantId, head.jobId);
+    const at = new Map<TenantQueueDefinition, number>();
+    for (const head of shown) {
+      const i = at.get(head.definition) ?? 0;
+      at.set(head.definition, i + 1);
+      const letter = read.get(head.definition)![i];
       if (letter) items.push(letter);
     }
     return { items, total, offset, limit };
@@ -293,17 +311,29 @@ export class DeadLetters {
     tenantId: string,
     jobId: string,
   ): Promise<DeadLetter | undefined> {
+    return (await this.readMany(definition, tenantId, [jobId]))[0];
+  }
+
+  /** Letters of one queue and tenant by job id, in one pipeline (undefined where none). */
+  private async readMany(
+    definition: TenantQueueDefinition,
+    tenantId: string,
+    jobIds: string[],
+  ): Promise<(DeadLetter | undefined)[]> {
     const [, entries, resolved] = DeadLettersScript.tenantKeys(definition, tenantId);
-    const [[, json], [, resolvedAt]] = (await this.script.raw
-      .pipeline()
-      .hget(entries, jobId)
-      .hget(resolved, jobId)
-      .exec()) as [Error | null, string | null][];
-    if (!json) return undefined;
-    const letter = JSON.parse(json) as DeadLetter;
-    if (resolvedAt !== null) letter.resolvedAt = new Date(Number(resolvedAt)).toISOString();
-    // Belt and braces: an entry is only ever served to the tenant it was written for.
-    return letter.tenantId === tenantId ? letter : undefined;
+    const pipeline = this.script.raw.pipeline();
+    for (const jobId of jobIds) pipeline.hget(entries, jobId).hget(resolved, jobId);
+    const replies = (await pipeline.exec()) as [Error | null, string | null][];
+    return jobIds.map((_, i) => {
+      const [error, json] = replies[2 * i];
+      if (error) throw error;
+      if (!json) return undefined;
+      const letter = JSON.parse(json) as DeadLetter;
+      const resolvedAt = replies[2 * i + 1][1];
+      if (resolvedAt !== null) letter.resolvedAt = new Date(Number(resolvedAt)).toISOString();
+      // Belt and braces: an entry is only ever served to the tenant it was written for.
+      return letter.tenantId === tenantId ? letter : undefined;
+    });
   }
 
   private definitions(queue?: string): TenantQueueDefinition[] {

@@ -337,6 +337,25 @@ describe('failure containment', () => {
     expect(await registry.getQueue('faults').bullQueue.getJob(`${job.id}.r1`)).toBeUndefined();
   });
 
+  it("lists a tenant's letters of every queue newest first, pages included (one read per queue)", async () => {
+    const a = await producer.add('acme', 'faults', 'non-retryable', { label: 'page-a' });
+    await waitForLetter('acme', a.id);
+    const b = await producer.add('acme', 'faults', 'non-retryable', { label: 'page-b' });
+    await waitForLetter('acme', b.id);
+    const all = await deadLetters.list('acme', { limit: 100 });
+    expect(all.items.length).toBe(Math.min(all.total, 100));
+    expect(all.items.map((l) => l.jobId).slice(0, 2)).toEqual([b.id, a.id]);
+    const times = all.items.map((l) => Date.parse(l.failedAt));
+    expect(times).toEqual([...times].sort((x, y) => y - x));
+    expect(all.items.every((l) => l.tenantId === 'acme')).toBe(true);
+    const paged: string[] = [];
+    for (let offset = 0; offset < all.items.length; offset += 3) {
+      const page = await deadLetters.list('acme', { offset, limit: 3 });
+      paged.push(...page.items.map((l) => `${l.queue}/${l.jobId}`));
+    }
+    expect(paged).toEqual(all.items.map((l) => `${l.queue}/${l.jobId}`));
+  });
+
   it("never shows tenant A's dead letters through tenant B's API", async () => {
     const job = await producer.add('acme', 'faults', 'non-retryable', { label: 'secret' });
     await waitForLetter('acme', job.id);
