@@ -17,6 +17,7 @@ import { TenantBullBoardModule } from '../../../lib/bull-board';
 import { DeadLetterWorkerPlugin } from '../../../lib/dead-letters/dead-letter.plugin';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
 import { testRootImports } from '../../support/test-module';
+import { openRedis } from '../../support/test-redis';
 import { waitFor } from '../../support/wait';
 
 jest.setTimeout(60_000);
@@ -139,6 +140,29 @@ describe('a dead letter whose job completes by another path than DeadLetters.rep
       expect(await deadLetters.get('acme', id)).toBeUndefined();
     } finally {
       await plain.close();
+    }
+  });
+
+  // The periodic resolution reads a page of open letters at once and runs its script only for
+  // those whose job completed or is gone: a letter whose job is still failed stays open.
+  it('leaves a letter whose job is still failed open, and stops watching one whose job was removed', async () => {
+    const queue = registry.getQueue('billing');
+    const definition = queue.definition;
+    const kept = await deadLettered('billing', 'initech', 'stays-failed');
+    const removed = await deadLettered('billing', 'initech', 'removed-job');
+    const open = `${definition.bullPrefix}:~dlq-open`;
+    const client = openRedis();
+    try {
+      expect(await client.hexists(open, removed)).toBe(1);
+      await (await Job.fromId(queue.bullQueue, removed))!.remove();
+      expect(await deadLetters.resolveOpen(definition)).toBe(0);
+      expect(await client.hexists(open, kept)).toBe(1);
+      expect(await client.hexists(open, removed)).toBe(0);
+      expect((await deadLetters.get('initech', kept))?.resolvedAt).toBeUndefined();
+      // The removed job's letter stays, replayable, never marked resolved.
+      expect((await deadLetters.get('initech', removed))?.resolvedAt).toBeUndefined();
+    } finally {
+      await client.quit();
     }
   });
 
