@@ -32,6 +32,26 @@ export class CronFanOutHost extends TenantWorkerHost {
   }
 
   async process(job: TenantJob<FanOutJobData>): Promise<{ tenants: number; jobs: number }> {
+    try {
+      return await this.fanOut(job);
+    } catch (error) {
+      // BullMQ retries it; after the last attempt the tenants it had not reached get no job for
+      // this occurrence, and no missed policy brings it back (the driver moved on): say so.
+      const attempts = job.opts.attempts ?? 1;
+      if (job.attemptsMade + 1 >= attempts) {
+        this.logger.error(
+          `${tenantLogFields()} @TenantCron "${job.data.name}": fan-out ${job.id} failed for good ` +
+            `after ${attempts} attempt(s) (${error instanceof Error ? error.message : String(error)}); ` +
+            `tenants it had not reached get no job for this occurrence. Fix the cause (the ` +
+            `TenantDirectory?), then retry the failed job ${job.id} (job.retry()): the jobs it ` +
+            `added already are not added twice.`,
+        );
+      }
+      throw error;
+    }
+  }
+
+  private async fanOut(job: TenantJob<FanOutJobData>): Promise<{ tenants: number; jobs: number }> {
     const data = job.data;
     const cron = this.crons.get(data.name);
     if (!cron) {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { TestingModule } from '@nestjs/testing';
-import { Queue } from 'bullmq';
+import { Job, Queue } from 'bullmq';
 import {
   InMemoryTenantDirectory,
   InvalidScheduleError,
@@ -13,6 +13,7 @@ import {
 } from '../../../lib';
 import { ManualClock, bootSchedulerApp } from '../../fixtures/scheduler-app';
 import { ScheduleStore, cronScheduleId } from '../../../lib/scheduler/schedule.store';
+import { FAN_OUT_ATTEMPTS } from '../../../lib/scheduler/schedule-delivery';
 import { openRedis } from '../../support/test-redis';
 import { uniquePrefix } from '../../support/redis-url';
 import { sleep, waitFor } from '../../support/wait';
@@ -191,6 +192,39 @@ describe('@TenantCron fan-out', () => {
     expect(new Set(of('utc-digest').map((r) => r.occurrence))).toEqual(
       new Set(['2026-06-04T09:00:00.000Z']),
     );
+  });
+
+  // A fan-out had 5 attempts (1+2+4+8 s): a directory down for 15 s at the occurrence lost it for
+  // every tenant, silently (a schedules trial). It is retried for about 34 minutes now.
+  it('retries a fan-out while the directory is down, and reaches every tenant once it is back', async () => {
+    seen.length = 0;
+    const list = directory.listActiveTenants.bind(directory);
+    let down = true;
+    directory.listActiveTenants = (cursor) =>
+      down ? Promise.reject(new Error('directory database unavailable')) : list(cursor);
+    const fanOuts = app.get(TenantQueueRegistry).getQueue(`${cronQueue.name}-fanout`).bullQueue;
+    try {
+      clock.set('2026-06-05T09:00:00.100Z');
+      await scheduler.tick();
+      let fanOut: Job | undefined;
+      await waitFor(async () => {
+        fanOut = (await fanOuts.getDelayed()).find((j) => j.data?.name === 'utc-digest');
+        return !!fanOut;
+      }, 'the fan-out waiting for its retry');
+      expect(fanOut!.attemptsMade).toBe(1);
+      expect(fanOut!.opts.attempts).toBe(FAN_OUT_ATTEMPTS);
+      expect(FAN_OUT_ATTEMPTS).toBeGreaterThanOrEqual(12);
+      expect(fanOut!.failedReason).toContain('directory database unavailable');
+      down = false;
+      // Its next attempt, now rather than in 2 s.
+      await fanOut!.promote();
+      await waitFor(() => of('utc-digest').length === 5, 'every digest once the directory is back');
+      expect(new Set(of('utc-digest').map((r) => r.occurrence))).toEqual(
+        new Set(['2026-06-05T09:00:00.000Z']),
+      );
+    } finally {
+      directory.listActiveTenants = list;
+    }
   });
 });
 
