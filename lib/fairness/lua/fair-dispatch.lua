@@ -455,11 +455,10 @@ local function dispatchOnce(maxN, now)
           r.tat = r.tat - r.rl[1]
           stepped[p[1]] = true
         end
-        if not TS and r.pass[p[2].l] then
-          r.pass[p[2].l] = r.pass[p[2].l] - 1 / weightIn(r, p[2].l)
+        if not TS then
           local back = passBack[p[2]] or {}
           passBack[p[2]] = back
-          back[p[1]] = true
+          back[p[1]] = (back[p[1]] or 0) - 1
         end
       end
     end
@@ -485,18 +484,10 @@ local function dispatchOnce(maxN, now)
       laneVt[s.l] = s.vt
     end
   end
-  -- The given-back passes of tenants still in turn, and the rate schedule of tenants given
+  -- The given-back turns (a turn is 1 / weight, as time share's ms / weight: its movePasses also
+  -- moves the ready-set score of a tenant still in turn), and the rate schedule of tenants given
   -- back a step (held back by their rate in this call: due sooner now, or not held at all).
-  for s, back in pairs(passBack) do
-    local fix = {}
-    for t in pairs(back) do
-      if type(s.fin[t]) == 'number' and not off[t] then
-        fix[#fix + 1] = fmt(tenants[t].pass[s.l])
-        fix[#fix + 1] = t
-      end
-    end
-    if #fix > 0 then variadic('ZADD', rKey(s.l), fix, 'XX') end
-  end
+  movePasses(passBack)
   for t in pairs(stepped) do
     local r = tenants[t]
     if r.tat - now > r.rl[2] then

@@ -82,7 +82,8 @@ local function newEntry()
 end
 
 -- Moves each picked tenant's pass by ms / weight in the lane state s (and its ready-set score,
--- where dispatch left it in turn). delta: lane state -> tenant -> ms.
+-- where dispatch left it in turn). delta: lane state -> tenant -> ms (with share 'time'), or
+-- turns (dispatch gives back -1 a turn that went to nothing; the unit of a plain turn is 1).
 local function movePasses(delta)
   for s, d in pairs(delta) do
     local fix = {}
