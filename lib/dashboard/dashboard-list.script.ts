@@ -85,10 +85,11 @@ export const DASHBOARD_LIST_SCRIPT = String.raw`
     var heading = ['Tenant', 'Queue', 'State', 'Lag now', 'Oldest waiting (now)', 'Lag p50 / p95 / p99' + w, 'Backlog (now)', 'In flight (now)',
       'Completed' + w, 'Attempt failures' + w, 'Failed for good' + w, 'Dead letters (kept)'];
     var filter = params.get('queue') ? ' on queue ' + params.get('queue') : '';
-    // The inspector reads the most recently active tenants of each queue, up to the limit.
+    // The inspector lists up to the limit per queue: the largest lag among the most recently
+    // active tenants and those whose jobs have waited longest.
     var perQueue = new Map();
     data.tenants.forEach(function (s) { perQueue.set(s.queue, (perQueue.get(s.queue) || 0) + 1); });
-    if (Array.from(perQueue.values()).some(function (n) { return n >= data.limit; })) filter += ' (the ' + count(data.limit) + ' most recently active per queue)';
+    if (Array.from(perQueue.values()).some(function (n) { return n >= data.limit; })) filter += ' (per queue, the ' + count(data.limit) + ' with the largest lag among the most recently active and the longest waiting)';
     var total = shown.length === all.length ? count(all.length) + ' tenants' : count(shown.length) + ' of ' + count(all.length) + ' tenants';
     var tenants = alignHeads(el('table', { id: 'tenants', 'data-testid': 'tenants' },
       el('thead', {}, el('tr', {}, ...heading.map(function (h) { return el('th', { text: h }); }))),

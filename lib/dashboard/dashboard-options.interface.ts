@@ -36,7 +36,8 @@ export interface TenantQueueDashboardOptions {
    */
   refreshMs?: number;
   /**
-   * Tenants listed per queue (most recently active first, then ordered by lag).
+   * Tenants listed per queue: the largest lag among the most recently active and those whose
+   * jobs have waited longest (`TenantQueueInspector.listTenants`).
    * @default 100
    */
   limit?: number;

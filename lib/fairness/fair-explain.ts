@@ -8,6 +8,7 @@ interface FairReadCommands {
   tqFairExplain(base: string, config: string, jobId: string): Promise<(string | number)[]>;
   tqFairGateJobs(base: string, config: string, tenant: string, limit: number): Promise<string[]>;
   tqFairGated(base: string, config: string, ...tenants: string[]): Promise<number[]>;
+  tqFairHeld(base: string, config: string, limit: number, budget: number): Promise<string[]>;
 }
 
 /** The gate's read-only scripts (never on the job path; they include no dispatch). */
@@ -15,7 +16,11 @@ export const FAIR_READ_SPECS: Record<keyof FairReadCommands, LuaScriptSpec> = {
   tqFairExplain: { numberOfKeys: 1, file: 'fair-explain.lua' },
   tqFairGateJobs: { numberOfKeys: 1, file: 'fair-gate-jobs.lua' },
   tqFairGated: { numberOfKeys: 1, file: 'fair-gated.lua' },
+  tqFairHeld: { numberOfKeys: 1, file: 'fair-held.lua' },
 };
+
+/** Backlog entries `heldTenants` looks at, at most (over every lane): a bounded read. */
+export const HELD_SCAN_BUDGET = 5000;
 
 const READS = new LuaScripts<FairReadCommands>(FAIR_LUA_DIR, FAIR_READ_SPECS);
 
@@ -38,6 +43,26 @@ export async function gatedCounts(
   return (await readCommands(client).tqFairGated(gate.base, configOf(gate), ...tenants)).map(
     Number,
   );
+}
+
+/**
+ * Up to `limit` tenants with jobs held in the gate, the longest held first (fair-held.lua, read
+ * only; at most `HELD_SCAN_BUDGET` backlog entries looked at).
+ */
+export async function heldTenants(
+  client: RedisClient,
+  gate: FairGate,
+  limit: number,
+): Promise<string[]> {
+  const flat = await readCommands(client).tqFairHeld(
+    gate.base,
+    configOf(gate),
+    limit,
+    HELD_SCAN_BUDGET,
+  );
+  const tenants: string[] = [];
+  for (let i = 0; i < flat.length; i += 2) tenants.push(String(flat[i]));
+  return tenants;
 }
 
 /** Up to `limit` jobs waiting in a tenant's backlog, next first. */

@@ -10,7 +10,7 @@ import {
 } from '../metrics';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
-import { explainGateJob, gatedCounts, listGateJobs } from './fair-explain';
+import { explainGateJob, gatedCounts, heldTenants, listGateJobs } from './fair-explain';
 import { FairGateRegistry } from './fair-gate.registry';
 import { fairnessOf, isFairnessOn } from './fairness-options';
 import {
@@ -62,6 +62,11 @@ export class FairnessStateSource implements TenantQueueStateSource, TenantQueueC
   /** Jobs each tenant has waiting in the gate, one read for the whole list (the gauges). */
   gatedCounts(queue: string, tenantIds: string[]): Promise<number[]> {
     return gatedCounts(this.redis.client, this.gates.get(queue), tenantIds);
+  }
+
+  /** Tenants with jobs held in the gate, the longest held first (one bounded read). */
+  heldTenants(queue: string, limit: number): Promise<string[]> {
+    return heldTenants(this.redis.client, this.gates.get(queue), limit);
   }
 
   /** The job's place in the queue's gate and what holds it (read only). */

@@ -48,16 +48,18 @@ export class TenantQueueInspector {
     return this.read(keys, tenantId, now, bull);
   }
 
-  /** The tenants active lately (per queue, up to `limit`), latest first by `currentLagMs`. */
+  /**
+   * Per queue, up to `limit` tenants: the most recently active, and those whose jobs have waited
+   * longest (in BullMQ, or held by a fair gate) though nothing happened for them lately; the
+   * largest `currentLagMs` first.
+   */
   async listTenants(query: TenantListQuery = {}): Promise<TenantQueueStats[]> {
     const limit = Math.min(1000, Math.max(1, Math.floor(query.limit ?? 100)));
     const names = query.queue === undefined ? this.registry.getQueueNames() : [query.queue];
     const now = await this.redisTime();
     const all: TenantQueueStats[] = [];
-    for (const name of names) all.push(...(await this.readPage(name, 0, limit, now)));
-    return all.sort(
-      (a, b) => b.currentLagMs - a.currentLagMs || a.tenantId.localeCompare(b.tenantId),
-    );
+    for (const name of names) all.push(...(await this.readQueue(name, limit, now)));
+    return all.sort(byLag);
   }
 
   /**
@@ -130,34 +132,31 @@ export class TenantQueueInspector {
     return counts;
   }
 
-  /** Stats of one queue's tenants ranked `offset` to `offset + count - 1` by last activity. */
-  private async readPage(
-    name: string,
-    offset: number,
-    count: number,
-    now: number,
-  ): Promise<TenantQueueStats[]> {
+  /**
+   * Up to `limit` tenants of one queue, the largest `currentLagMs` first, picked from three
+   * reads: the `limit` most recently active (enqueue, start or result), the tenants of the
+   * longest-waiting jobs BullMQ holds (the count reads the oldest end of its lists) and, on a fair
+   * queue, the tenants whose jobs the gate holds longest. A tenant whose jobs wait while nothing
+   * happens for it (paused, at its cap, behind a flood) is no recent activity, but it is the
+   * one an operator looks for.
+   */
+  private async readQueue(name: string, limit: number, now: number): Promise<TenantQueueStats[]> {
     const keys = new VisibilityKeys(this.registry.getQueue(name).definition);
-    return this.readTenants(
-      keys,
-      await this.redis.client.zrevrange(keys.tenants, offset, offset + count - 1),
-      now,
-    );
-  }
-
-  private async readTenants(
-    keys: VisibilityKeys,
-    tenants: string[],
-    now: number,
-  ): Promise<TenantQueueStats[]> {
-    const bull = await countBullJobs(
-      this.redis.client,
-      keys,
-      this.countsTurns(keys.definition.name),
-    );
-    return Promise.all(
-      tenants.filter((t) => t !== NO_TENANT).map((t) => this.read(keys, t, now, bull)),
-    );
+    const source = this.stateSource?.handles(name) ? this.stateSource : undefined;
+    const [active, bull, held] = await Promise.all([
+      this.redis.client.zrevrange(keys.tenants, 0, limit - 1),
+      countBullJobs(this.redis.client, keys, this.countsTurns(name)),
+      source?.heldTenants ? source.heldTenants(name, limit) : [],
+    ]);
+    const waiting = [...bull.tenants]
+      .filter(([, jobs]) => jobs.oldestDueAt === jobs.oldestDueAt)
+      .sort(([, a], [, b]) => a.oldestDueAt - b.oldestDueAt)
+      .slice(0, limit)
+      .map(([tenantId]) => tenantId);
+    const tenants = new Set([...active, ...waiting, ...held]);
+    tenants.delete(NO_TENANT);
+    const stats = await Promise.all([...tenants].map((t) => this.read(keys, t, now, bull)));
+    return stats.sort(byLag).slice(0, limit);
   }
 
   /**
@@ -293,4 +292,9 @@ export class TenantQueueInspector {
     const [seconds, micros] = await this.redis.client.time();
     return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
+}
+
+/** The largest current lag first, then by tenant id. */
+function byLag(a: TenantQueueStats, b: TenantQueueStats): number {
+  return b.currentLagMs - a.currentLagMs || a.tenantId.localeCompare(b.tenantId);
 }

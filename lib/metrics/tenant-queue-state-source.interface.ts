@@ -47,6 +47,12 @@ export interface TenantQueueStateSource {
    * jobs then leaves them out.
    */
   countsTurns?(queue: string): boolean;
+  /**
+   * Up to `limit` tenants whose jobs the gate holds (paused, at their cap, rate limited...), the
+   * longest held first: `listTenants` lists them beside the most recently active, as nothing
+   * happens for such a tenant while it waits.
+   */
+  heldTenants?(queue: string, limit: number): Promise<string[]>;
   /** Up to `limit` jobs waiting in the gate for one tenant, next first (its lanes in order). */
   gateJobs?(queue: string, tenantId: string, limit: number): Promise<GateJob[]>;
 }

@@ -62,7 +62,8 @@ export interface TenantListQuery {
   /** Only this queue (default: every registered queue). */
   queue?: string;
   /**
-   * Most recently active tenants looked at per queue, then ordered by `currentLagMs`.
+   * Tenants listed per queue: those with the largest `currentLagMs` among the `limit` most
+   * recently active and the `limit` whose jobs have waited longest (in BullMQ or a fair gate).
    * @default 100 (at most 1000)
    */
   limit?: number;

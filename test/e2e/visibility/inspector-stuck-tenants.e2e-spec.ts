@@ -1,0 +1,114 @@
+import { INestApplication, Module } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
+import {
+  TenantContext,
+  TenantFairness,
+  TenantQueue,
+  TenantQueueInspector,
+  TenantQueueModule,
+  TenantQueueRegistry,
+} from '../../../lib';
+import { TenantMetricsRecorder } from '../../../lib/metrics/tenant-metrics.recorder';
+import { FairJobData, Started, bootFairApp } from '../../fixtures/fairness-app';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
+import { sleep, waitFor } from '../../support/wait';
+
+/**
+ * `listTenants` (and the dashboard's list, which reads it) picks a queue's tenants from the most
+ * recently active and from those whose jobs have waited longest: a tenant whose jobs wait while
+ * nothing happens for it is the one an operator looks for, however many tenants were active
+ * since.
+ */
+describe('TenantQueueInspector.listTenants: a tenant whose jobs wait while others are active', () => {
+  it('lists the tenant of the oldest waiting jobs of a plain queue behind 40 newer tenants', async () => {
+    @Module({
+      imports: [
+        ...testRootImports(uniquePrefix('stuck-plain'), {
+          metrics: { flushIntervalMs: 60_000, gaugeIntervalMs: 0 },
+        }),
+        TenantQueueModule.registerQueue({ name: 'plain' }),
+      ],
+    })
+    class ProducerModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [ProducerModule] }).compile();
+    const app: INestApplication = await moduleRef.createNestApplication({ logger: false }).init();
+    try {
+      const queue = app.get<TenantQueue>('TenantQueue:plain');
+      const context = app.get(TenantContext);
+      const inspector = app.get(TenantQueueInspector);
+      await context.run('stuck', () => queue.add('n', {}));
+      await sleep(50);
+      for (let i = 0; i < 40; i++) await context.run(`newer-${i}`, () => queue.add('n', {}));
+      await app.get(TenantMetricsRecorder).flush();
+
+      const listed = await inspector.listTenants({ queue: 'plain', limit: 5 });
+      expect(listed).toHaveLength(5);
+      expect(listed[0]).toMatchObject({ tenantId: 'stuck', backlog: 1 });
+      expect(listed[0].oldestWaitingMs).toBeGreaterThanOrEqual(40);
+      expect(listed[0].currentLagMs).toBeGreaterThan(listed[4].currentLagMs);
+    } finally {
+      await app.close();
+    }
+  });
+
+  describe.each([
+    ['a fair queue', {}, {}],
+    [
+      'a fair queue with lanes and fair keys',
+      { lanes: { interactive: { share: 0.6 }, bulk: { share: 0.4 } }, fairKey: 'job' as const },
+      { lane: 'bulk', fairKey: 'u1' },
+    ],
+  ])('on %s', (_label, fairness, opts) => {
+    let moduleRef: TestingModule;
+    const started: Started[] = [];
+
+    beforeAll(async () => {
+      moduleRef = await bootFairApp({
+        prefix: uniquePrefix('stuck-fair'),
+        fairness,
+        concurrency: 4,
+        started,
+      });
+    });
+
+    afterAll(async () => {
+      await moduleRef?.close();
+    });
+
+    it('lists a paused tenant and a capped one, held in the gate, behind 40 tenants active since', async () => {
+      const fairness = moduleRef.get(TenantFairness);
+      const queue = moduleRef.get(TenantQueueRegistry).getQueue<FairJobData>('fair');
+      const context = moduleRef.get(TenantContext);
+      const inspector = moduleRef.get(TenantQueueInspector);
+      await fairness.pause('fair', 'paused');
+      await fairness.setConcurrency('fair', 'capped', 1);
+      await context.run('paused', () =>
+        queue.addBulk([0, 1, 2].map(() => ({ name: 'w', data: {}, opts }))),
+      );
+      await context.run('capped', () =>
+        queue.addBulk([
+          { name: 'w', data: { ms: 3000 } },
+          { name: 'w', data: {} },
+        ]),
+      );
+      await waitFor(() => started.some((s) => s.tenantId === 'capped'), 'capped running');
+      await sleep(50);
+      for (let i = 0; i < 40; i++) await context.run(`busy-${i}`, () => queue.add('w', {}));
+      await waitFor(() => started.length === 41, 'the 40 ran');
+      await moduleRef.get(TenantMetricsRecorder).flush();
+
+      const listed = await inspector.listTenants({ queue: 'fair', limit: 5 });
+      expect(listed).toHaveLength(5);
+      const byId = new Map(listed.map((s) => [s.tenantId, s]));
+      expect(byId.get('paused')).toMatchObject({ backlog: 3, paused: true });
+      expect(byId.get('capped')).toMatchObject({ backlog: 1, inFlight: 1 });
+      expect(
+        listed
+          .slice(0, 2)
+          .map((s) => s.tenantId)
+          .sort(),
+      ).toEqual(['capped', 'paused']);
+    });
+  });
+});
