@@ -7,7 +7,8 @@
   KEYS[1]  totals hash (VisibilityKeys.totals)   KEYS[2]  tenants zset (VisibilityKeys.tenants)
   KEYS[3]  the writer's last applied call number (VisibilityKeys.flushed)
   ARGV[1]  time to live of the tenant-minute hashes (s)
-  ARGV[2]  tenants whose last activity is older leave the zset (ms); '' = not in this chunk
+  ARGV[2]  tenants whose last activity is older leave the zset (ms), with their totals where
+           they show no backlog; '' = not in this chunk
   ARGV[3]  this call's number, rising with each call of the writer
   ARGV[4..] per tenant: last activity (ms), tenant, enqueued field, jobs enqueued, started
            field, first starts, number of minutes m; then per minute: its hash's key, the number
@@ -16,6 +17,7 @@
   Returns the number of tenants written (0 for a call applied already).
 ]]
 local totals, tenants = KEYS[1], KEYS[2]
+local IDLE_BATCH = 1000
 -- A call sent again after its reply was lost (ioredis resends what Redis had not answered when
 -- the connection dropped) adds nothing: the writer's calls are numbered, each applied once.
 local call = tonumber(ARGV[3])
@@ -47,5 +49,29 @@ while i <= #ARGV do
 end
 -- At most 500 tenants a call (QueueVisibility's FLUSH_CHUNK): one ZADD takes them all.
 if #seen > 0 then redis.call('ZADD', tenants, unpack(seen)) end
-if ARGV[2] ~= '' then redis.call('ZREMRANGEBYSCORE', tenants, '-inf', ARGV[2]) end
+-- Tenants idle for a day leave the zset, up to IDLE_BATCH a call (the next calls take the rest),
+-- and their totals go with them where nothing is left waiting: enqueued = started gives a
+-- backlog of 0 with the fields or without, and a count a process adds later starts from 0, so
+-- every difference stays the same. Without this the hash kept 2 fields for every tenant that
+-- ever had a job.
+if ARGV[2] ~= '' then
+  local idle = redis.call('ZRANGEBYSCORE', tenants, '-inf', ARGV[2], 'LIMIT', 0, IDLE_BATCH)
+  if #idle > 0 then
+    local fields = {}
+    for _, t in ipairs(idle) do
+      fields[#fields + 1] = t .. '|enq'
+      fields[#fields + 1] = t .. '|started'
+    end
+    local counts = redis.call('HMGET', totals, unpack(fields))
+    local done = {}
+    for k = 1, #fields, 2 do
+      if (tonumber(counts[k]) or 0) == (tonumber(counts[k + 1]) or 0) then
+        done[#done + 1] = fields[k]
+        done[#done + 1] = fields[k + 1]
+      end
+    end
+    if #done > 0 then redis.call('HDEL', totals, unpack(done)) end
+    redis.call('ZREM', tenants, unpack(idle))
+  end
+end
 return #seen / 2

@@ -198,4 +198,50 @@ describe('the visibility flush: every tenant counted, one script call per chunk 
     expect(await redis.zscore(keys.tenants, 'recent')).not.toBeNull();
     expect(await redis.zcard(keys.tenants)).toBe(701);
   });
+
+  it('drops the totals of tenants idle for a day that show no backlog, and keeps every backlog', async () => {
+    const now = Date.now();
+    const dayAgo = now - 2 * 86_400_000;
+    const idle = Array.from({ length: 1500 }, (_, i) => `idle-${i}`);
+    await redis.zadd(
+      keys.tenants,
+      ...idle.flatMap((t) => [dayAgo, t]),
+      dayAgo,
+      'waits',
+      dayAgo,
+      'a:b',
+    );
+    await redis.hset(keys.totals, {
+      ...Object.fromEntries(
+        idle.flatMap((t) => [
+          [`${t}|enq`, '5'],
+          [`${t}|started`, '5'],
+        ]),
+      ),
+      'waits|enq': '7',
+      'waits|started': '4',
+      'a:b|enq': '2',
+      'a:b|started': '2',
+      'busy|enq': '9',
+      'busy|started': '9',
+    });
+    const visibility = new QueueVisibility(keys, () => series);
+    visibility.record('busy').result(now, 0);
+    await visibility.flush(redis as never, now, TTL);
+    // At most 1,000 idle tenants a call: the next flush takes the rest.
+    expect(await redis.zcard(keys.tenants)).toBe(1 + 1502 - 1000);
+    visibility.record('busy').result(now, 0);
+    await visibility.flush(redis as never, now, TTL);
+    expect(await redis.zrange(keys.tenants, 0, -1)).toEqual(['busy']);
+    expect(await redis.hgetall(keys.totals)).toEqual({
+      'waits|enq': '7',
+      'waits|started': '4',
+      'busy|enq': '9',
+      'busy|started': '9',
+    });
+    // A count a process adds later starts from 0: the backlog it gives is the same.
+    visibility.record('a:b').enqueue(now, false);
+    await visibility.flush(redis as never, now, TTL);
+    expect(await redis.hmget(keys.totals, 'a:b|enq', 'a:b|started')).toEqual(['1', null]);
+  });
 });
