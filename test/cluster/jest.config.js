@@ -20,6 +20,7 @@ module.exports = variantConfig(null, {
       'inspector-consumers',
       'inspector-explain',
       'inspector-history',
+      'inspector-stuck-tenants',
       'visibility-flush',
     ),
     ...e2e('processes', 'fairness-*', 'scheduler-*', 'pools-*', 'scaleout'),
