@@ -20,6 +20,20 @@ export const Messages = {
     `under any tenant. Enqueue it through TenantQueue, or declare the job name in registerQueue({ systemJobs }).`,
   invalidOptions: (field: string, why: string) =>
     `Invalid TenantQueueModule option "${field}": ${why}.`,
+  connectionString: () =>
+    `it is a string; write { url: 'redis://host:port' } (BullMQ's form), ioredis options ` +
+    `{ host, port }, or pass an ioredis instance`,
+  connectionNotObject: (value: unknown) =>
+    `it is ${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`}; ` +
+    `give ioredis options ({ host, port }), { url: 'redis://host:port' }, or an ioredis instance`,
+  connectionNamesNoServer: (keys: string[]) =>
+    `it names no Redis server (${keys.length ? `keys: ${keys.join(', ')}` : 'an empty object'}); ` +
+    `give host and port, url, path or sentinels. ioredis would connect to 127.0.0.1:6379 and ` +
+    `this app would write its jobs there`,
+  connectionRetries: (value: unknown) =>
+    `the ioredis instance has maxRetriesPerRequest: ${String(value)}, and BullMQ's workers need ` +
+    `null; create it with new IORedis(url, { maxRetriesPerRequest: null }), or pass its options ` +
+    `instead of the instance`,
   unknownOption: (suggestion: string | undefined, known: readonly string[]) =>
     `is not a known option${suggestion === undefined ? '' : `; did you mean "${suggestion}"?`} ` +
     `(known here: ${known.join(', ')})`,

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Processor, Worker, WorkerOptions } from 'bullmq';
 import { assertRedisBackend } from '../bullmq';
+import { assertConnection } from '../redis/connection-check';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 import { TenantQueueDefinition } from '../types/queue-definition.interface';
 import { TenantWorker } from './tenant-bull-job';
@@ -36,6 +37,7 @@ export class BullWorkerBackend implements TenantWorkerBackend {
     options: TenantProcessorOptions,
   ): StartedConsumer {
     assertRedisBackend(definition.name);
+    assertConnection(this.options.connection, true);
     const worker = new TenantWorker(definition.name, processor, {
       telemetry: this.options.telemetry,
       ...normaliseKeepJobs(options),

@@ -5,6 +5,7 @@ import { RedisUnavailableAtBootError } from '../errors/redis-unavailable-at-boot
 import IORedis, { Cluster, Redis, RedisOptions } from 'ioredis';
 import { Messages } from '../../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
+import { assertConnection } from './connection-check';
 
 export type RedisClient = Redis | Cluster;
 
@@ -195,6 +196,7 @@ export class TenantQueueRedis implements OnModuleInit, OnApplicationShutdown {
     retryStrategy?: (attempt: number) => number,
   ): RedisClient {
     const connection = this.options.connection as unknown;
+    assertConnection(connection, false);
     if (connection instanceof Cluster) {
       if (!overrides) return connection.duplicate();
       return connection.duplicate(undefined, {

@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import { TestingModule } from '@nestjs/testing';
+import { Redis } from 'ioredis';
 import { ClsModule } from 'nestjs-cls';
 import {
+  InvalidTenantQueueOptionsError,
   TenantContext,
   TenantJob,
   TenantProcessor,
@@ -78,5 +80,59 @@ describe('connection given as { url }', () => {
       { queue: 'plain-url', tenantId: 'acme' },
       { queue: 'fair-url', tenantId: 'acme' },
     ]);
+  });
+});
+
+@TenantProcessor('shape')
+class ShapeProcessor extends TenantWorkerHost {
+  async process() {}
+}
+
+// A `connection` that names no Redis server would make ioredis connect to 127.0.0.1:6379, and the
+// app write its jobs to whatever runs there: the boot fails instead, saying what to write.
+describe('a connection that names no Redis server, or an instance BullMQ workers refuse', () => {
+  async function boot(connection: unknown, withWorker: boolean) {
+    @Module({
+      imports: [
+        ClsModule.forRoot({ global: true }),
+        TenantQueueModule.forRoot({
+          connection: connection as never,
+          prefix: uniquePrefix('shape'),
+        }),
+        TenantQueueModule.registerQueue({ name: 'shape' }),
+      ],
+      providers: withWorker ? [ShapeProcessor] : [],
+    })
+    class AppModule {}
+    return bootTestModule({ imports: [AppModule] });
+  }
+
+  it.each([
+    [{ uri: process.env.REDIS_URL }, /names no Redis server \(keys: uri\)/],
+    [process.env.REDIS_URL, /is a string; write \{ url:/],
+    [{}, /names no Redis server \(an empty object\)/],
+  ])('refuses %j at boot', async (connection, message) => {
+    const boot$ = boot(connection, true);
+    await expect(boot$).rejects.toThrow(InvalidTenantQueueOptionsError);
+    await expect(boot$).rejects.toThrow(message);
+  });
+
+  it('refuses an ioredis instance without maxRetriesPerRequest: null for a worker, and takes it for a producer', async () => {
+    const client = new Redis(process.env.REDIS_URL!);
+    try {
+      await expect(boot(client, true)).rejects.toThrow(
+        /"connection": the ioredis instance has maxRetriesPerRequest: 20, and BullMQ's workers need null/,
+      );
+      const producer = await boot(client, false);
+      try {
+        const queue = producer.get(TenantQueueRegistry).getQueue('shape');
+        const { id } = await producer.get(TenantContext).run('acme', () => queue.add('job', {}));
+        expect(await queue.bullQueue.getJobState(id)).toBe('waiting');
+      } finally {
+        await producer.close();
+      }
+    } finally {
+      client.disconnect();
+    }
   });
 });

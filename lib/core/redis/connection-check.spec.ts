@@ -1,0 +1,53 @@
+import { Cluster, Redis } from 'ioredis';
+import { InvalidTenantQueueOptionsError } from '../errors';
+import { assertConnection } from './connection-check';
+
+describe('assertConnection: a connection that names no Redis server is refused', () => {
+  it.each([
+    [{ host: '127.0.0.1', port: 6390 }],
+    [{ port: 6390 }],
+    [{ url: 'redis://127.0.0.1:6390' }],
+    [{ path: '/tmp/redis.sock' }],
+    [{ sentinels: [{ host: 'a', port: 26379 }], name: 'main' }],
+  ])('takes %j', (connection) => {
+    expect(() => assertConnection(connection, true)).not.toThrow();
+  });
+
+  it.each([
+    ['redis://127.0.0.1:6390', /is a string; write \{ url: 'redis:\/\/host:port' \}/],
+    [{ uri: 'redis://127.0.0.1:6390' }, /names no Redis server \(keys: uri\).*127\.0\.0\.1:6379/],
+    [{}, /names no Redis server \(an empty object\)/],
+    [{ maxRetriesPerRequest: null }, /keys: maxRetriesPerRequest/],
+    [null, /it is null/],
+    [6379, /it is a number/],
+    [[], /it is an array/],
+  ])('refuses %j, saying what to write', (connection, message) => {
+    let error: unknown;
+    try {
+      assertConnection(connection, false);
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toBeInstanceOf(InvalidTenantQueueOptionsError);
+    expect((error as Error).message).toMatch(/^Invalid TenantQueueModule option "connection": /);
+    expect((error as Error).message).toMatch(message);
+  });
+
+  it('takes an ioredis instance, and refuses one without maxRetriesPerRequest: null for workers', () => {
+    const retrying = new Redis({ lazyConnect: true });
+    const blocking = new Redis({ lazyConnect: true, maxRetriesPerRequest: null });
+    const cluster = new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true });
+    try {
+      expect(() => assertConnection(retrying, false)).not.toThrow();
+      expect(() => assertConnection(blocking, true)).not.toThrow();
+      expect(() => assertConnection(cluster, true)).not.toThrow();
+      expect(() => assertConnection(retrying, true)).toThrow(
+        /maxRetriesPerRequest: 20, and BullMQ's workers need null; create it with new IORedis\(url, \{ maxRetriesPerRequest: null \}\)/,
+      );
+    } finally {
+      retrying.disconnect();
+      blocking.disconnect();
+      cluster.disconnect();
+    }
+  });
+});
