@@ -314,8 +314,11 @@ local function dispatchOnce(maxN, now)
       got[t] = { page, 0, n }
     end
   end
-  -- Which ids BullMQ still holds, in one read; a tenant that met removed ids takes more in their
-  -- place (rare: after another client removed or promoted held jobs).
+  -- Which ids the gate still holds, in one read: in BullMQ's delayed set at the hold score
+  -- (isHeld). An id gone (removed, promoted) or in the delayed set at another score (a promoted
+  -- job back for its retry's backoff, a changeDelay: BullMQ's own delay now, counted by the gate
+  -- once seen running) is not the gate's to admit; a tenant that met such ids takes more in
+  -- their place (rare: after another client acted on held jobs).
   local jd = cfg.jp .. 'delayed'
   local held, k = readMany('ZMSCORE', jd, all), 0
   for _, s in ipairs(lanes) do
@@ -325,7 +328,7 @@ local function dispatchOnce(maxN, now)
       k = k + #page
       while true do
         for i, id in ipairs(page) do
-          if scores[at0 + i] then
+          if isHeld(scores[at0 + i]) then
             ids[#ids + 1] = id
             live[id] = true
           else

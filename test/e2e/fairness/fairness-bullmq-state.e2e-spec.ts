@@ -22,13 +22,21 @@ import { gateDrained } from '../../support/admissions';
 /** Jobs held in the processor until the test lets them finish, and how often each started. */
 const running = new Map<string, () => void>();
 const starts = new Map<string, number>();
+/** First attempts of jobs marked `failLater`, running until the test makes them fail. */
+const failing = new Map<string, () => void>();
 
 @TenantProcessor('stated', { concurrency: 4 })
 class HeldProcessor extends TenantWorkerHost {
-  process(job: TenantJob<{ n: number; fail?: boolean }>): Promise<string> {
-    // A job marked `fail` fails its first attempt (the retry test retries it from outside).
+  process(job: TenantJob<{ n: number; fail?: boolean; failLater?: boolean }>): Promise<string> {
+    // A job marked `fail` fails its first attempt (the retry test retries it from outside);
+    // `failLater`, once the test says so.
     starts.set(job.id!, (starts.get(job.id!) ?? 0) + 1);
     if (job.data.fail && job.attemptsMade === 0) return Promise.reject(new Error('first try'));
+    if (job.data.failLater && job.attemptsMade === 0) {
+      return new Promise((_, reject) =>
+        failing.set(job.id!, () => reject(new Error('first try, later'))),
+      );
+    }
     return new Promise((resolve) => running.set(job.id!, () => resolve(`done ${job.data.n}`)));
   }
 }
@@ -367,6 +375,82 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
     running.get('after-retry')!();
     await waitFor(async () => (await stateOf(bull, 'after-retry')) === 'completed', 'done');
   });
+
+  it.each(['stated', 'stated-keyed'])(
+    'counts a promoted held job once through its retry: its backoff is kept, no slot is lost (%s)',
+    async (name) => {
+      const fairness = moduleRef.get(TenantFairness);
+      const queue = moduleRef
+        .get(TenantQueueRegistry)
+        .getQueue<{ n: number; failLater?: boolean }>(name);
+      const bull = queue.bullQueue;
+      const inFlight = async () => (await fairness.getTenant(name, 'acme')).inFlight;
+      await fairness.setConcurrency(name, 'acme', 2);
+      try {
+        await asAcme(() =>
+          queue.addBulk([
+            { name: 'work', data: { n: 20 }, opts: { jobId: `${name}-long-1` } },
+            { name: 'work', data: { n: 21 }, opts: { jobId: `${name}-long-2` } },
+            {
+              name: 'work',
+              data: { n: 22, failLater: true },
+              opts: {
+                jobId: `${name}-promoted`,
+                attempts: 2,
+                backoff: { type: 'fixed', delay: 3000 },
+              },
+            },
+            { name: 'work', data: { n: 23 }, opts: { jobId: `${name}-behind` } },
+          ]),
+        );
+        await waitFor(
+          () => running.has(`${name}-long-1`) && running.has(`${name}-long-2`),
+          'two run at cap 2',
+        );
+        expect(await stateOf(bull, `${name}-promoted`)).toBe('delayed');
+        // Promoted from outside, it runs past the cap, and the gate counts it once seen running.
+        await (await Job.fromId(bull, `${name}-promoted`))!.promote();
+        await waitFor(() => failing.has(`${name}-promoted`), 'the promoted job runs');
+        await waitFor(async () => (await inFlight()) === 3, 'the promoted job counted');
+        // Its first attempt fails: BullMQ keeps it in `delayed` for its 3 s backoff, where the
+        // gate must not take it for one of its own held jobs when the two long jobs end.
+        failing.get(`${name}-promoted`)!();
+        await waitFor(
+          async () => (await stateOf(bull, `${name}-promoted`)) === 'delayed',
+          'its backoff',
+        );
+        const backoffFrom = Date.now();
+        running.get(`${name}-long-1`)!();
+        running.get(`${name}-long-2`)!();
+        await waitFor(() => running.has(`${name}-behind`), 'the held job behind it runs');
+        await waitFor(
+          () => running.has(`${name}-promoted`),
+          'the retry runs after its backoff',
+          15_000,
+        );
+        expect(Date.now() - backoffFrom).toBeGreaterThanOrEqual(2000);
+        running.get(`${name}-promoted`)!();
+        running.get(`${name}-behind`)!();
+        await waitFor(async () => (await inFlight()) === 0, 'every slot back');
+        // The cap is still 2: two new jobs run together.
+        await asAcme(() =>
+          queue.addBulk([
+            { name: 'work', data: { n: 24 }, opts: { jobId: `${name}-pair-1` } },
+            { name: 'work', data: { n: 25 }, opts: { jobId: `${name}-pair-2` } },
+          ]),
+        );
+        await waitFor(
+          () => running.has(`${name}-pair-1`) && running.has(`${name}-pair-2`),
+          'two run together',
+        );
+        running.get(`${name}-pair-1`)!();
+        running.get(`${name}-pair-2`)!();
+        await waitFor(async () => (await inFlight()) === 0, 'done');
+      } finally {
+        await fairness.setConcurrency(name, 'acme', null);
+      }
+    },
+  );
 
   it('frees the slots of jobs a plain BullMQ worker ran, from what Redis holds', async () => {
     const queue = moduleRef.get(TenantQueueRegistry).getQueue<{ n: number }>('bare');
