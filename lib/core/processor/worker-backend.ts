@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { Processor, Worker, WorkerOptions } from 'bullmq';
 import { assertRedisBackend } from '../bullmq';
 import { assertConnection } from '../redis/connection-check';
+import { reconnectSoon } from '../redis/tenant-queue.redis';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 import { TenantQueueDefinition } from '../types/queue-definition.interface';
 import { TenantWorker } from './tenant-bull-job';
@@ -41,11 +43,25 @@ export class BullWorkerBackend implements TenantWorkerBackend {
     const worker = new TenantWorker(definition.name, processor, {
       telemetry: this.options.telemetry,
       ...normaliseKeepJobs(options),
-      connection: this.options.connection,
+      connection: workerConnection(this.options.connection),
       prefix: definition.bullPrefix,
     });
     return { worker, events: worker };
   }
+}
+
+/**
+ * The worker's connection: options get the module's reconnect strategy (within 2 s of Redis
+ * coming back) unless they set their own. BullMQ's default for connections it opens backs off to
+ * 20 s, so after a 40 s outage the workers sat idle 18 s while producers were writing again. An
+ * ioredis instance is used as it is (BullMQ duplicates it, strategy included).
+ */
+function workerConnection(
+  connection: ResolvedTenantQueueOptions['connection'],
+): ResolvedTenantQueueOptions['connection'] {
+  if (connection instanceof Redis || connection instanceof Cluster) return connection;
+  const options = connection as RedisOptions;
+  return options.retryStrategy ? connection : { ...options, retryStrategy: reconnectSoon };
 }
 
 /** bullmq 6.7 mishandles a boolean `removeOnComplete`/`removeOnFail` at worker level. */

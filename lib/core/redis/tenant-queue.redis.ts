@@ -44,7 +44,7 @@ export function settlesWithin(work: Promise<unknown>, ms: number): Promise<boole
 }
 
 /** Reconnects within 2 s of Redis coming back (ioredis' default waits up to 20 s under BullMQ). */
-const reconnectSoon = (attempt: number) => Math.min(attempt * 100, 2000);
+export const reconnectSoon = (attempt: number) => Math.min(attempt * 100, 2000);
 
 /**
  * Logs a connection's errors once per outage and once when it is back, instead of one line (or
