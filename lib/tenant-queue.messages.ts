@@ -1,3 +1,5 @@
+import { DEFAULT_TENANT_ID_PATTERN } from './tenant-queue.constants';
+
 export const Messages = {
   missingTenant: (queue: string, name: string) =>
     `Job "${name}" on queue "${queue}" is tenant-scoped but no tenant is in context. ` +
@@ -7,8 +9,10 @@ export const Messages = {
     `No tenant in the current context. Send the tenant (e.g. the "x-tenant-id" header) or wrap ` +
     `the call in TenantContext.run(tenantId, fn).`,
   invalidTenantId: (value: unknown, pattern: RegExp) =>
-    `Invalid tenant id ${JSON.stringify(truncate(value))}: it must match ${pattern}. ` +
-    `Use 1-64 characters of letters, digits, "_", "." or "-", starting with a letter or digit.`,
+    `Invalid tenant id ${JSON.stringify(truncate(value))}: it must match ${pattern}` +
+    (String(pattern) === String(DEFAULT_TENANT_ID_PATTERN)
+      ? `. Use 1-64 characters of letters, digits, "_", "." or "-", starting with a letter or digit.`
+      : ` (the app's tenantIdPattern) and be at most 64 characters.`),
   invalidPayload: (queue: string, name: string, why: string) =>
     `Payload of job "${name}" on queue "${queue}" ${why}. Pass a plain JSON object; the module ` +
     `adds the "_tenant" envelope itself.`,

@@ -7,6 +7,25 @@ const codec = new TenantEnvelopeCodec(
 );
 
 describe('TenantEnvelopeCodec', () => {
+  it("words a refused tenant id by the app's pattern: the default's advice only for the default", () => {
+    expect(() => codec.assertTenantId('has space')).toThrow(
+      /must match .*\. Use 1-64 characters of letters, digits/,
+    );
+    const custom = new TenantEnvelopeCodec(
+      resolveTenantQueueOptions({ connection: {}, tenantIdPattern: /^[a-z]{2,10}$/ }),
+    );
+    let message = '';
+    try {
+      custom.assertTenantId('ACME');
+    } catch (error) {
+      expect(error).toBeInstanceOf(InvalidTenantIdError);
+      message = (error as Error).message;
+    }
+    expect(message).toBe(
+      'Invalid tenant id "ACME": it must match /^[a-z]{2,10}$/ (the app\'s tenantIdPattern) and be at most 64 characters.',
+    );
+  });
+
   it('builds a complete, valid envelope from a context', () => {
     const envelope = codec.create({
       tenantId: 'acme',
