@@ -98,7 +98,12 @@ export class TenantCronExplorer
       if (!(await this.redis.settlesAtBoot(registering))) {
         this.logger.warn(`${tenantLogFields()} ${Messages.cronDriversLater()}`);
       }
-      this.ticker.keepDrivers((now) => this.registerDrivers(crons, now));
+      // The check for drivers Redis lost starts once the first write settled: with Redis away
+      // at boot, both would run when it answers, and the check, reading before the write
+      // landed, wrote each driver again and warned that it was missing.
+      void registering.then(() =>
+        this.ticker.keepDrivers((now) => this.registerDrivers(crons, now)),
+      );
       const fanOut = new CronFanOutHost(crons, this.directory!, this.registry, this.ticker);
       this.startWorker(this.ticker.delivery.fanOutQueueName, fanOut, false, 2);
       for (const [queue, byName] of handlers) {
