@@ -9,6 +9,7 @@ import {
 } from './core/errors';
 import { TenantPortUnavailableError } from './guards';
 import { TenantBacklogFullError } from './fairness';
+import { DeadLetterNotFoundError, DeadLetterResolvedError } from './dead-letters';
 
 type Mapped = abstract new (...args: never[]) => Error;
 
@@ -22,13 +23,17 @@ const STATUSES: [error: Mapped, status: HttpStatus, retryLater: boolean][] = [
   [TenantSourceConflictError, HttpStatus.FORBIDDEN, false],
   [TenantNotActiveError, HttpStatus.FORBIDDEN, false],
   [JobIdTakenError, HttpStatus.CONFLICT, false],
+  [DeadLetterNotFoundError, HttpStatus.NOT_FOUND, false],
+  [DeadLetterResolvedError, HttpStatus.CONFLICT, false],
 ];
 
 /**
  * Answers the module's errors that reach an HTTP route with a status that says what the client
  * can do: 503 with `Retry-After` when Redis (or a tenant port) is away, 429 with `Retry-After`
  * for a full tenant backlog, 400 for a missing or invalid tenant, 403 for a tenant that is not
- * active or a conflicting tenant source, 409 for a job id taken. Every other error goes on to
+ * active or a conflicting tenant source, 409 for a job id taken or a dead letter already run again
+ * outside `replay`, 404 for a dead letter the tenant does not have (another tenant's job id reads
+ * the same as none). Every other error goes on to
  * Nest's own handling (a 500 for an unexpected one). Apply it with
  * `app.useGlobalFilters(new TenantQueueExceptionFilter())`, `@UseFilters(...)`, or the
  * `APP_FILTER` provider. The body is Nest's shape: `{ statusCode, error, message }`.

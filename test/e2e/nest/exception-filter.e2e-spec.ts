@@ -1,0 +1,78 @@
+import { Controller, INestApplication, Module, Param, Post } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import request from 'supertest';
+import {
+  DeadLetters,
+  InjectTenantQueue,
+  TenantContext,
+  TenantQueue,
+  TenantQueueExceptionFilter,
+  TenantQueueModule,
+} from '../../../lib';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
+
+@Controller()
+class RoutesController {
+  constructor(
+    @InjectTenantQueue('filtered') private readonly queue: TenantQueue,
+    private readonly letters: DeadLetters,
+    private readonly tenant: TenantContext,
+  ) {}
+
+  /** Enqueues in the request's tenant (none: MissingTenantError). */
+  @Post('jobs')
+  add() {
+    return this.queue.add('work', {});
+  }
+
+  /** Replays one of the request tenant's dead letters. */
+  @Post('letters/:jobId/replay')
+  replay(@Param('jobId') jobId: string) {
+    return this.letters.replay(this.tenant.getTenantIdOrThrow(), jobId, 'filtered');
+  }
+}
+
+/** The module's errors on real HTTP routes, through `TenantQueueExceptionFilter`. */
+describe('TenantQueueExceptionFilter: what the client can do, as an HTTP status', () => {
+  let app: INestApplication;
+
+  beforeAll(async () => {
+    @Module({
+      imports: [
+        ...testRootImports(uniquePrefix('filter')),
+        TenantQueueModule.registerQueue({ name: 'filtered' }),
+      ],
+      controllers: [RoutesController],
+    })
+    class AppModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    app.useGlobalFilters(new TenantQueueExceptionFilter());
+    await app.init();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('answers a missing tenant 400, an invalid one 400, and enqueues for a good one', async () => {
+    const missing = await request(app.getHttpServer()).post('/jobs');
+    expect(missing.status).toBe(400);
+    expect(missing.body).toMatchObject({ statusCode: 400, error: 'MissingTenantError' });
+    const invalid = await request(app.getHttpServer()).post('/jobs').set('x-tenant-id', 'a b');
+    expect(invalid.status).toBe(400);
+    const ok = await request(app.getHttpServer()).post('/jobs').set('x-tenant-id', 'acme');
+    expect(ok.status).toBe(201);
+    expect(ok.body).toMatchObject({ tenantId: 'acme', queueName: 'filtered' });
+  });
+
+  it("answers a replay of a dead letter the tenant does not have (another tenant's job id) 404", async () => {
+    const job = await request(app.getHttpServer()).post('/jobs').set('x-tenant-id', 'acme');
+    const replay = await request(app.getHttpServer())
+      .post(`/letters/${job.body.id}/replay`)
+      .set('x-tenant-id', 'globex');
+    expect(replay.status).toBe(404);
+    expect(replay.body).toMatchObject({ statusCode: 404, error: 'DeadLetterNotFoundError' });
+  });
+});
