@@ -91,7 +91,7 @@ export const Messages = {
   deadLetterNotFound: (tenantId: string, jobId: string) =>
     `Tenant "${tenantId}" has no dead letter "${jobId}". List them with DeadLetters.list(tenantId).`,
   tickFailed: (why: string) =>
-    `scheduler tick failed: ${why}. Logged once until a tick succeeds; until then no schedule ` +
+    `scheduler tick failed: ${why.replace(/\.+$/, '')}. Logged once until a tick succeeds; until then no schedule ` +
     `fires from this process, and after 5 tick intervals the health check says "stalled".`,
   ticksBack: (failed: number) => `scheduler ticks succeed again, after ${failed} failed tick(s)`,
   badCancelReason: (reason: unknown) =>

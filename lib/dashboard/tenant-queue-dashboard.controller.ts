@@ -239,7 +239,9 @@ export class TenantQueueDashboardRoutes {
   private act<T>(req: unknown, fn: () => Promise<T>, needsControls = true): Promise<T> {
     const headers = (req as { headers?: Record<string, unknown> })?.headers ?? {};
     if (headers[DASHBOARD_ACTION_HEADER] !== '1') {
-      throw new ForbiddenException(`dashboard actions need the ${DASHBOARD_ACTION_HEADER} header`);
+      throw new ForbiddenException(
+        `dashboard actions need the header "${DASHBOARD_ACTION_HEADER}: 1" (the dashboard's page sends it; a cross-site form cannot)`,
+      );
     }
     if (needsControls && !this.controls) {
       throw new NotImplementedException(

@@ -165,7 +165,10 @@ export class TenantQueueRegistry implements OnApplicationShutdown {
     const problem = input.defaultJobOptions && jobOptionsProblem(input.defaultJobOptions, '{}');
     if (problem) {
       throw new InvalidTenantQueueOptionsError(
-        Messages.invalidOptions(`registerQueue.defaultJobOptions.${problem.option}`, problem.why),
+        Messages.invalidOptions(
+          `registerQueue(${input.name}).defaultJobOptions.${problem.option}`,
+          problem.why,
+        ),
       );
     }
     return {
