@@ -44,6 +44,10 @@ export const Messages = {
   unknownQueue: (name: string) =>
     `Queue "${name}" is not registered. Add TenantQueueModule.registerQueue({ name: '${name}' }) ` +
     `to the imports of the module that uses it.`,
+  processorQueueUnknown: (className: string, name: string) =>
+    `@TenantProcessor('${name}') on ${className}: queue "${name}" is not registered. Add ` +
+    `TenantQueueModule.registerQueue({ name: '${name}' }) to the imports of the module that ` +
+    `provides ${className}.`,
   processorNotHost: (className: string) =>
     `@TenantProcessor class ${className} must extend TenantWorkerHost and implement process(job).`,
   duplicateProcessor: (queue: string) =>

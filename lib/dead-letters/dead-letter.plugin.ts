@@ -71,21 +71,26 @@ export class DeadLetterWorkerPlugin implements WorkerPlugin {
         );
     });
     let sweeping: Promise<void> | undefined;
+    let closing = false;
     const sweep = () => {
       sweeping ??= this.sweep(definition)
         .then(() => this.deadLetters.resolveOpen(definition))
         .then(() => undefined)
-        .catch((e: Error) =>
-          this.logger.error(
-            `${tenantLogFields()} dead-letter sweep of ${definition.name}: ${e.message}`,
-          ),
-        )
+        .catch((e: Error) => {
+          // A sweep the shutdown cut short (its connection closed) is no error to report.
+          if (!closing) {
+            this.logger.error(
+              `${tenantLogFields()} dead-letter sweep of ${definition.name}: ${e.message}`,
+            );
+          }
+        })
         .finally(() => (sweeping = undefined));
     };
     const start = setTimeout(sweep, 0);
     const every = setInterval(sweep, SWEEP_INTERVAL_MS);
     every.unref();
     worker.on('closing', () => {
+      closing = true;
       clearTimeout(start);
       clearInterval(every);
     });

@@ -11,7 +11,7 @@ describe('TenantEnvelopeCodec', () => {
     expect(() => codec.assertTenantId('has space')).toThrow(
       /must match .*\. Use 1-64 characters of letters, digits/,
     );
-    const custom = new TenantEnvelopeCodec(
+    const custom: TenantEnvelopeCodec = new TenantEnvelopeCodec(
       resolveTenantQueueOptions({ connection: {}, tenantIdPattern: /^[a-z]{2,10}$/ }),
     );
     let message = '';

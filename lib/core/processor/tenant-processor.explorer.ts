@@ -1,7 +1,7 @@
 import { Injectable, OnApplicationBootstrap, Type } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
-import { InvalidTenantQueueOptionsError } from '../errors';
+import { InvalidTenantQueueOptionsError, UnknownTenantQueueError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
 import { TenantQueueRegistry } from '../queues/tenant-queue.registry';
 import { TenantWorkerLauncher } from './worker-launcher';
@@ -44,6 +44,11 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
         throw new InvalidTenantQueueOptionsError(Messages.duplicateProcessor(metadata.queue));
       }
       seen.add(metadata.queue);
+      if (!this.registry.getQueueNames().includes(metadata.queue)) {
+        throw new UnknownTenantQueueError(
+          Messages.processorQueueUnknown(wrapper.name as string, metadata.queue),
+        );
+      }
       // A processor that depends on request-scoped providers is resolved per job by the runner.
       if (!wrapper.isDependencyTreeStatic()) this.processors.useScopedHost(host, wrapper);
       // One worker per pool this process consumes (a queue without pools is its only pool).

@@ -112,7 +112,9 @@ export class TenantQueueRedis implements OnModuleInit, OnApplicationShutdown {
       maxRetriesPerRequest: 0,
       retryStrategy: () => null,
     });
-    probe.on('error', () => undefined);
+    // ioredis rejects connect() with "Connection is closed."; the reason is the error before it.
+    let cause: Error | undefined;
+    probe.on('error', (error: Error) => (cause = error));
     const ms = this.options.enqueueTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -124,7 +126,7 @@ export class TenantQueueRedis implements OnModuleInit, OnApplicationShutdown {
       ]);
     } catch (error) {
       throw new RedisUnavailableAtBootError(
-        Messages.redisUnavailableAtBoot((error as Error)?.message ?? String(error), ms),
+        Messages.redisUnavailableAtBoot((cause ?? (error as Error))?.message ?? String(error), ms),
       );
     } finally {
       clearTimeout(timer);

@@ -11,6 +11,7 @@ import {
   TenantQueueRegistry,
   TenantQueueRootMissingError,
   TenantWorkerHost,
+  UnknownTenantQueueError,
 } from '../../../lib';
 import { QueueConsumerCheck } from '../../../lib/core/processor/queue-consumer.check';
 import { uniquePrefix } from '../../support/redis-url';
@@ -35,6 +36,25 @@ describe('wiring mistakes get a message naming the fix', () => {
   const apps: INestApplication[] = [];
   afterEach(async () => {
     await Promise.all(apps.splice(0).map((app) => app.close()));
+  });
+
+  it('a processor on a queue nobody registered: a typed error naming the class and the fix', async () => {
+    @TenantProcessor('unregistered')
+    class ExportProcessor extends TenantWorkerHost {
+      async process() {}
+    }
+    @Module({ imports: testRootImports(uniquePrefix('wiring')), providers: [ExportProcessor] })
+    class AppModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await expect(app.init()).rejects.toThrow(
+      new UnknownTenantQueueError(
+        `@TenantProcessor('unregistered') on ExportProcessor: queue "unregistered" is not registered. ` +
+          `Add TenantQueueModule.registerQueue({ name: 'unregistered' }) to the imports of the ` +
+          `module that provides ExportProcessor.`,
+      ),
+    );
+    await app.close();
   });
 
   it('registerQueue without forRoot: a typed error naming forRoot, not a DI error', async () => {
