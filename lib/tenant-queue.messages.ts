@@ -265,11 +265,12 @@ export const Messages = {
       ? `The job was NOT written and this call will never write it; retry once Redis is back.`
       : `The write was sent before the connection dropped, so Redis may have run it: retry with ` +
         `the same jobId so a repeat is harmless.`),
-  redisDown: (client: string, why: string) =>
-    `Redis connection "${client}" lost (${why}); retrying in the background (logged once per ` +
+  redisDown: (client: string, why: string, wasUp = true) =>
+    `Redis connection "${client}" ${wasUp ? 'lost' : 'not connected yet'} (${why}); retrying in the background (logged once per ` +
     `outage). Until it is back, enqueues fail with EnqueueUnavailableError and workers and ` +
     `schedules wait.`,
-  redisBack: (client: string, ms: number) => `Redis connection "${client}" is back after ${ms} ms.`,
+  redisBack: (client: string, ms: number, wasUp = true) =>
+    `Redis connection "${client}" ${wasUp ? 'is back' : 'connected'} after ${ms} ms.`,
   cronDriverLost: (name: string, next: number | null) =>
     `@TenantCron "${name}": its driver was missing from Redis (restarted empty, flushed, or ` +
     `failed over to an empty replica); written again, next run ` +

@@ -52,6 +52,8 @@ export const reconnectSoon = (attempt: number) => Math.min(attempt * 100, 2000);
  */
 export class OutageLog {
   private downSince: number | undefined;
+  /** Whether the connection was ready once: an outage "lost" it, else it is "not connected yet". */
+  private wasUp = false;
 
   constructor(
     private readonly name: string,
@@ -62,14 +64,16 @@ export class OutageLog {
     if (this.downSince !== undefined) return;
     this.downSince = Date.now();
     this.logger.warn(
-      `${tenantLogFields()} ${Messages.redisDown(this.name, (error as Error)?.message ?? String(error))}`,
+      `${tenantLogFields()} ${Messages.redisDown(this.name, (error as Error)?.message ?? String(error), this.wasUp)}`,
     );
   }
 
   ready(): void {
+    const wasUp = this.wasUp;
+    this.wasUp = true;
     if (this.downSince === undefined) return;
     this.logger.log(
-      `${tenantLogFields()} ${Messages.redisBack(this.name, Date.now() - this.downSince)}`,
+      `${tenantLogFields()} ${Messages.redisBack(this.name, Date.now() - this.downSince, wasUp)}`,
     );
     this.downSince = undefined;
   }

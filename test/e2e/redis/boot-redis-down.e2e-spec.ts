@@ -67,7 +67,9 @@ class AppProcess {
   /** Lines of the module saying a connection was lost, per connection name. */
   outageLines(): Map<string, number> {
     const counts = new Map<string, number>();
-    for (const match of this.output.matchAll(/Redis connection "([^"]+)" lost/g)) {
+    for (const match of this.output.matchAll(
+      /Redis connection "([^"]+)" (?:lost|not connected yet)/g,
+    )) {
       counts.set(match[1], (counts.get(match[1]) ?? 0) + 1);
     }
     return counts;
@@ -132,6 +134,9 @@ run('an app with a @TenantCron and workers, booted while Redis is down (real pro
     const lines = app.outageLines();
     expect(lines.size).toBeGreaterThan(0);
     for (const [name, count] of lines) expect([name, count]).toEqual([name, 1]);
+    // Never up before: "not connected yet", and "connected" once it is (not "lost", "back").
+    expect(app.output).not.toMatch(/Redis connection "[^"]+" lost/);
+    expect(app.output).toMatch(/Redis connection "[^"]+" connected after \d+ ms/);
     expect(app.output).not.toMatch(/worker [\w-]+: connect ECONNREFUSED/);
     // The drivers were written once Redis answered; the check for lost ones starts after that
     // write, so it does not find them missing and warn.
