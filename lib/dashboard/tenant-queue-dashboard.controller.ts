@@ -203,7 +203,12 @@ export class TenantQueueDashboardRoutes {
     @Query('jobId') jobId: string | undefined,
     @Req() req: unknown,
   ) {
-    return this.act(req, () => this.actions.purge(queue, tenantId, jobId || undefined));
+    // Only a request without `jobId` purges them all: an empty or repeated one (a form's blank
+    // field) is refused, never read as "all".
+    if (jobId !== undefined && (typeof jobId !== 'string' || jobId === '')) {
+      throw new BadRequestException(Messages.deadLetterPurgeId(jobId));
+    }
+    return this.act(req, () => this.actions.purge(queue, tenantId, jobId));
   }
 
   @Post('api/tenants/:tenantId/tier')

@@ -352,6 +352,15 @@ describeBrowser('dashboard in headless Chromium', () => {
       async () => (await app.get(DeadLetters).list('acme', { queue: 'reports' })).total > 0,
       'a dead letter',
     );
+    // An empty or repeated jobId (a form's blank field) is refused and removes nothing; only a
+    // request without one purges them all.
+    const letters = (await app.get(DeadLetters).list('acme', { queue: 'reports' })).total;
+    for (const query of ['?jobId=', '?jobId=a&jobId=b']) {
+      const refused = await post(`/queues/reports/tenants/acme/dead-letters/purge${query}`);
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { message: string }).message).toMatch(/leave it out/);
+    }
+    expect((await app.get(DeadLetters).list('acme', { queue: 'reports' })).total).toBe(letters);
     const purged = await post('/queues/reports/tenants/acme/dead-letters/purge');
     expect(purged.status).toBe(200);
     expect(((await purged.json()) as { removed: number }).removed).toBeGreaterThanOrEqual(1);
