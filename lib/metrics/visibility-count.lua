@@ -2,7 +2,8 @@
   Counts one queue's jobs per tenant from BullMQ's own lists, on demand (the inspector's
   backlog and in-flight figures): no per-job record of ours is involved.
   KEYS[1]  prefix of the queue's BullMQ keys, `<bullPrefix>:<queue>:` (one hash slot)
-  ARGV[1]  most jobs to read (over every list; the oldest end of each list first)
+  ARGV[1]  most jobs to read (the oldest end of each list first), shared by the running, the
+           waiting and the delayed jobs (see the budget below)
   ARGV[2]  '1' when a fair gate counts the jobs waiting their turn in the prioritized set (even
            priorities, priority by turn): they are not counted as waiting here (their oldest
            still is)
@@ -53,26 +54,62 @@ end
 -- counts them (as gated), so the delayed count stops below them.
 local HELD = '(9007199254736896'
 
--- Up to the budget left, the oldest first: lists are pushed on the left, zsets are read low first.
-local function ids(key, kind)
-  local n
-  if kind == 'list' then
-    n = redis.call('LLEN', key)
-  elseif kind == 'delayed' then
-    n = redis.call('ZCOUNT', key, '-inf', HELD)
-  else
-    n = redis.call('ZCARD', key)
-  end
-  if n == 0 then return {} end
-  local take = math.min(n, budget)
-  if take < n then complete = 0 end
-  budget = budget - take
-  if take == 0 then return {} end
+-- How many jobs each key holds (O(1), or O(log n) for the delayed count).
+local function size(key, kind)
+  if kind == 'list' then return redis.call('LLEN', key) end
+  if kind == 'delayed' then return redis.call('ZCOUNT', key, '-inf', HELD) end
+  return redis.call('ZCARD', key)
+end
+
+-- The first `take` ids of a key, the oldest first: lists are pushed on the left, zsets are read
+-- low first.
+local function oldest(key, kind, take)
+  if take <= 0 then return {} end
   if kind == 'list' then return redis.call('LRANGE', key, -take, -1) end
   return redis.call('ZRANGE', key, 0, take - 1)
 end
 
-for _, id in ipairs(ids(p .. 'active', 'list')) do
+-- The budget, shared by three classes of jobs: running (active), waiting (wait, paused,
+-- prioritized) and delayed (retries' backoffs, delays). Each gets an equal part, and what one
+-- does not need goes to the others, so a long prioritized set (a fair queue's turns) does not
+-- leave the retries and delays unread (they are in-flight and backlog too).
+local lists = {
+  {{p .. 'active', 'list'}},
+  {{p .. 'wait', 'list'}, {p .. 'paused', 'list'}, {p .. 'prioritized', 'zset'}},
+  {{p .. 'delayed', 'delayed'}},
+}
+local sizes, need = {}, {}
+for c, keys in ipairs(lists) do
+  need[c] = 0
+  for _, key in ipairs(keys) do
+    sizes[key[1]] = size(key[1], key[2])
+    need[c] = need[c] + sizes[key[1]]
+  end
+end
+local give, open, left = {0, 0, 0}, {}, budget
+for c = 1, 3 do if need[c] > 0 then open[#open + 1] = c end end
+while left > 0 and #open > 0 do
+  local each = math.max(1, math.floor(left / #open))
+  local still = {}
+  for _, c in ipairs(open) do
+    local more = math.min(each, need[c] - give[c], left)
+    give[c] = give[c] + more
+    left = left - more
+    if give[c] < need[c] then still[#still + 1] = c end
+  end
+  open = still
+end
+for c = 1, 3 do if give[c] < need[c] then complete = 0 end end
+
+-- A class's ids, key by key in its order, up to its part of the budget.
+local function take(c, k)
+  local key = lists[c][k]
+  local n = math.min(sizes[key[1]], give[c])
+  give[c] = give[c] - n
+  return oldest(key[1], key[2], n)
+end
+
+for _, id in ipairs(take(1, 1)) do
   local s = read(id)
   s[3] = s[3] + 1
 end
@@ -85,10 +122,10 @@ local function waiting(list, turns)
     if delay == 0 and iso ~= '' and (s[6] == '' or iso < s[6]) then s[6] = iso end
   end
 end
-waiting(ids(p .. 'wait', 'list'))
-waiting(ids(p .. 'paused', 'list'))
-waiting(ids(p .. 'prioritized', 'zset'), byTurn)
-for _, id in ipairs(ids(p .. 'delayed', 'delayed')) do
+waiting(take(2, 1))
+waiting(take(2, 2))
+waiting(take(2, 3), byTurn)
+for _, id in ipairs(take(3, 1)) do
   local s, _, _, atm = read(id)
   if atm > 0 then s[4] = s[4] + 1 else s[2] = s[2] + 1 end
 end

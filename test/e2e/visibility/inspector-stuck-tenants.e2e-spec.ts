@@ -112,3 +112,36 @@ describe('TenantQueueInspector.listTenants: a tenant whose jobs wait while other
     });
   });
 });
+
+/**
+ * The count reads at most 1,000 of BullMQ's jobs, shared by running, waiting and delayed ones: a
+ * fair queue's long prioritized set (its turns) must not leave the delayed set unread, as a fair
+ * queue's backlog has no counters to fall back on.
+ */
+describe('TenantQueueInspector: a delayed job behind 1,500 queued by turn on a fair queue', () => {
+  let moduleRef: TestingModule;
+
+  beforeAll(async () => {
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix('budget'),
+      fairness: {},
+      concurrency: 0,
+    });
+  });
+
+  afterAll(async () => {
+    await moduleRef?.close();
+  });
+
+  it("counts the delayed job in its tenant's backlog", async () => {
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue<FairJobData>('fair');
+    const context = moduleRef.get(TenantContext);
+    const inspector = moduleRef.get(TenantQueueInspector);
+    await context.run('flood', () =>
+      queue.addBulk(Array.from({ length: 1500 }, () => ({ name: 'w', data: {} }))),
+    );
+    await context.run('later', () => queue.add('w', {}, { delay: 60_000 }));
+    expect(await inspector.getTenant('fair', 'later')).toMatchObject({ backlog: 1, inFlight: 0 });
+    expect((await inspector.getTenant('fair', 'flood')).backlog).toBe(1500);
+  });
+});
