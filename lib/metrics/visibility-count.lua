@@ -30,6 +30,19 @@ local function stat(t)
   return s
 end
 
+-- The text of the JSON string that starts at `from` (just after its opening quote), escapes
+-- kept (the caller unescapes it): up to the first quote no backslash escapes, so a tenant id
+-- with a '"' in it (a custom tenantIdPattern may admit one) is read whole.
+local function jsonText(data, from)
+  local i = from
+  while true do
+    local q = string.find(data, '["\\]', i)
+    if not q then return nil end
+    if string.byte(data, q) == 34 then return string.sub(data, from, q - 1) end
+    i = q + 2
+  end
+end
+
 local function read(id)
   local r = redis.call('HMGET', p .. id, 'data', 'timestamp', 'delay', 'atm', 'priority')
   local data, t, iso = r[1], '-', ''
@@ -42,7 +55,8 @@ local function read(id)
       at, from = found, found + 1
     end
     if at then
-      t = string.match(data, '"tenantId":"([^"]*)"', at) or '-'
+      local _, open = string.find(data, '"tenantId":"', at, true)
+      t = open and jsonText(data, open + 1) or '-'
       iso = string.match(data, '"enqueuedAt":"([^"]*)"', at) or ''
     end
   end

@@ -26,6 +26,8 @@ const IDS = [
   'c:',
   'ünïcödé-租户',
   'x'.repeat(64),
+  'q"uote',
+  'back\\slash',
 ];
 
 describe('tenant ids that would break Redis keys (custom tenantIdPattern)', () => {
@@ -79,6 +81,16 @@ describe('tenant ids that would break Redis keys (custom tenantIdPattern)', () =
     }
     const listed = await inspector.listTenants({ queue: 'plain' });
     expect(listed.map((t) => t.tenantId).sort()).toEqual([...IDS].sort());
+  });
+
+  it("counts each tenant's jobs in BullMQ under its own id (a quote or backslash in it too)", async () => {
+    // A fair queue's backlog is the gate's and BullMQ's count alone (no counters to fall back
+    // on): a delayed job goes to BullMQ's delayed set, read by the count's Lua from the envelope.
+    for (const id of IDS) await h.fair.addForTenant(id, 'later', {}, { delay: 600_000 });
+    const inspector = h.app.get(TenantQueueInspector);
+    for (const id of IDS) {
+      expect([id, (await inspector.getTenant('fair', id)).backlog]).toEqual([id, 1]);
+    }
   });
 
   it('keeps every tenant its own schedules, and their runs enqueue under their tenant', async () => {
