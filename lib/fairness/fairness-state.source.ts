@@ -46,6 +46,7 @@ export class FairnessStateSource implements TenantQueueStateSource, TenantQueueC
     const state = await this.fairness.getTenant(queue, tenantId);
     return {
       gated: state.backlog + state.queuedByTurn,
+      gatedSince: state.oldestQueuedAt,
       paused: state.paused,
       pausedAt: state.pausedAt,
       slowLane: state.slowLane,

@@ -44,4 +44,10 @@ export interface TenantFairnessState {
   rateLimitOverride: TenantRateLimit | false | null;
   /** While the rate limit holds the tenant back: when (Redis clock, ms) its next job may start. */
   rateLimitedUntil: number | null;
+  /**
+   * When (ms) its oldest job waiting in the gate or queued by turn was enqueued (BullMQ's
+   * `timestamp` of the next job of each lane, and of its first job queued by turn); `null` when
+   * none waits. With fair keys, the next job of its keys' turn.
+   */
+  oldestQueuedAt: number | null;
 }

@@ -31,7 +31,7 @@ export class TenantFairness {
     await this.gates.ensureHints(gate, tenantId);
     const reply = await gate.admin(tenantId, 'get');
     const [w, dw, cap, dcap, inf, paused, slow, backlog, failures, rl, drl, limitedUntil] = reply;
-    const [min, dmin, pausedAt, byTurn] = reply.slice(12);
+    const [min, dmin, pausedAt, byTurn, since] = reply.slice(12);
     const rateLimitOverride = decodeRate(rl);
     const rateLimit = rateLimitOverride ?? decodeRate(drl) ?? gate.options.rateLimit ?? false;
     const weightOverride = num(w);
@@ -60,6 +60,7 @@ export class TenantFairness {
       rateLimitOverride,
       rateLimitedUntil:
         limitedUntil === null || limitedUntil === undefined ? null : Number(limitedUntil),
+      oldestQueuedAt: num(since),
     };
   }
 

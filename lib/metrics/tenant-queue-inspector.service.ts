@@ -246,9 +246,14 @@ export class TenantQueueInspector {
     const backlog = live?.backlog ?? gated + counted;
     const inFlight = live?.inFlight ?? jobs.running + jobs.retrying;
     let oldest = jobs.oldestDueAt === jobs.oldestDueAt ? Math.max(0, now - jobs.oldestDueAt) : 0;
-    // Waiting jobs BullMQ does not hold (in the gate) or that were not read: under per-tenant
-    // FIFO the oldest is the backlog-th latest enqueue, found in the per-second counts.
-    const unseen = gated + counted - inBull;
+    // The gate knows when its oldest job was enqueued (no window bounds it, and a job the
+    // counts have not flushed yet reads its own age).
+    const since = live?.gatedSince;
+    if (since !== undefined && since !== null) oldest = Math.max(oldest, now - since);
+    // Waiting jobs BullMQ does not hold (in a gate that says nothing of their age) or that were
+    // not read: under per-tenant FIFO the oldest is the backlog-th latest enqueue, found in the
+    // per-second counts.
+    const unseen = (since === undefined ? gated : 0) + counted - inBull;
     if (unseen > 0)
       oldest = Math.max(oldest, nthLatestAge(minutes, current, jobs.waiting + unseen, now));
     const { lag, results } = windowFigures(minutes, window);

@@ -10,6 +10,11 @@ export interface TenantQueueLiveState {
   backlog: number;
   /** Jobs waiting in the gate itself, not yet handed to BullMQ (the inspector adds BullMQ's). */
   gated: number;
+  /**
+   * When (ms) the oldest job counted in `gated` was enqueued, `null` when none waits: the
+   * inspector's `oldestWaitingMs` for those jobs (else estimated from the enqueue counts).
+   */
+  gatedSince: number | null;
   /** Jobs started and not finished; when left out, counted in BullMQ's active and retry lists. */
   inFlight: number;
   paused: boolean;

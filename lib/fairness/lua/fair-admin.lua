@@ -27,9 +27,19 @@ end
 local rateBefore = rateOf()
 if op == 'get' then
   local r = redis.call('HMGET', tKey(t), unpack(SFIELDS))
+  local byTurn = cfg.dt and ledgerTrim(t) or 0
+  -- When its oldest waiting job was enqueued (BullMQ's `timestamp`): the next id of each lane's
+  -- backlog and, by turn, its ledger's head (trimmed above), read from the jobs BullMQ holds.
+  local since = false
+  local function consider(id)
+    local at = id and tonumber(redis.call('HGET', cfg.jp .. id, 'timestamp'))
+    if at and (not since or at < since) then since = at end
+  end
+  for _, l in ipairs(LANES) do consider(backlogIds(t, l, 1)[1]) end
+  if byTurn > 0 then consider(redis.call('LINDEX', dKey(t), 0)) end
   return {r[1], r[2], r[3], r[4], redis.call('HGET', kInf, t), r[5], r[6], backlog(tenant(t)),
           redis.call('ZCARD', fKey(t)), r[7], r[8], redis.call('ZSCORE', kLimited, t) or false,
-          r[10], r[11], redis.call('HGET', tKey(t), 'pausedAt'), cfg.dt and ledgerTrim(t) or 0}
+          r[10], r[11], redis.call('HGET', tKey(t), 'pausedAt'), byTurn, since}
 end
 if op == 'weight' or op == 'cap' or op == 'rate' or op == 'min' then
   local field = ({weight = 'w', cap = 'cap', rate = 'rl', min = 'min'})[op]

@@ -145,3 +145,44 @@ describe('TenantQueueInspector: a delayed job behind 1,500 queued by turn on a f
     expect((await inspector.getTenant('fair', 'flood')).backlog).toBe(1500);
   });
 });
+
+/**
+ * A fair queue's oldest waiting job is read from the gate (its enqueue time in BullMQ), not
+ * estimated from the flushed enqueue counts: a job those counts do not hold yet reads its own
+ * age (it read the window's start, about 5 minutes).
+ */
+describe("TenantQueueInspector: a fair queue's oldest waiting job, from the gate", () => {
+  it('reads the age of a paused tenant’s job before any flush, and of one queued by turn', async () => {
+    @Module({
+      imports: [
+        ...testRootImports(uniquePrefix('since'), {
+          metrics: { flushIntervalMs: 60_000, gaugeIntervalMs: 0 },
+        }),
+        TenantQueueModule.registerQueue({ name: 'held', fairness: {} }),
+      ],
+    })
+    class SinceModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [SinceModule] }).compile();
+    const app: INestApplication = await moduleRef.createNestApplication({ logger: false }).init();
+    try {
+      const queue = app.get<TenantQueue>('TenantQueue:held');
+      const context = app.get(TenantContext);
+      const inspector = app.get(TenantQueueInspector);
+      await app.get(TenantFairness).pause('held', 'paused');
+      const before = Date.now();
+      await context.run('paused', () => queue.add('n', {}));
+      await context.run('by-turn', () => queue.add('n', {}));
+      await sleep(300);
+      for (const tenant of ['paused', 'by-turn']) {
+        const stats = await inspector.getTenant('held', tenant);
+        expect([tenant, stats.backlog]).toEqual([tenant, 1]);
+        expect(stats.oldestWaitingMs).toBeGreaterThanOrEqual(250);
+        expect(stats.oldestWaitingMs).toBeLessThanOrEqual(Date.now() - before + 50);
+      }
+      const state = await app.get(TenantFairness).getTenant('held', 'paused');
+      expect(state.oldestQueuedAt).toBeGreaterThanOrEqual(before - 50);
+    } finally {
+      await app.close();
+    }
+  });
+});
