@@ -383,6 +383,9 @@ export const Messages = {
   // dashboard
   dashboardJobState: (state: unknown, allowed: readonly string[]) =>
     `Unknown job list "${String(truncate(state))}": ask for one of ${allowed.join(', ')}.`,
+  dashboardRedisAway: (why: string, ms: number) =>
+    `Redis is not answering the dashboard (${why.replace(/\.+$/, '')}); try again once it is ` +
+    `back (routes answer 503 after enqueueTimeoutMs, ${ms} ms).`,
   dashboardNotFair: (queue: string, action: string) =>
     `Cannot ${action} one tenant on queue "${queue}": it has no fair gate, so its jobs wait in ` +
     `BullMQ's shared list. Register it with fairness on (registerQueue({ name: '${queue}', ` +

@@ -17,6 +17,7 @@ import {
   Req,
   Type,
   UseGuards,
+  UseInterceptors,
 } from '@nestjs/common';
 import { DeadLetters, DeadLetterNotFoundError } from '../dead-letters';
 import { TenantQueueError, UnknownTenantQueueError } from '../core/errors';
@@ -26,6 +27,7 @@ import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { TenantTiers } from '../core/tenants/tenant-tiers.service';
 import { DashboardActions } from './dashboard-actions';
+import { DashboardDeadlineInterceptor } from './dashboard-deadline.interceptor';
 import { tenantDetail } from './dashboard-data';
 import { JOB_STATES, DashboardJobState, listTenantJobs, readJob } from './dashboard-jobs';
 import { renderDashboardPage } from './dashboard-page';
@@ -274,6 +276,7 @@ async function guarded<T>(fn: () => Promise<T>): Promise<T> {
 export function createDashboardController(path: string, guard?: Type<CanActivate>): Type {
   class TenantQueueDashboardController extends TenantQueueDashboardRoutes {}
   Controller(path)(TenantQueueDashboardController);
+  UseInterceptors(DashboardDeadlineInterceptor)(TenantQueueDashboardController);
   if (guard) UseGuards(guard)(TenantQueueDashboardController);
   return TenantQueueDashboardController;
 }
