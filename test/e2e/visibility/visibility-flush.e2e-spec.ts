@@ -232,7 +232,7 @@ describe('the visibility flush: every tenant counted, one script call per chunk 
     expect(await redis.zcard(keys.tenants)).toBe(1 + 1502 - 1000);
     visibility.record('busy').result(now, 0);
     await visibility.flush(redis as never, now, TTL);
-    expect(await redis.zrange(keys.tenants, 0, -1)).toEqual(['busy']);
+    expect(await redis.zrange(keys.tenants, '0', '-1')).toEqual(['busy']);
     expect(await redis.hgetall(keys.totals)).toEqual({
       'waits|enq': '7',
       'waits|started': '4',
