@@ -71,6 +71,24 @@ if maxBacklog > 0 then
     end
   end
 end
+-- An id the gate still counts as admitted (its record) that BullMQ took a new job under: the
+-- admitted job was removed, then the id added again. Its slot is freed now, as the check would
+-- free a vanished job's, so the new job is never counted on top of it and a capped tenant is
+-- not held by a job that no longer exists.
+if #added > 0 then
+  local phantoms, records = {}, hmgetMany(kJobs, added)
+  for j = 1, #added do
+    if records[j] then
+      phantoms[#phantoms + 1] = added[j]
+      phantoms[#phantoms + 1] = 'c'
+    end
+  end
+  if #phantoms > 0 then
+    local touched, noSlow = {}, { threshold = 0 }
+    releaseMany(phantoms, now, noSlow, touched, {})
+    afterRelease(touched, now, noSlow, {})
+  end
+end
 local changed = applyHints(cjson.decode(ARGV[4]))
 local groups, order = {}, {}
 for _, i in ipairs(new) do

@@ -58,9 +58,11 @@ local due = redis.call('ZRANGEBYSCORE', kLeases, '-inf', now, 'LIMIT', 0, 500)
 local later = {}
 local nextCheck = fmt(now + cfg.chk)
 for _, id in ipairs(due) do
-  local f = redis.call('HMGET', jobPrefix .. id, 'finishedOn', 'returnvalue', 'failedReason', 'timestamp')
-  if not f[4] then
-    -- BullMQ ran it and removed it (or a client removed it): its slot is free.
+  local f = redis.call('HMGET', jobPrefix .. id, 'finishedOn', 'returnvalue', 'failedReason', 'timestamp',
+    'delay')
+  if not f[4] or tonumber(f[4]) + (tonumber(f[5]) or 0) == HOLD_TS then
+    -- BullMQ ran it and removed it (or a client removed it): its slot is free. So is it when the
+    -- id holds a job at the gate's hold (removed, then added again): not the job admitted.
     released[#released + 1] = id
     released[#released + 1] = 'c'
   elseif f[1] and tonumber(f[1]) <= now - cfg.chk then

@@ -352,6 +352,37 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
     }
   });
 
+  it('frees the slot of an admitted job removed and added again under its id at once', async () => {
+    // The four worker slots busy with rated's jobs: acme's job is admitted (counted at
+    // its cap of 1) and waits in BullMQ, where it is removed and added again under its id.
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue<{ n: number }>('stated');
+    const bull = queue.bullQueue;
+    const fairness = moduleRef.get(TenantFairness);
+    const fillers = [1, 2, 3, 4].map((n) => `readd-busy-${n}`);
+    await moduleRef
+      .get(TenantContext)
+      .run('rated', () =>
+        queue.addBulk(fillers.map((jobId, n) => ({ name: 'work', data: { n }, opts: { jobId } }))),
+      );
+    await waitFor(() => fillers.every((id) => running.has(id)), 'the workers busy');
+    await asAcme(() => queue.add('work', { n: 30 }, { jobId: 'readd-x' }));
+    await waitFor(async () => (await stateOf(bull, 'readd-x')) === 'waiting', 'readd-x admitted');
+    expect((await fairness.getTenant('stated', 'acme')).inFlight).toBe(1);
+    await (await Job.fromId(bull, 'readd-x'))!.remove();
+    await asAcme(() => queue.add('work', { n: 31 }, { jobId: 'readd-x' }));
+    await asAcme(() => queue.add('work', { n: 32 }, { jobId: 'readd-y' }));
+    for (const id of fillers) running.get(id)!();
+    await waitFor(() => running.has('readd-x'), 'the job added again runs');
+    running.get('readd-x')!();
+    await waitFor(() => running.has('readd-y'), 'the next one runs');
+    running.get('readd-y')!();
+    for (const id of ['readd-x', 'readd-y']) {
+      await waitFor(async () => (await stateOf(bull, id)) === 'completed', `${id} completed`);
+      expect([id, starts.get(id)]).toEqual([id, 1]);
+    }
+    await gateDrained(fairness, 'stated', ['acme', 'rated']);
+  });
+
   it('keeps the cap for a failed job retried from outside (job.retry, as bull-board does)', async () => {
     const queue = moduleRef
       .get(TenantQueueRegistry)
