@@ -20,7 +20,7 @@ export const FAIR_READ_SPECS: Record<keyof FairReadCommands, LuaScriptSpec> = {
 };
 
 /** Backlog entries `heldTenants` looks at, at most (over every lane): a bounded read. */
-export const HELD_SCAN_BUDGET = 5000;
+export const HELD_SCAN_BUDGET = 1000;
 
 const READS = new LuaScripts<FairReadCommands>(FAIR_LUA_DIR, FAIR_READ_SPECS);
 
