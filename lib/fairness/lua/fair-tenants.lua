@@ -162,7 +162,14 @@ local function flushTenants(now)
         end
       else
         if r.inf < 0 then r.inf = 0 end
-        if r.inf ~= r.inf0 then infSet[#infSet + 1] = t; infSet[#infSet + 1] = int(r.inf) end
+        -- A count of 0 is no field (absent reads as 0): the hash keeps only tenants in flight.
+        if r.inf ~= r.inf0 then
+          if r.inf == 0 then
+            infDel[#infDel + 1] = t
+          else
+            infSet[#infSet + 1] = t; infSet[#infSet + 1] = int(r.inf)
+          end
+        end
         for i, l in ipairs(LANES) do
           local p = r.pass[l]
           if p and p ~= r.pass0[l] then

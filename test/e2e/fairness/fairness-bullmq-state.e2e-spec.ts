@@ -15,7 +15,7 @@ import {
 import { BULLMQ_VERSION } from '../../../lib/core/bullmq';
 import { uniquePrefix } from '../../support/redis-url';
 import { testRootImports } from '../../support/test-module';
-import { testConnection } from '../../support/test-redis';
+import { openRedis, testConnection } from '../../support/test-redis';
 import { sleep, waitFor } from '../../support/wait';
 import { gateDrained } from '../../support/admissions';
 
@@ -381,6 +381,38 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
       expect([id, starts.get(id)]).toEqual([id, 1]);
     }
     await gateDrained(fairness, 'stated', ['acme', 'rated']);
+  });
+
+  it('keeps no in-flight count of 0 for a tenant whose jobs wait (a paused one)', async () => {
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue<{ n: number }>('stated');
+    const fairness = moduleRef.get(TenantFairness);
+    const redis = openRedis();
+    const counts = `${queue.definition.bullPrefix}:~fair:inf`;
+    try {
+      await asAcme(() =>
+        queue.addBulk([
+          { name: 'work', data: { n: 40 }, opts: { jobId: 'inf-run' } },
+          { name: 'work', data: { n: 41 }, opts: { jobId: 'inf-held' } },
+        ]),
+      );
+      await waitFor(() => running.has('inf-run'), 'inf-run running');
+      expect(await redis.hget(counts, 'acme')).toBe('1');
+      await fairness.pause('stated', 'acme');
+      running.get('inf-run')!();
+      await waitFor(
+        async () => (await fairness.getTenant('stated', 'acme')).inFlight === 0,
+        'its slot back',
+      );
+      expect((await fairness.getTenant('stated', 'acme')).backlog).toBe(1);
+      expect(await redis.hexists(counts, 'acme')).toBe(0);
+      await fairness.resume('stated', 'acme');
+      await waitFor(() => running.has('inf-held'), 'inf-held running');
+      running.get('inf-held')!();
+      await gateDrained(fairness, 'stated', ['acme']);
+    } finally {
+      await fairness.resume('stated', 'acme');
+      await redis.quit();
+    }
   });
 
   it('keeps the cap for a failed job retried from outside (job.retry, as bull-board does)', async () => {
