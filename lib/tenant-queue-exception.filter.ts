@@ -49,12 +49,21 @@ export class TenantQueueExceptionFilter implements ExceptionFilter {
     // Express (`setHeader`, `status().json()`) or Fastify (`header`, `code().send()`).
     const response = host.switchToHttp().getResponse<Record<string, (...args: any[]) => any>>();
     const body = { statusCode: status, error: error.name, message: error.message };
-    if (typeof response.setHeader === 'function') {
-      if (retryLater) response.setHeader('Retry-After', String(this.retryAfterSeconds));
-      response.status(status).json(body);
-    } else {
-      if (retryLater) response.header('Retry-After', String(this.retryAfterSeconds));
-      response.code(status).send(body);
-    }
+    if (retryLater) setRetryAfter(response, this.retryAfterSeconds);
+    if (typeof response.setHeader === 'function') response.status(status).json(body);
+    else response.code(status).send(body);
   }
+}
+
+/**
+ * @internal Sets `Retry-After` on an Express (`setHeader`) or Fastify (`header`) response: the
+ * filter's and the dashboard's 503s.
+ */
+export function setRetryAfter(response: unknown, seconds: number): void {
+  const reply = response as {
+    setHeader?: (name: string, value: string) => unknown;
+    header?: (name: string, value: string) => unknown;
+  };
+  if (typeof reply?.setHeader === 'function') reply.setHeader('Retry-After', String(seconds));
+  else if (typeof reply?.header === 'function') reply.header('Retry-After', String(seconds));
 }

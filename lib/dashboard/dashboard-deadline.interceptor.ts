@@ -10,11 +10,12 @@ import {
 import { Observable, catchError, throwError, timeout } from 'rxjs';
 import { EnqueueUnavailableError } from '../core/errors';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/options/core.options';
+import { isRedisConnectionError } from '../core/redis/connection-errors';
 import { Messages } from '../tenant-queue.messages';
+import { setRetryAfter } from '../tenant-queue-exception.filter';
 
-/** Errors of a Redis that is away (ioredis, BullMQ), by name or message. */
-const REDIS_AWAY =
-  /Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|Stream isn't writeable|MaxRetriesPerRequest|Reached the max retries/;
+/** Seconds the page is told to wait before it tries again (its own refresh retries anyway). */
+const RETRY_AFTER_SECONDS = 5;
 
 /**
  * Bounds every dashboard route by `enqueueTimeoutMs`: while Redis is away its reads wait in the
@@ -29,12 +30,7 @@ export class DashboardDeadlineInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const ms = this.options.enqueueTimeoutMs;
     const unavailable = (why: string) => {
-      const response = context.switchToHttp().getResponse<{
-        setHeader?: (name: string, value: string) => unknown;
-        header?: (name: string, value: string) => unknown;
-      }>();
-      if (typeof response?.setHeader === 'function') response.setHeader('Retry-After', '5');
-      else if (typeof response?.header === 'function') response.header('Retry-After', '5');
+      setRetryAfter(context.switchToHttp().getResponse(), RETRY_AFTER_SECONDS);
       return new ServiceUnavailableException(Messages.dashboardRedisAway(why, ms));
     };
     return next.handle().pipe(
@@ -44,9 +40,7 @@ export class DashboardDeadlineInterceptor implements NestInterceptor {
       }),
       catchError((error: unknown) => {
         if (error instanceof HttpException) return throwError(() => error);
-        const away =
-          error instanceof EnqueueUnavailableError ||
-          (error instanceof Error && REDIS_AWAY.test(`${error.name} ${error.message}`));
+        const away = error instanceof EnqueueUnavailableError || isRedisConnectionError(error);
         return throwError(() => (away ? unavailable((error as Error).message) : error));
       }),
     );

@@ -11,6 +11,7 @@ import { TenantJobRunner } from './tenant-job.runner';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
 import { StartedConsumer, TENANT_WORKER_BACKEND, TenantWorkerBackend } from './worker-backend';
+import { isRedisConnectionError } from '../redis/connection-errors';
 
 /**
  * The one place that starts, keeps and closes the module's BullMQ workers (for
@@ -50,7 +51,7 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
       // away, at boot too), the others each time.
       const outage = this.redis.outageLog(`worker ${definition.name}`);
       worker.on('error', (error) => {
-        if (isConnectionError(error)) outage.error(error);
+        if (isRedisConnectionError(error)) outage.error(error);
         else this.logger.error(`${tenantLogFields()} worker ${definition.name}: ${error.message}`);
       });
       // Back: its first connection, or a fetch that found the queue empty.
@@ -112,21 +113,4 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
     for (const plugin of this.pipeline.workerPlugins) plugin.attach(worker, definition, options);
     if (!this.workers.has(definition.name)) this.workers.set(definition.name, worker);
   }
-}
-
-const CONNECTION_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENOTFOUND',
-  'EPIPE',
-]);
-
-/** An error of the connection to Redis (down, unreachable), not of a job or a command. */
-function isConnectionError(error: Error): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return (
-    (code !== undefined && CONNECTION_CODES.has(code)) || /Connection is closed/.test(error.message)
-  );
 }

@@ -2,6 +2,7 @@ import type { Queue } from 'bullmq';
 import { EnqueueUnavailableError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
 import type { RedisClient } from '../redis/tenant-queue.redis';
+import { isRedisConnectionError } from '../redis/connection-errors';
 
 const TIMEOUT = Symbol('timeout');
 
@@ -59,7 +60,7 @@ export class EnqueueBound {
     try {
       result = await until(write(call), call.deadline);
     } catch (error) {
-      if (isConnectionError(error)) throw call.unavailable((error as Error).message, error);
+      if (isRedisConnectionError(error)) throw call.unavailable((error as Error).message, error);
       throw error;
     }
     if (result === TIMEOUT) {
@@ -121,13 +122,4 @@ export class EnqueueCall {
 /** ioredis's refusal of a command it never wrote (offline queue off, stream not writeable). */
 function isRefusedUnsent(error: unknown): boolean {
   return error instanceof Error && /Stream isn't writeable/.test(error.message);
-}
-
-/** The errors ioredis rejects a command with when the connection is not there. */
-function isConnectionError(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  return (
-    error.name === 'MaxRetriesPerRequestError' ||
-    /Stream isn't writeable|Connection is closed|ECONNREFUSED|ECONNRESET|EPIPE/.test(error.message)
-  );
 }

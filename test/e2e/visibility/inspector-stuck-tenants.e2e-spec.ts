@@ -15,6 +15,27 @@ import { testRootImports } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
 
 /**
+ * A producer app (no worker) with one queue, whose metrics flush only when the test says so
+ * (`TenantMetricsRecorder.flush`).
+ */
+async function bootProducer(
+  label: string,
+  queue: Parameters<typeof TenantQueueModule.registerQueue>[0],
+): Promise<INestApplication> {
+  @Module({
+    imports: [
+      ...testRootImports(uniquePrefix(label), {
+        metrics: { flushIntervalMs: 60_000, gaugeIntervalMs: 0 },
+      }),
+      TenantQueueModule.registerQueue(queue),
+    ],
+  })
+  class ProducerModule {}
+  const moduleRef = await Test.createTestingModule({ imports: [ProducerModule] }).compile();
+  return moduleRef.createNestApplication({ logger: false }).init();
+}
+
+/**
  * `listTenants` (and the dashboard's list, which reads it) picks a queue's tenants from the most
  * recently active and from those whose jobs have waited longest: a tenant whose jobs wait while
  * nothing happens for it is the one an operator looks for, however many tenants were active
@@ -22,17 +43,7 @@ import { sleep, waitFor } from '../../support/wait';
  */
 describe('TenantQueueInspector.listTenants: a tenant whose jobs wait while others are active', () => {
   it('lists the tenant of the oldest waiting jobs of a plain queue behind 40 newer tenants', async () => {
-    @Module({
-      imports: [
-        ...testRootImports(uniquePrefix('stuck-plain'), {
-          metrics: { flushIntervalMs: 60_000, gaugeIntervalMs: 0 },
-        }),
-        TenantQueueModule.registerQueue({ name: 'plain' }),
-      ],
-    })
-    class ProducerModule {}
-    const moduleRef = await Test.createTestingModule({ imports: [ProducerModule] }).compile();
-    const app: INestApplication = await moduleRef.createNestApplication({ logger: false }).init();
+    const app = await bootProducer('stuck-plain', { name: 'plain' });
     try {
       const queue = app.get<TenantQueue>('TenantQueue:plain');
       const context = app.get(TenantContext);
@@ -153,17 +164,7 @@ describe('TenantQueueInspector: a delayed job behind 1,500 queued by turn on a f
  */
 describe("TenantQueueInspector: a fair queue's oldest waiting job, from the gate", () => {
   it('reads the age of a paused tenant’s job before any flush, and of one queued by turn', async () => {
-    @Module({
-      imports: [
-        ...testRootImports(uniquePrefix('since'), {
-          metrics: { flushIntervalMs: 60_000, gaugeIntervalMs: 0 },
-        }),
-        TenantQueueModule.registerQueue({ name: 'held', fairness: {} }),
-      ],
-    })
-    class SinceModule {}
-    const moduleRef = await Test.createTestingModule({ imports: [SinceModule] }).compile();
-    const app: INestApplication = await moduleRef.createNestApplication({ logger: false }).init();
+    const app = await bootProducer('since', { name: 'held', fairness: {} });
     try {
       const queue = app.get<TenantQueue>('TenantQueue:held');
       const context = app.get(TenantContext);
