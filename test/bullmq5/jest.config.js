@@ -38,6 +38,7 @@ module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
         'dead-letters-retry',
         'bull-board',
         'bullmq-compat',
+        'bullmq-compat-outage',
         'telemetry',
         'producer-enqueue',
         'visibility',

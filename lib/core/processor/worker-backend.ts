@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Cluster, Redis, RedisOptions } from 'ioredis';
 import type { Processor, Worker, WorkerOptions } from 'bullmq';
 import { assertRedisBackend } from '../bullmq';
 import { assertConnection } from '../redis/connection-check';
-import { reconnectSoon } from '../redis/tenant-queue.redis';
+import { workerConnection } from '../redis/worker-connection';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 import { TenantQueueDefinition } from '../types/queue-definition.interface';
 import { TenantWorker } from './tenant-bull-job';
@@ -48,20 +47,6 @@ export class BullWorkerBackend implements TenantWorkerBackend {
     });
     return { worker, events: worker };
   }
-}
-
-/**
- * The worker's connection: options get the module's reconnect strategy (within 2 s of Redis
- * coming back) unless they set their own. BullMQ's default for connections it opens backs off to
- * 20 s, so after a 40 s outage the workers sat idle 18 s while producers were writing again. An
- * ioredis instance is used as it is (BullMQ duplicates it, strategy included).
- */
-function workerConnection(
-  connection: ResolvedTenantQueueOptions['connection'],
-): ResolvedTenantQueueOptions['connection'] {
-  if (connection instanceof Redis || connection instanceof Cluster) return connection;
-  const options = connection as RedisOptions;
-  return options.retryStrategy ? connection : { ...options, retryStrategy: reconnectSoon };
 }
 
 /** bullmq 6.7 mishandles a boolean `removeOnComplete`/`removeOnFail` at worker level. */

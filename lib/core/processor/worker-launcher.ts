@@ -47,16 +47,6 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
     );
     const worker = started.worker;
     if (worker) {
-      // Connection errors once per outage (a worker retries every second or so while Redis is
-      // away, at boot too), the others each time.
-      const outage = this.redis.outageLog(`worker ${definition.name}`);
-      worker.on('error', (error) => {
-        if (isRedisConnectionError(error)) outage.error(error);
-        else this.logger.error(`${tenantLogFields()} worker ${definition.name}: ${error.message}`);
-      });
-      // Back: its first connection, or a fetch that found the queue empty.
-      worker.on('ready', () => outage.ready());
-      worker.on('drained', () => outage.ready());
       this.keep(worker, definition, options);
       host.attachWorker(worker);
     }
@@ -110,6 +100,16 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
   }
 
   private keep(worker: Worker, definition: TenantQueueDefinition, options: TenantProcessorOptions) {
+    // Connection errors once per outage (a worker retries every second or so while Redis is
+    // away, at boot too), the others each time. Without a listener BullMQ prints each one.
+    const outage = this.redis.outageLog(`worker ${definition.name}`);
+    worker.on('error', (error) => {
+      if (isRedisConnectionError(error)) outage.error(error);
+      else this.logger.error(`${tenantLogFields()} worker ${definition.name}: ${error.message}`);
+    });
+    // Back: its first connection, or a fetch that found the queue empty.
+    worker.on('ready', () => outage.ready());
+    worker.on('drained', () => outage.ready());
     for (const plugin of this.pipeline.workerPlugins) plugin.attach(worker, definition, options);
     if (!this.workers.has(definition.name)) this.workers.set(definition.name, worker);
   }

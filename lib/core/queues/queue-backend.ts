@@ -3,6 +3,7 @@ import { Queue } from 'bullmq';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 import { RedisClient, TenantQueueRedis } from '../redis/tenant-queue.redis';
 import { assertRedisBackend } from '../bullmq';
+import { workerConnection } from '../redis/worker-connection';
 import { EnqueueBound } from './enqueue-bound';
 import { JobDispatcher } from './job-dispatcher.interface';
 import { JobIdOwners, RedisJobIdOwners } from './job-id-owners.script';
@@ -40,7 +41,16 @@ export class RedisQueueBackend implements TenantQueueBackend {
     private readonly redis: TenantQueueRedis,
   ) {}
 
-  /** On the producer's connection (no offline queue); its outages are logged there, once. */
+  /**
+   * On the producer's connection (no offline queue); its outages are logged there, once. Its
+   * `opts.connection` then names a worker's connection instead: BullMQ reads it only while it
+   * builds the queue, and whatever is built later from `queue.opts` (`@nestjs/bullmq` builds the
+   * `@Processor` worker and `@QueueEventsListener` of a `TenantBullMqModule` queue so, an app
+   * may build a `Worker` or `QueueEvents` so) must not run on the producer's client. A worker on
+   * a client without offline queue spins without yielding when Redis goes away mid-backlog:
+   * every fetch fails at once ("Stream isn't writeable"), with an error BullMQ does not take for
+   * a connection error, so it fetches again, and the process froze until it ran out of memory.
+   */
   createQueue(definition: TenantQueueDefinition): Queue {
     assertRedisBackend(definition.name);
     const queue = new Queue(definition.name, {
@@ -49,6 +59,7 @@ export class RedisQueueBackend implements TenantQueueBackend {
       telemetry: this.options.telemetry,
     });
     queue.on('error', () => undefined);
+    (queue.opts as { connection: unknown }).connection = workerConnection(this.options.connection);
     return queue;
   }
 
