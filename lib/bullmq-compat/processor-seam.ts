@@ -1,5 +1,6 @@
 import { ProcessorDecoratorService } from '@nestjs/bullmq';
-import type { Job, Processor, Worker } from 'bullmq';
+import { Worker } from 'bullmq';
+import type { Job, Processor } from 'bullmq';
 
 type Run = (job: Job, token?: string) => Promise<unknown>;
 /** Builds what an adopted worker runs, around the processor `@nestjs/bullmq` decorated. */
@@ -15,6 +16,7 @@ export type AdoptedRun = (inner: Processor) => Run;
  * calls straight through.
  */
 const adopted = new WeakMap<Worker, AdoptedRun>();
+const refused = new WeakSet<Worker>();
 /** Qualified names (`<prefix>:<queue>`) an app has claimed and will bind at bootstrap. */
 const claimed = new Map<string, number>();
 let bound = deferred();
@@ -50,9 +52,33 @@ function seamProcessor(inner: Processor): Processor {
 
 async function resolve(worker: Worker, inner: Processor): Promise<Run> {
   // A job can arrive before the app that claimed this queue reaches its bootstrap: wait for it.
-  while (!adopted.has(worker) && worker && claimed.has(worker.qualifiedName)) await bound.promise;
+  while (!adopted.has(worker) && !refused.has(worker) && claimed.has(worker?.qualifiedName)) {
+    await bound.promise;
+  }
+  if (refused.has(worker)) return putBack;
   const build = adopted.get(worker);
   return build ? build(inner) : (job, token) => inner(job, token);
+}
+
+/**
+ * What a refused worker's jobs run: BullMQ's rate-limit error, on which it moves the job back to
+ * `wait` as it was (no attempt spent) for a worker of an app that did boot.
+ */
+function putBack(): Promise<never> {
+  return Promise.reject(Worker.RateLimitError());
+}
+
+/**
+ * @internal Closes the worker of an app that failed to boot (or shuts down before its
+ * bootstrap): the jobs it took wait for no adoption but go back to `wait`, so none runs without
+ * its tenant. Closed here, not left to `@nestjs/bullmq`: Nest 11 runs no shutdown hook after a
+ * failed bootstrap.
+ */
+export function refuseWorker(worker: Worker): void {
+  if (adopted.has(worker) || refused.has(worker)) return;
+  refused.add(worker);
+  notifyBound();
+  worker.close().catch(() => undefined);
 }
 
 /** @internal Called while the app's providers are built, before any worker starts. */

@@ -1,4 +1,5 @@
 import {
+  BeforeApplicationShutdown,
   Inject,
   Injectable,
   OnApplicationBootstrap,
@@ -16,7 +17,7 @@ import { TenantProcessorOptions } from '../core/processor/tenant-processor.decor
 import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
 import type { TenantQueue } from '../core/queues/tenant-queue';
 import { Messages } from '../tenant-queue.messages';
-import { adoptWorker, claimQueues, notifyBound } from './processor-seam';
+import { adoptWorker, claimQueues, notifyBound, refuseWorker } from './processor-seam';
 
 /** @internal The tenant queues one `TenantBullMqModule.registerQueue(...)` declared. */
 export const TENANT_BULLMQ_QUEUES = Symbol('TENANT_BULLMQ_QUEUES');
@@ -28,7 +29,9 @@ export const TENANT_BULLMQ_QUEUES = Symbol('TENANT_BULLMQ_QUEUES');
  * jobs wait (see `processor-seam.ts`), so none runs without its tenant.
  */
 @Injectable()
-export class TenantBullMqBridge implements OnApplicationBootstrap, OnApplicationShutdown {
+export class TenantBullMqBridge
+  implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
+{
   private readonly byQualifiedName = new Map<string, TenantQueue<any>>();
   private readonly byName = new Map<string, TenantQueue<any>>();
   private readonly release: () => void;
@@ -48,29 +51,53 @@ export class TenantBullMqBridge implements OnApplicationBootstrap, OnApplication
   onApplicationBootstrap(): void {
     try {
       this.assertNoLeftoverQueues();
-      const runner = this.moduleRef.get(TenantJobRunner, { strict: false });
-      for (const wrapper of this.discovery.getProviders()) {
-        const host: unknown = wrapper.instance;
-        if (!(host instanceof WorkerHost)) continue;
-        const worker = (host as unknown as { _worker?: Worker })._worker;
-        const queue = worker && this.byQualifiedName.get(worker.qualifiedName);
-        if (!queue) continue;
+      const found = [...this.workers()];
+      // All checked before any is adopted: a refused boot runs none of their jobs.
+      for (const { wrapper, worker, queue } of found) {
         const name = (wrapper.metatype as Type | undefined)?.name ?? String(wrapper.name);
         if (!wrapper.isDependencyTreeStatic()) {
           throw new InvalidTenantQueueOptionsError(
             Messages.bullMqScopedProcessor(name, queue.name),
           );
         }
-        this.adopt(runner, host, worker, queue);
+        assertRedisBackend(queue.name, worker);
       }
+      const runner = this.moduleRef.get(TenantJobRunner, { strict: false });
+      for (const { host, worker, queue } of found) this.adopt(runner, host, worker, queue);
+    } catch (error) {
+      this.refuseUnadopted();
+      throw error;
     } finally {
       this.release();
     }
     notifyBound();
   }
 
+  /**
+   * Before any connection closes: the workers of this module's queues that were not adopted (the
+   * boot failed, or never reached its bootstrap) take no more jobs, and put back those they took.
+   */
+  beforeApplicationShutdown(): void {
+    this.refuseUnadopted();
+  }
+
   onApplicationShutdown(): void {
     this.release();
+  }
+
+  private refuseUnadopted(): void {
+    for (const { worker } of this.workers()) refuseWorker(worker);
+  }
+
+  /** The `@nestjs/bullmq` workers (`@Processor` hosts) of this module's queues. */
+  private *workers() {
+    for (const wrapper of this.discovery.getProviders()) {
+      const host: unknown = wrapper.instance;
+      if (!(host instanceof WorkerHost)) continue;
+      const worker = (host as unknown as { _worker?: Worker })._worker;
+      const queue = worker && this.byQualifiedName.get(worker.qualifiedName);
+      if (queue) yield { wrapper, host, worker, queue };
+    }
   }
 
   /**
@@ -102,7 +129,6 @@ export class TenantBullMqBridge implements OnApplicationBootstrap, OnApplication
     worker: Worker,
     queue: TenantQueue<any>,
   ): void {
-    assertRedisBackend(queue.name, worker);
     const options: TenantProcessorOptions = {
       concurrency: worker.opts.concurrency,
       lockDuration: worker.opts.lockDuration,

@@ -1,15 +1,17 @@
 import { BullModule, InjectQueue, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Injectable, Module } from '@nestjs/common';
+import { Injectable, Module, OnModuleInit, Scope, Type } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { ClsModule } from 'nestjs-cls';
 import { Job, Queue } from 'bullmq';
 import {
+  getTenantQueueToken,
   InMemoryTenantDirectory,
   InjectTenantQueue,
   InvalidTenantQueueOptionsError,
   TenantContext,
   TenantFairness,
   TenantQueue,
+  TenantQueueModule,
   TenantQueueRootMissingError,
 } from '../../../lib';
 import { TenantBullMqModule } from '../../../lib/bullmq-compat';
@@ -24,6 +26,9 @@ interface Seen {
   dataKeys: string[];
 }
 const seen: Seen[] = [];
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const NEST_MAJOR = Number(require('@nestjs/common/package.json').version.split('.')[0]);
 
 // Plain @nestjs/bullmq processors, as an app already has them: nothing of this module but the
 // TenantContext they read to show which tenant they ran as.
@@ -204,6 +209,96 @@ describe('TenantBullMqModule refusals', () => {
     await expect(boot).rejects.toThrow(InvalidTenantQueueOptionsError);
     await expect(boot).rejects.toThrow(/Remove BullModule\.registerQueue\(\{ name: 'twice' \}\)/);
   });
+
+  /**
+   * Boots an app whose `@Processor('parked')` worker takes the job queued before it, then fails:
+   * `failure` is what the app adds to fail it. Its workers start (BullModule's init) before the
+   * bridge's bootstrap; whatever fails the boot, the job goes back to `wait` as it was, for an app
+   * that does boot, and never runs (without its tenant or with it) in the one that failed.
+   */
+  async function parkedJobOfFailedBoot(failure: {
+    queues: { name: string }[];
+    providers: Type[];
+    error: RegExp;
+  }) {
+    const prefix = uniquePrefix('bmq-parked');
+    const producerRef = await bootTestModule({
+      imports: [...testRootImports(prefix), TenantQueueModule.registerQueue({ name: 'parked' })],
+    });
+    try {
+      const parked = producerRef.get<TenantQueue>(getTenantQueueToken('parked'));
+      const job = await producerRef
+        .get(TenantContext)
+        .run('acme', () => parked.add('resize', { label: 'parked-0' }));
+      const ran: (string | undefined)[] = [];
+      @Processor('parked')
+      class ParkedProcessor extends WorkerHost {
+        constructor(private readonly tenant: TenantContext) {
+          super();
+        }
+        async process(): Promise<void> {
+          ran.push(this.tenant.tenantId);
+        }
+      }
+      // Holds the boot between the workers' start and the bootstrap until the job is taken.
+      @Injectable()
+      class UntilTaken implements OnModuleInit {
+        constructor(@InjectQueue('parked') private readonly queue: Queue) {}
+        async onModuleInit(): Promise<void> {
+          await waitFor(async () => (await this.queue.getActiveCount()) === 1, 'the job taken');
+        }
+      }
+      @Module({
+        imports: [TenantBullMqModule.registerQueue({ name: 'parked' }, ...failure.queues)],
+        providers: [ParkedProcessor, UntilTaken, ...failure.providers],
+      })
+      class FailingModule {}
+      const boot = bootTestModule({ imports: [...testRootImports(prefix), FailingModule] });
+      await expect(boot).rejects.toThrow(failure.error);
+
+      const after = await parked.bullQueue.getJob(job.id);
+      expect(await after?.getState()).toBe('waiting');
+      expect(after?.attemptsMade).toBe(0);
+      expect(after?.failedReason).toBeUndefined();
+      expect(ran).toEqual([]);
+    } finally {
+      await producerRef.close();
+    }
+  }
+
+  it("refuses a request-scoped @Processor, and adopts none: a job another one took goes back to 'wait', unrun", async () => {
+    @Processor({ name: 'parked-scoped', scope: Scope.REQUEST })
+    class ScopedProcessor extends WorkerHost {
+      async process(): Promise<void> {}
+    }
+    await parkedJobOfFailedBoot({
+      queues: [{ name: 'parked-scoped' }],
+      providers: [ScopedProcessor],
+      error: /@Processor class ScopedProcessor on tenant queue "parked-scoped" is request-scoped/,
+    });
+  });
+
+  // Nest 11 runs no hook after a failed init (its close() waits for the init and throws): the job
+  // stays with the failed app's worker, unrun, until that process ends and it stalls back.
+  const onNest12 = NEST_MAJOR >= 12 ? it : it.skip;
+  onNest12(
+    "a boot failing before the bootstrap: the job a @Processor took goes back to 'wait', unrun",
+    async () => {
+      @Injectable()
+      class FailsOnceTheJobIsTaken implements OnModuleInit {
+        constructor(@InjectQueue('parked') private readonly queue: Queue) {}
+        async onModuleInit(): Promise<void> {
+          await waitFor(async () => (await this.queue.getActiveCount()) === 1, 'the job taken');
+          throw new Error('the database is down');
+        }
+      }
+      await parkedJobOfFailedBoot({
+        queues: [],
+        providers: [FailsOnceTheJobIsTaken],
+        error: /the database is down/,
+      });
+    },
+  );
 
   it('without TenantQueueModule.forRoot: the typed error naming it, not a DI error', async () => {
     @Processor('rootless')
