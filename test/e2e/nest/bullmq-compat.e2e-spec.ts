@@ -3,6 +3,7 @@ import { Injectable, Module, OnModuleInit, Scope, Type } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { ClsModule } from 'nestjs-cls';
 import { Job, Queue } from 'bullmq';
+import IORedis from 'ioredis';
 import {
   getTenantQueueToken,
   InMemoryTenantDirectory,
@@ -299,6 +300,32 @@ describe('TenantBullMqModule refusals', () => {
       });
     },
   );
+
+  it('an ioredis instance without maxRetriesPerRequest: null fails the boot (its workers run on it)', async () => {
+    @Processor('retries')
+    class RetriesProcessor extends WorkerHost {
+      async process(): Promise<void> {}
+    }
+    @Module({
+      imports: [TenantBullMqModule.registerQueue({ name: 'retries' })],
+      providers: [RetriesProcessor],
+    })
+    class RetriesModule {}
+    const client = new IORedis({ ...redisConnection(), lazyConnect: true });
+    try {
+      const boot = bootTestModule({
+        imports: [
+          ClsModule.forRoot({ global: true }),
+          TenantQueueModule.forRoot({ connection: client, prefix: uniquePrefix('bmq-retries') }),
+          RetriesModule,
+        ],
+      });
+      // BullMQ (5 and 6) refuses it as it builds the worker, in BullModule's init.
+      await expect(boot).rejects.toThrow(/maxRetriesPerRequest must be null/);
+    } finally {
+      client.disconnect();
+    }
+  });
 
   it('without TenantQueueModule.forRoot: the typed error naming it, not a DI error', async () => {
     @Processor('rootless')
