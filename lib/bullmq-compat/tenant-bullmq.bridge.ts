@@ -7,8 +7,8 @@ import {
   Type,
 } from '@nestjs/common';
 import { DiscoveryService, ModuleRef } from '@nestjs/core';
-import { WorkerHost, getQueueToken } from '@nestjs/bullmq';
-import type { Processor, Worker } from 'bullmq';
+import { QueueEventsHost, WorkerHost, getQueueToken } from '@nestjs/bullmq';
+import type { Processor, QueueEvents, Worker } from 'bullmq';
 import { assertRedisBackend } from '../core/bullmq';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { TenantWorkerLauncher } from '../core/processor/worker-launcher';
@@ -64,6 +64,7 @@ export class TenantBullMqBridge
       }
       const runner = this.moduleRef.get(TenantJobRunner, { strict: false });
       for (const { host, worker, queue } of found) this.adopt(runner, host, worker, queue);
+      this.adoptQueueEvents();
     } catch (error) {
       this.refuseUnadopted();
       throw error;
@@ -87,6 +88,21 @@ export class TenantBullMqBridge
 
   private refuseUnadopted(): void {
     for (const { worker } of this.workers()) refuseWorker(worker);
+  }
+
+  /**
+   * The `QueueEvents` of `@QueueEventsListener` hosts on this module's queues close with the
+   * workers, within the shutdown bound (`@nestjs/bullmq` closes them with none).
+   */
+  private adoptQueueEvents(): void {
+    const launcher = this.moduleRef.get(TenantWorkerLauncher, { strict: false });
+    for (const wrapper of this.discovery.getProviders()) {
+      const host: unknown = wrapper.instance;
+      if (!(host instanceof QueueEventsHost)) continue;
+      const events = (host as unknown as { _queueEvents?: QueueEvents })._queueEvents;
+      const queue = events && this.byQualifiedName.get(events.qualifiedName);
+      if (queue) launcher.adoptQueueEvents(events, queue.name);
+    }
   }
 
   /** The `@nestjs/bullmq` workers (`@Processor` hosts) of this module's queues. */

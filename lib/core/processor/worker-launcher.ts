@@ -22,6 +22,8 @@ import { isRedisConnectionError } from '../redis/connection-errors';
 export class TenantWorkerLauncher implements BeforeApplicationShutdown {
   private readonly logger = new TenantQueueLogger('TenantQueue');
   private readonly workers = new Map<string, Worker>();
+  /** Every worker and queue events to close (`workers` keeps the first worker per queue). */
+  private readonly closables = new Map<Closable, { name: string; close: () => Promise<void> }>();
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -55,7 +57,12 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
 
   /** Takes in a worker started elsewhere (an adopted `@nestjs/bullmq` processor's). */
   adopt(worker: Worker, definition: TenantQueueDefinition, options: TenantProcessorOptions): void {
-    this.keep(worker, definition, options);
+    this.keep(worker, definition, options, true);
+  }
+
+  /** Closes `events` (an adopted `@nestjs/bullmq` `@QueueEventsListener`'s) with the workers. */
+  adoptQueueEvents(events: Closable, queue: string): void {
+    this.track(`queue events ${queue}`, events, true);
   }
 
   /** The worker consuming a queue or pool in this process, if any. */
@@ -74,16 +81,12 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
 
   /** Closes the workers within the shutdown bound; past it, drops their connections. */
   private async closeWithin(): Promise<void> {
-    const workers = [...this.workers.entries()];
+    const closing = [...this.closables];
     const closed = Promise.all(
-      workers.map(([name, worker]) =>
-        worker
-          .close()
-          .catch((error: Error) =>
-            this.logger.warn(
-              `${tenantLogFields()} worker ${name} did not close: ${error?.message}`,
-            ),
-          ),
+      closing.map(([, { name, close }]) =>
+        close().catch((error: Error) =>
+          this.logger.warn(`${tenantLogFields()} ${name} did not close: ${error?.message}`),
+        ),
       ),
     );
     const budget = this.redis.shutdownMsLeft();
@@ -92,14 +95,19 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
       `${tenantLogFields()} ${Messages.shutdownTimedOut(`Closing the workers`, budget)}`,
     );
     // A worker that never connected waits for its connection even to disconnect: not awaited.
-    await settlesWithin(Promise.all(workers.map(([, worker]) => worker.disconnect())), 1000);
+    await settlesWithin(Promise.all(closing.map(([target]) => target.disconnect())), 1000);
   }
 
   beforeApplicationShutdown(): Promise<void> {
     return this.close();
   }
 
-  private keep(worker: Worker, definition: TenantQueueDefinition, options: TenantProcessorOptions) {
+  private keep(
+    worker: Worker,
+    definition: TenantQueueDefinition,
+    options: TenantProcessorOptions,
+    adopted = false,
+  ) {
     // Connection errors once per outage (a worker retries every second or so while Redis is
     // away, at boot too), the others each time. Without a listener BullMQ prints each one.
     const outage = this.redis.outageLog(`worker ${definition.name}`);
@@ -112,5 +120,25 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
     worker.on('drained', () => outage.ready());
     for (const plugin of this.pipeline.workerPlugins) plugin.attach(worker, definition, options);
     if (!this.workers.has(definition.name)) this.workers.set(definition.name, worker);
+    this.track(`worker ${definition.name}`, worker, adopted);
   }
+
+  /**
+   * Closes `target` at shutdown, within the bound. One built by `@nestjs/bullmq` (`adopted`) is
+   * closed by it again in its own shutdown hook, with no bound: a close past the bound never
+   * settles while Redis is away (its last commands wait for a connection that was dropped), and
+   * the app would never exit. Once this launcher is closing, that call gets its outcome.
+   */
+  private track(name: string, target: Closable, adopted: boolean): void {
+    if (this.closables.has(target)) return;
+    const close = target.close.bind(target);
+    this.closables.set(target, { name, close });
+    if (adopted) target.close = () => this.closing ?? close();
+  }
+}
+
+/** What the launcher closes: a worker, or an adopted `QueueEvents`. */
+export interface Closable {
+  close(): Promise<void>;
+  disconnect(): Promise<void>;
 }
