@@ -1,6 +1,7 @@
 import type { Job } from 'bullmq';
 import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
 import { TIMEOUT_REASON_PREFIX } from '../core/errors';
+import { failedUnrecoverably } from '../core/processor/job-error.mapper';
 import { TenantEnvelope } from '../core/types/tenant-envelope.interface';
 import { TenantJob } from '../core/types/tenant-job.interface';
 import {
@@ -43,7 +44,7 @@ export function deadLetterOf(
     name: job.name,
     tenantId: envelope.tenantId,
     runId: run.runId ?? (job as TenantJob).runId ?? job.id,
-    reason: reasonOf(job, failedReason),
+    reason: reasonOf(job, failedReason, error),
     failedReason,
     stack: stack ?? undefined,
     attempts: job.attemptsMade,
@@ -62,11 +63,11 @@ export function deadLetterOf(
   };
 }
 
-function reasonOf(job: Job, failedReason: string): DeadLetterReason {
+function reasonOf(job: Job, failedReason: string, error?: Error): DeadLetterReason {
   if (failedReason.startsWith(TIMEOUT_REASON_PREFIX)) return 'TIMEOUT';
   if (failedReason === STALLED_REASON) return 'STALLED';
   if (job.attemptsMade < (job.opts.attempts ?? 1)) return 'NON_RETRYABLE';
-  return 'ATTEMPTS_EXHAUSTED';
+  return failedUnrecoverably(job, error) ? 'NON_RETRYABLE' : 'ATTEMPTS_EXHAUSTED';
 }
 
 function openQuietly(codec: TenantEnvelopeCodec, raw: unknown): TenantEnvelope | undefined {

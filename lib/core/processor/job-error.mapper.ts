@@ -57,3 +57,20 @@ function describeThrown(value: unknown): string {
     return typeof value;
   }
 }
+
+/**
+ * Whether `job` failed for good on an error that skips its remaining attempts: BullMQ's
+ * `UnrecoverableError` (which a `NonRetryableError` becomes), even on its last allowed attempt.
+ * Read from the error where the caller has it, else from the job's last stack trace.
+ */
+export function failedUnrecoverably(job: Job, error?: unknown): boolean {
+  if (error instanceof UnrecoverableError || (error as Error | undefined)?.name === UNRECOVERABLE) {
+    return true;
+  }
+  const stack = job.stacktrace?.[job.stacktrace.length - 1];
+  return typeof stack === 'string' && UNRECOVERABLE_STACK.test(stack);
+}
+
+const UNRECOVERABLE = 'UnrecoverableError';
+/** The first line of such an error's stack (a `NonRetryableError` keeps its own stack). */
+const UNRECOVERABLE_STACK = /^(UnrecoverableError|NonRetryableError)\b/;

@@ -1,6 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import { TestingModule } from '@nestjs/testing';
-import { Worker } from 'bullmq';
+import { UnrecoverableError, Worker } from 'bullmq';
 import {
   DeadLetter,
   DeadLetterNotFoundError,
@@ -70,6 +70,8 @@ class FaultsProcessor extends TenantWorkerHost {
         throw { code: 42 };
       case 'non-retryable':
         throw new NonRetryableError('bad input, retrying will not help');
+      case 'unrecoverable':
+        throw new UnrecoverableError('gone for good');
       case 'cancel':
         throw new JobCancelledError('TENANT_SUSPENDED', 'tenant suspended');
       case 'cancel-own':
@@ -224,6 +226,18 @@ describe('failure containment', () => {
     expect(letter).toMatchObject({ reason: 'NON_RETRYABLE', attempts: 1 });
     expect(letter.failedReason).toBe('bad input, retrying will not help');
   });
+
+  // On its last allowed attempt too: it was reported as ATTEMPTS_EXHAUSTED there.
+  it.each(['non-retryable', 'unrecoverable'])(
+    'a %s error on the last allowed attempt is NON_RETRYABLE',
+    async (name) => {
+      const job = await producer.tenant.run('acme', () =>
+        producer.faults.add(name, { label: `last-${name}` }, { attempts: 1 }),
+      );
+      const letter = await waitForLetter('acme', job.id);
+      expect(letter).toMatchObject({ reason: 'NON_RETRYABLE', attempts: 1 });
+    },
+  );
 
   it('retries with backoff until an attempt succeeds, and keeps the run id', async () => {
     const job = await producer.add('acme', 'faults', 'flaky', { label: 'flaky' });
