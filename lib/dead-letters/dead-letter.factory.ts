@@ -1,7 +1,6 @@
 import type { Job } from 'bullmq';
 import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
-import { TIMEOUT_REASON_PREFIX } from '../core/errors';
-import { failedUnrecoverably } from '../core/processor/job-error.mapper';
+import { finalFailureReason } from '../core/processor/job-error.mapper';
 import { TenantEnvelope } from '../core/types/tenant-envelope.interface';
 import { TenantJob } from '../core/types/tenant-job.interface';
 import {
@@ -11,9 +10,7 @@ import {
   runOptionsProblem,
 } from '../core/envelope/job-run-options';
 import { ENVELOPE_KEY } from '../tenant-queue.constants';
-import { DeadLetter, DeadLetterReason } from './dead-letter.interface';
-
-const STALLED_REASON = 'job stalled more than allowable limit';
+import { DeadLetter } from './dead-letter.interface';
 
 /**
  * @internal Builds the dead letter of a job that failed for good, from the job as the worker
@@ -44,7 +41,7 @@ export function deadLetterOf(
     name: job.name,
     tenantId: envelope.tenantId,
     runId: run.runId ?? (job as TenantJob).runId ?? job.id,
-    reason: reasonOf(job, failedReason, error),
+    reason: finalFailureReason(job, error),
     failedReason,
     stack: stack ?? undefined,
     attempts: job.attemptsMade,
@@ -61,13 +58,6 @@ export function deadLetterOf(
     timeoutMs: run.timeoutMs,
     replays: run.replay ?? 0,
   };
-}
-
-function reasonOf(job: Job, failedReason: string, error?: Error): DeadLetterReason {
-  if (failedReason.startsWith(TIMEOUT_REASON_PREFIX)) return 'TIMEOUT';
-  if (failedReason === STALLED_REASON) return 'STALLED';
-  if (job.attemptsMade < (job.opts.attempts ?? 1)) return 'NON_RETRYABLE';
-  return failedUnrecoverably(job, error) ? 'NON_RETRYABLE' : 'ATTEMPTS_EXHAUSTED';
 }
 
 function openQuietly(codec: TenantEnvelopeCodec, raw: unknown): TenantEnvelope | undefined {

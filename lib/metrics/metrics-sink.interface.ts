@@ -1,7 +1,7 @@
 /**
  * Outcome of one attempt: `completed`; `failed` or `timed_out` (the attempt failed and BullMQ
  * retries it); `cancelled` (a guard or the runner refused it; `reason` is the cancel reason);
- * `dead_lettered` (failed for good; `reason` is TIMEOUT, NON_RETRYABLE or ATTEMPTS_EXHAUSTED).
+ * `dead_lettered` (failed for good; `reason` is TIMEOUT, STALLED, NON_RETRYABLE or ATTEMPTS_EXHAUSTED).
  * @publicApi
  */
 export type JobResult = 'completed' | 'failed' | 'timed_out' | 'cancelled' | 'dead_lettered';

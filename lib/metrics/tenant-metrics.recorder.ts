@@ -13,7 +13,7 @@ import type { Job, Worker } from 'bullmq';
 import { jobLogRef, tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { TIMEOUT_REASON_PREFIX, parseCancelReason } from '../core/errors';
-import { failedUnrecoverably } from '../core/processor/job-error.mapper';
+import { finalFailureReason } from '../core/processor/job-error.mapper';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { TenantJob } from '../core/types/tenant-job.interface';
 import { JobRunContext, JobStage, WorkerPlugin } from '../core/processor/tenant-job-pipeline';
@@ -132,7 +132,7 @@ export class TenantMetricsRecorder
       const cancel = parseCancelReason(job.failedReason);
       const final = job.finishedOn !== undefined;
       if (cancel) this.outcome(queue, job, CANCELLED_FIELD, cancel);
-      else if (final) this.outcome(queue, job, DEAD_LETTERED_FIELD, finalReason(job, error));
+      else if (final) this.outcome(queue, job, DEAD_LETTERED_FIELD, finalFailureReason(job, error));
       else if (job.failedReason?.startsWith(TIMEOUT_REASON_PREFIX.trim())) {
         this.outcome(queue, job, TIMED_OUT_FIELD, '');
       } else this.outcome(queue, job, FAILED_FIELD, '');
@@ -195,11 +195,4 @@ export class TenantMetricsRecorder
       }
     }
   }
-}
-
-function finalReason(job: Job, error: Error): string {
-  const reason = job.failedReason ?? '';
-  if (reason.startsWith(TIMEOUT_REASON_PREFIX.trim())) return 'TIMEOUT';
-  if (job.attemptsMade < (job.opts.attempts ?? 1)) return 'NON_RETRYABLE';
-  return failedUnrecoverably(job, error) ? 'NON_RETRYABLE' : 'ATTEMPTS_EXHAUSTED';
 }

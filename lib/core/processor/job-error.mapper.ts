@@ -6,6 +6,7 @@ import {
   JobCancelledError,
   NonErrorThrownError,
   NonRetryableError,
+  TIMEOUT_REASON_PREFIX,
   formatCancelledReason,
 } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
@@ -58,19 +59,30 @@ function describeThrown(value: unknown): string {
   }
 }
 
+/** Why a job failed for good (a dead letter's `reason`, the dead-lettered metric's). */
+export type FinalFailureReason = 'TIMEOUT' | 'STALLED' | 'NON_RETRYABLE' | 'ATTEMPTS_EXHAUSTED';
+
 /**
- * Whether `job` failed for good on an error that skips its remaining attempts: BullMQ's
- * `UnrecoverableError` (which a `NonRetryableError` becomes), even on its last allowed attempt.
- * Read from the error where the caller has it, else from the job's last stack trace.
+ * Why `job` failed for good. `NON_RETRYABLE`: attempts were left, or it threw BullMQ's
+ * `UnrecoverableError` (which a `NonRetryableError` becomes) on its last one, read from the
+ * error where the caller has it, else from the job's last stack trace.
  */
-export function failedUnrecoverably(job: Job, error?: unknown): boolean {
+export function finalFailureReason(job: Job, error?: unknown): FinalFailureReason {
+  const failedReason = job.failedReason ?? (error as Error | undefined)?.message ?? '';
+  if (failedReason.startsWith(TIMEOUT_REASON_PREFIX)) return 'TIMEOUT';
+  if (failedReason === STALLED_REASON) return 'STALLED';
+  if (job.attemptsMade < (job.opts.attempts ?? 1)) return 'NON_RETRYABLE';
   if (error instanceof UnrecoverableError || (error as Error | undefined)?.name === UNRECOVERABLE) {
-    return true;
+    return 'NON_RETRYABLE';
   }
   const stack = job.stacktrace?.[job.stacktrace.length - 1];
-  return typeof stack === 'string' && UNRECOVERABLE_STACK.test(stack);
+  return typeof stack === 'string' && UNRECOVERABLE_STACK.test(stack)
+    ? 'NON_RETRYABLE'
+    : 'ATTEMPTS_EXHAUSTED';
 }
 
+/** BullMQ's reason for a job that stalled more often than `maxStalledCount` allows. */
+const STALLED_REASON = 'job stalled more than allowable limit';
 const UNRECOVERABLE = 'UnrecoverableError';
 /** The first line of such an error's stack (a `NonRetryableError` keeps its own stack). */
 const UNRECOVERABLE_STACK = /^(UnrecoverableError|NonRetryableError)\b/;
