@@ -96,23 +96,29 @@ export class TenantBullMqBridge
    */
   private adoptQueueEvents(): void {
     const launcher = this.moduleRef.get(TenantWorkerLauncher, { strict: false });
-    for (const wrapper of this.discovery.getProviders()) {
-      const host: unknown = wrapper.instance;
-      if (!(host instanceof QueueEventsHost)) continue;
-      const events = (host as unknown as { _queueEvents?: QueueEvents })._queueEvents;
-      const queue = events && this.byQualifiedName.get(events.qualifiedName);
-      if (queue) launcher.adoptQueueEvents(events, queue.name);
+    for (const { built, queue } of this.built(QueueEventsHost, '_queueEvents')) {
+      launcher.adoptQueueEvents(built as QueueEvents, queue.name);
     }
   }
 
   /** The `@nestjs/bullmq` workers (`@Processor` hosts) of this module's queues. */
   private *workers() {
+    for (const { wrapper, host, built, queue } of this.built(WorkerHost, '_worker')) {
+      yield { wrapper, host: host as WorkerHost, worker: built as Worker, queue };
+    }
+  }
+
+  /**
+   * What `@nestjs/bullmq` built (in the host's private `field`) for the hosts of class `type` on
+   * this module's queues.
+   */
+  private *built(type: abstract new (...args: never[]) => object, field: string) {
     for (const wrapper of this.discovery.getProviders()) {
       const host: unknown = wrapper.instance;
-      if (!(host instanceof WorkerHost)) continue;
-      const worker = (host as unknown as { _worker?: Worker })._worker;
-      const queue = worker && this.byQualifiedName.get(worker.qualifiedName);
-      if (queue) yield { wrapper, host, worker, queue };
+      if (!(host instanceof type)) continue;
+      const built = (host as Record<string, { qualifiedName: string } | undefined>)[field];
+      const queue = built && this.byQualifiedName.get(built.qualifiedName);
+      if (queue) yield { wrapper, host, built, queue };
     }
   }
 
