@@ -39,12 +39,36 @@ export const FANOUT_JOB = 'tq.cron.fanout';
 @Injectable()
 export class ScheduleDelivery {
   private readonly logger = new TenantQueueLogger('TenantScheduler');
+  /** Schedules this process has logged as left to others (their queue is not registered here). */
+  private readonly leftToOthers = new Set<string>();
 
   constructor(
     @Inject(TENANT_SCHEDULER_OPTIONS) private readonly options: ResolvedTenantSchedulerOptions,
     private readonly store: ScheduleStore,
     private readonly registry: TenantQueueRegistry,
   ) {}
+
+  /**
+   * Whether this process can send a schedule's occurrences: a tenant schedule's queue must be
+   * registered here. Another app, or a producer-only process, on the same Redis and prefix ticks
+   * the same schedules; one it cannot send is left to a process that can (logged once per
+   * schedule), instead of being claimed and failing there at every lease.
+   */
+  sends(id: string, schedule: ScheduleRecord | undefined): boolean {
+    if (schedule?.kind !== 'tenant') return true;
+    const queue = schedule.job.queue;
+    if (this.registry.getQueueNames().includes(queue)) return true;
+    if (!this.leftToOthers.has(id)) {
+      this.leftToOthers.add(id);
+      this.logger.warn(
+        `${tenantLogFields({ tenantId: schedule.tenantId })} schedule ${id} enqueues on queue "${queue}", ` +
+          `which this process does not register: left to a process that does. Register the queue ` +
+          `here, or set scheduler: { enabled: false } in processes that should not tick; an app ` +
+          `that does not know the queue at all needs its own prefix.`,
+      );
+    }
+    return false;
+  }
 
   get fanOutQueueName(): string {
     return `${this.options.cronQueue}-fanout`;
@@ -69,11 +93,13 @@ export class ScheduleDelivery {
     const records = await this.store.get(missing);
     missing.forEach((id, i) => byId.set(id, records[i]));
     const done: string[] = [];
+    const handBack: string[] = [];
     await Promise.all(
       members.map(async (member) => {
         const [id, spec] = splitMember(member);
         const record = byId.get(id);
         if (record?.kind === 'unreadable') return refuse(record);
+        if (!this.sends(id, record)) return void handBack.push(member);
         try {
           // No record: the schedule was deleted after the claim, so nothing is due.
           if (record) result.jobIds.push(await this.enqueue(record, spec));
@@ -87,6 +113,8 @@ export class ScheduleDelivery {
     );
     result.enqueued += done.length;
     await this.store.ack(done);
+    // Leased again at once, so a process that registers the queue re-sends it at its next tick.
+    await this.store.release(handBack);
   }
 
   private enqueue(schedule: StoredSchedule, spec: string): Promise<string> {

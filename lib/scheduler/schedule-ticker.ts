@@ -151,7 +151,8 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
         if (record?.kind === 'unreadable') {
           skipped++;
           this.refuse(record);
-        } else plans.push(this.plan(id, expected, record, now));
+        } else if (!this.delivery.sends(id, record)) skipped++;
+        else plans.push(this.plan(id, expected, record, now));
       });
       const planned = await Promise.all(plans);
       const won = await this.store.claim(

@@ -122,4 +122,10 @@ export class ScheduleStore {
   async ack(members: string[]): Promise<void> {
     if (members.length > 0) await this.client.zrem(this.keys.outbox, ...members);
   }
+
+  /** Ends the lease of claimed occurrences, so any process's next tick takes them over. */
+  async release(members: string[]): Promise<void> {
+    if (members.length === 0) return;
+    await this.client.zadd(this.keys.outbox, 'XX', ...members.flatMap((member) => [0, member]));
+  }
 }
