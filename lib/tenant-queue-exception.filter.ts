@@ -10,6 +10,7 @@ import {
 import { TenantPortUnavailableError } from './guards';
 import { TenantBacklogFullError } from './fairness';
 import { DeadLetterNotFoundError, DeadLetterResolvedError } from './dead-letters';
+import { InvalidScheduleError } from './scheduler';
 
 type Mapped = abstract new (...args: never[]) => Error;
 
@@ -20,6 +21,7 @@ const STATUSES: [error: Mapped, status: HttpStatus, retryLater: boolean][] = [
   [TenantBacklogFullError, HttpStatus.TOO_MANY_REQUESTS, true],
   [MissingTenantError, HttpStatus.BAD_REQUEST, false],
   [InvalidTenantIdError, HttpStatus.BAD_REQUEST, false],
+  [InvalidScheduleError, HttpStatus.BAD_REQUEST, false],
   [TenantSourceConflictError, HttpStatus.FORBIDDEN, false],
   [TenantNotActiveError, HttpStatus.FORBIDDEN, false],
   [JobIdTakenError, HttpStatus.CONFLICT, false],
@@ -30,7 +32,8 @@ const STATUSES: [error: Mapped, status: HttpStatus, retryLater: boolean][] = [
 /**
  * Answers the module's errors that reach an HTTP route with a status that says what the client
  * can do: 503 with `Retry-After` when Redis (or a tenant port) is away, 429 with `Retry-After`
- * for a full tenant backlog, 400 for a missing or invalid tenant, 403 for a tenant that is not
+ * for a full tenant backlog, 400 for a missing or invalid tenant or a schedule a tenant sent
+ * that cannot run (`InvalidScheduleError`: a bad cron or zone), 403 for a tenant that is not
  * active or a conflicting tenant source, 409 for a job id taken or a dead letter already run again
  * outside `replay`, 404 for a dead letter the tenant does not have (another tenant's job id reads
  * the same as none). Every other error goes on to

@@ -3,6 +3,7 @@ import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import {
   DeadLetters,
+  TenantScheduler,
   InjectTenantQueue,
   TenantContext,
   TenantQueue,
@@ -18,7 +19,17 @@ class RoutesController {
     @InjectTenantQueue('filtered') private readonly queue: TenantQueue,
     private readonly letters: DeadLetters,
     private readonly tenant: TenantContext,
+    private readonly scheduler: TenantScheduler,
   ) {}
+
+  /** Saves a schedule the tenant sent (a bad cron: InvalidScheduleError). */
+  @Post('schedules/:cron')
+  schedule(@Param('cron') cron: string) {
+    return this.scheduler.upsert(this.tenant.getTenantIdOrThrow(), 'report', {
+      cron,
+      job: { queue: 'filtered', name: 'work', data: {} },
+    });
+  }
 
   /** Enqueues in the request's tenant (none: MissingTenantError). */
   @Post('jobs')
@@ -74,5 +85,14 @@ describe('TenantQueueExceptionFilter: what the client can do, as an HTTP status'
       .set('x-tenant-id', 'globex');
     expect(replay.status).toBe(404);
     expect(replay.body).toMatchObject({ statusCode: 404, error: 'DeadLetterNotFoundError' });
+  });
+
+  it('answers a schedule a tenant sent that cannot run (a bad cron) 400, with what to fix', async () => {
+    const bad = await request(app.getHttpServer())
+      .post(`/schedules/${encodeURIComponent('61 * * * *')}`)
+      .set('x-tenant-id', 'acme');
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ statusCode: 400, error: 'InvalidScheduleError' });
+    expect(bad.body.message).toMatch(/Invalid cron expression "61 \* \* \* \*".*Use five fields/);
   });
 });
