@@ -62,6 +62,7 @@ function typeCheck(files: ReadmeFile[]): string[] {
     baseUrl: REPO_ROOT,
     paths: {
       'nestjs-tenant-queue': ['lib/index.ts'],
+      'nestjs-tenant-queue/bullmq': ['lib/bullmq-compat/index.ts'],
       'nestjs-tenant-queue/dist/*': ['lib/*'],
     },
   };
