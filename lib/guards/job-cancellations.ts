@@ -3,7 +3,7 @@ import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import type { Job, Worker } from 'bullmq';
 import { TenantContext } from '../core/context/tenant-context';
-import { CancelReason, parseCancelReason } from '../core/errors';
+import { CancelReason, cancelMessage, parseCancelReason } from '../core/errors';
 import { TenantActor } from '../core/types/actor.interface';
 import { TenantJob } from '../core/types/tenant-job.interface';
 import { TenantWorkerPlugin } from '../core/processor/tenant-worker-plugin.decorator';
@@ -66,7 +66,7 @@ export class JobCancellations {
   private emit(job: TenantJob, reason: CancelReason): void {
     const event: JobCancelledEvent = {
       reason,
-      message: job.failedReason.replace(/^\[cancelled:[A-Z_]+\] /, ''),
+      message: cancelMessage(job.failedReason),
       queueName: job.queueName,
       jobName: job.name,
       jobId: job.id,

@@ -48,6 +48,12 @@ export function formatCancelledReason(reason: CancelReason, message: string): st
   return `[cancelled:${reason}] ${message}`;
 }
 
+/** @internal A cancelled job's `failedReason` without its `[cancelled:<reason>] ` prefix. */
+export function cancelMessage(failedReason: string): string {
+  const match = CANCELLED_PATTERN.exec(failedReason);
+  return match ? failedReason.slice(match[0].length) : failedReason;
+}
+
 /**
  * Reads the cancel reason back out of a BullMQ `failedReason`, or undefined for other failures.
  * @publicApi

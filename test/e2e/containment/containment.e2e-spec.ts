@@ -7,7 +7,9 @@ import {
   DeadLetters,
   InMemoryTenantDirectory,
   InjectTenantQueue,
+  JobCancellations,
   JobCancelledError,
+  JobCancelledEvent,
   NonRetryableError,
   TenantContext,
   TenantJob,
@@ -265,9 +267,20 @@ describe('failure containment', () => {
   });
 
   it('cancels with your own reason: one attempt, no dead letter, parseCancelReason reads it', async () => {
+    const events: JobCancelledEvent[] = [];
+    const unsubscribe = app.get(JobCancellations).onCancelled((event) => events.push(event));
     const job = await producer.add('acme', 'faults', 'cancel-own', { label: 'cancel-own' });
     const bull = registry.getQueue('faults').bullQueue;
     await waitFor(async () => (await bull.getJobState(job.id)) === 'failed', 'cancelled job');
+    await waitFor(() => events.some((event) => event.jobId === job.id), 'the cancellation event');
+    unsubscribe();
+    // The event's message is the failedReason without its prefix, for a reason of your own too
+    // (lower case, digits, '-' or '.'), not only for the module's upper-case ones.
+    expect(events.find((event) => event.jobId === job.id)).toMatchObject({
+      reason: 'over-quota',
+      message: 'over the plan this month',
+      tenantId: 'acme',
+    });
     await app.get(DeadLetterWorkerPlugin).sweep(registry.getQueue('faults').definition);
     const failed = await bull.getJob(job.id);
     expect(parseCancelReason(failed?.failedReason)).toBe('over-quota');
