@@ -23,6 +23,8 @@ import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRedis, settlesWithin } from '../core/redis/tenant-queue.redis';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { TenantDispatcher } from '../core/queues/queue-seams.decorator';
+import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
+import { ENVELOPE_KEY } from '../tenant-queue.constants';
 import { FairGate } from './fair-gate';
 import { FairHint, FairHints, SYSTEM_TENANT } from './fair-gate.interface';
 import { fairCommands } from './fair-gate.script';
@@ -61,6 +63,7 @@ export class FairGateRegistry
     private readonly tiers: TenantTiers,
     @Inject(TENANT_QUEUE_OPTIONS) options: ResolvedTenantQueueOptions,
     private readonly launcher: TenantWorkerLauncher,
+    private readonly codec: TenantEnvelopeCodec,
   ) {
     this.hintTtl = options.tierCacheMs;
     this.epochKey = `{${options.prefix}:fair}:hints-epoch`;
@@ -217,12 +220,27 @@ export class FairGateRegistry
       if (gate.holdsNoSlot(job)) {
         // Skipped the gate at its turn: no slot, but a final failure counts for its tenant's
         // slow lane (named here: with removeOnFail the job is gone when the release runs).
-        const tenant = (job as TenantBullJob).tenant?.tenantId ?? SYSTEM_TENANT;
+        const tenant = this.tenantOf(job as TenantBullJob) ?? SYSTEM_TENANT;
         if (!cancelled) gate.release(job.id, `d${tenant}`, 0);
         return;
       }
       gate.release(job.id, cancelled ? 'x' : 'f', 0);
     });
+  }
+
+  /**
+   * A failed job's tenant: opened by the runner, else read from its envelope (a job BullMQ failed
+   * without running it, e.g. one that stalled more than `maxStalledCount` allows).
+   */
+  private tenantOf(job: TenantBullJob): string | undefined {
+    if (job.tenant) return job.tenant.tenantId;
+    const raw = (job.data as Record<string, unknown> | undefined)?.[ENVELOPE_KEY];
+    if (raw === undefined) return undefined;
+    try {
+      return this.codec.open(raw).tenantId;
+    } catch {
+      return undefined;
+    }
   }
 
   /**

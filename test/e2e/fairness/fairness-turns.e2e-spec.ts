@@ -405,4 +405,33 @@ describe('priority by turn: turns as BullMQ priorities from add() on', () => {
     );
     expect((await fairness.getTenant('fair', 'F')).recentFailures).toBeGreaterThanOrEqual(3);
   });
+
+  it("counts a skipped job that BullMQ fails before it runs (stalled too often) for its tenant's slow lane", async () => {
+    const prefix = uniquePrefix();
+    const options = { priorityByTurn: true, slowLane: { failureThreshold: 3, windowMs: 60_000 } };
+    const producer = await bootFairApp({ prefix, fairness: options, concurrency: 0 });
+    const redis = openRedis();
+    try {
+      const jobs = await enqueue(producer, 'fair', 'S', many(3));
+      // What BullMQ's stalled check leaves on a job that stalled more than maxStalledCount: the
+      // worker that fetches it next fails it without running it, so the runner never opens it.
+      const queue = bullQueue(producer);
+      for (const job of jobs) {
+        await redis.hset(queue.toKey(job.id!), 'defa', 'job stalled more than allowable limit');
+      }
+      const started: Started[] = [];
+      moduleRef = await bootFairApp({ prefix, fairness: options, concurrency: 2, started });
+      const fairness = moduleRef.get(TenantFairness);
+      await waitFor(
+        async () => (await fairness.getTenant('fair', 'S')).slowLane,
+        'S in the slow lane',
+        10_000,
+      );
+      expect(started).toHaveLength(0);
+      expect((await fairness.getTenant('fair', 'S')).recentFailures).toBe(3);
+    } finally {
+      await redis.quit();
+      await producer.close();
+    }
+  });
 });
