@@ -50,6 +50,10 @@ export const Messages = {
     `provides ${className}.`,
   processorNotHost: (className: string) =>
     `@TenantProcessor class ${className} must extend TenantWorkerHost and implement process(job).`,
+  processorTimeoutInvalid: (className: string, queue: string, timeoutMs: unknown, max: number) =>
+    `@TenantProcessor('${queue}') on ${className}: timeoutMs ${String(timeoutMs)} is not an ` +
+    `integer from 1 to ${max} ms (about 24.8 days). Pass such a deadline, or leave timeoutMs out ` +
+    `for none.`,
   duplicateProcessor: (queue: string) =>
     `Two @TenantProcessor classes consume queue "${queue}". Use one class per queue and dispatch on job.name.`,
   jobScopeOutsideJob: (method: string) =>

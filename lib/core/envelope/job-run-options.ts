@@ -21,7 +21,8 @@ export interface JobRunOptions {
 }
 
 const RUN_ID = /^[^:]{1,200}$/;
-const MAX_TIMEOUT = 2_147_483_647;
+/** The longest deadline Node's timers keep (2^31 - 1 ms, about 24.8 days); longer fires at once. */
+export const MAX_TIMEOUT = 2_147_483_647;
 
 /** Returns why `options` are invalid, or undefined when they are fine. */
 export function runOptionsProblem(options: unknown): string | undefined {

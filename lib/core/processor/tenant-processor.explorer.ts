@@ -3,6 +3,7 @@ import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { InvalidTenantQueueOptionsError, UnknownTenantQueueError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
+import { MAX_TIMEOUT } from '../envelope/job-run-options';
 import { TenantQueueRegistry } from '../queues/tenant-queue.registry';
 import { TenantWorkerLauncher } from './worker-launcher';
 import { ScopedProcessorResolver } from './scoped-processor.resolver';
@@ -47,6 +48,20 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
       if (!this.registry.getQueueNames().includes(metadata.queue)) {
         throw new UnknownTenantQueueError(
           Messages.processorQueueUnknown(wrapper.name as string, metadata.queue),
+        );
+      }
+      const { timeoutMs } = metadata.options;
+      if (
+        timeoutMs !== undefined &&
+        (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMEOUT)
+      ) {
+        throw new InvalidTenantQueueOptionsError(
+          Messages.processorTimeoutInvalid(
+            wrapper.name as string,
+            metadata.queue,
+            timeoutMs,
+            MAX_TIMEOUT,
+          ),
         );
       }
       // A processor that depends on request-scoped providers is resolved per job by the runner.

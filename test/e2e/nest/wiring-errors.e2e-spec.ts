@@ -9,6 +9,7 @@ import {
   TenantProcessor,
   TenantQueueModule,
   TenantQueueRegistry,
+  InvalidTenantQueueOptionsError,
   TenantQueueRootMissingError,
   TenantWorkerHost,
   UnknownTenantQueueError,
@@ -56,6 +57,34 @@ describe('wiring mistakes get a message naming the fix', () => {
     );
     await app.close();
   });
+
+  it.each([3_000_000_000, 2_147_483_648, -1, 1.5, Number.NaN])(
+    'a processor timeoutMs of %p: a typed error at boot, never a deadline that fires at once',
+    async (timeoutMs) => {
+      // Node's setTimeout takes a delay above 2^31-1 ms as 1 ms: every job failed "[TIMEOUT]
+      // ran past its 3000000000 ms timeout" after a millisecond; -1, 1.5 or NaN gave no deadline.
+      @TenantProcessor('media', { timeoutMs })
+      class RenderProcessor extends TenantWorkerHost {
+        async process() {}
+      }
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          ...testRootImports(uniquePrefix('wiring')),
+          TenantQueueModule.registerQueue({ name: 'media' }),
+        ],
+        providers: [RenderProcessor],
+      }).compile();
+      const app = moduleRef.createNestApplication({ logger: false });
+      const refused = app.init();
+      await expect(refused).rejects.toThrow(InvalidTenantQueueOptionsError);
+      await expect(refused).rejects.toThrow(
+        `@TenantProcessor('media') on RenderProcessor: timeoutMs ${timeoutMs} is not an integer ` +
+          `from 1 to 2147483647 ms (about 24.8 days).`,
+      );
+      expect(app.get(TenantQueueRegistry).getWorker('media')).toBeUndefined();
+      await app.close();
+    },
+  );
 
   it('registerQueue without forRoot: a typed error naming forRoot, not a DI error', async () => {
     @Module({ imports: [TenantQueueModule.registerQueue({ name: 'media' })] })
