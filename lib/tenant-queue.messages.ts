@@ -54,6 +54,10 @@ export const Messages = {
     `@TenantProcessor('${queue}') on ${className}: timeoutMs ${String(timeoutMs)} is not an ` +
     `integer from 1 to ${max} ms (about 24.8 days). Pass such a deadline, or leave timeoutMs out ` +
     `for none.`,
+  invalidIdempotentOption: (field: string, value: unknown, max: number) =>
+    `@Idempotent option "${field}" is ${typeof value === 'string' ? JSON.stringify(value) : String(value)}: ` +
+    `it must be a whole number of milliseconds from 1 to ${max}. Pass such a number, or leave ` +
+    `"${field}" out for its default.`,
   duplicateProcessor: (queue: string) =>
     `Two @TenantProcessor classes consume queue "${queue}". Use one class per queue and dispatch on job.name.`,
   jobScopeOutsideJob: (method: string) =>

@@ -1,4 +1,7 @@
 import { SetMetadata } from '@nestjs/common';
+import { MAX_TIMEOUT } from '../core/envelope/job-run-options';
+import { InvalidTenantQueueOptionsError } from '../core/errors';
+import { Messages } from '../tenant-queue.messages';
 
 export const IDEMPOTENT_METADATA = 'tenant-queue:idempotent';
 
@@ -23,8 +26,21 @@ export interface IdempotentOptions {
 
 /**
  * Runs each `(tenant, runId)` at most once to completion: on a `@TenantProcessor` class or its
- * `process` method. Skipped duplicates complete with the first run's return value.
+ * `process` method. Skipped duplicates complete with the first run's return value. `ttl` and
+ * `lease` are whole milliseconds from 1 (`lease` at most 2^31 - 1); another value throws
+ * `InvalidTenantQueueOptionsError` where the decorator is applied.
  * @publicApi
  */
-export const Idempotent = (options: IdempotentOptions = {}): ClassDecorator & MethodDecorator =>
-  SetMetadata(IDEMPOTENT_METADATA, options);
+export const Idempotent = (options: IdempotentOptions = {}): ClassDecorator & MethodDecorator => {
+  check('ttl', options.ttl, Number.MAX_SAFE_INTEGER);
+  check('lease', options.lease, MAX_TIMEOUT);
+  return SetMetadata(IDEMPOTENT_METADATA, options);
+};
+
+/** Redis refuses any other expiry, and only after the handler ran: refuse it up front. */
+function check(field: 'ttl' | 'lease', value: unknown, max: number): void {
+  if (value === undefined) return;
+  if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > max) {
+    throw new InvalidTenantQueueOptionsError(Messages.invalidIdempotentOption(field, value, max));
+  }
+}
