@@ -94,6 +94,10 @@ export const Messages = {
   jobTimedOut: (queue: string, name: string, timeoutMs: number) =>
     `[TIMEOUT] Job "${name}" on queue "${queue}" ran past its ${timeoutMs} ms timeout. Make the ` +
     `handler honour the AbortSignal it receives, or raise timeoutMs for this job or processor.`,
+  unstorableResult: (queue: string, name: string, why: string) =>
+    `Job "${name}" on queue "${queue}" returned a value BullMQ cannot store as JSON (${why}). ` +
+    `The handler ran, so the job is not retried. Return plain JSON data (no BigInt, no cycles), ` +
+    `e.g. a BigInt as a string.`,
   nonErrorThrown: (description: string) =>
     `The job handler threw a non-Error value (${description}). Throw an Error (or a subclass) so ` +
     `the failure keeps a message and a stack.`,

@@ -1,4 +1,5 @@
-import { Job, Worker } from 'bullmq';
+import { Job, UnrecoverableError, Worker } from 'bullmq';
+import { Messages } from '../../tenant-queue.messages';
 import { TenantEnvelope } from '../types/tenant-envelope.interface';
 import { ENVELOPE_KEY } from '../../tenant-queue.constants';
 import { JobRunOptions, RUN_OPTIONS_KEY, RUN_OPTIONS_OF } from '../envelope/job-run-options';
@@ -28,6 +29,19 @@ export class TenantBullJob<T = any, R = any, N extends string = string> extends 
     this.data = data;
   }
 
+  /**
+   * BullMQ's completion, where a result JSON cannot hold (a `BigInt`, a cycle) fails the job for
+   * good: the handler has run, and a retry would run it again for the same unstorable result.
+   * BullMQ refuses it before writing anything; only then is the result tried again here.
+   */
+  override moveToCompleted(returnValue: R, token: string, fetchNext?: boolean) {
+    return super.moveToCompleted(returnValue, token, fetchNext).catch((error: unknown) => {
+      const why = unstorable(returnValue);
+      if (why === undefined) throw error;
+      throw new UnrecoverableError(Messages.unstorableResult(this.queueName, this.name, why));
+    });
+  }
+
   /** BullMQ's own JSON of the job, with `tenant` and `runId` but not the runner's internals. */
   override toJSON() {
     const json = super.toJSON();
@@ -43,6 +57,16 @@ export class TenantBullJob<T = any, R = any, N extends string = string> extends 
 export class TenantWorker<T = any, R = any, N extends string = string> extends Worker<T, R, N> {
   protected override get Job(): typeof Job {
     return TenantBullJob as typeof Job;
+  }
+}
+
+/** Why JSON cannot hold `value`, or undefined when it can. */
+function unstorable(value: unknown): string | undefined {
+  try {
+    JSON.stringify(value);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
   }
 }
 

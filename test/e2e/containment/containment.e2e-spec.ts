@@ -74,6 +74,8 @@ class FaultsProcessor extends TenantWorkerHost {
         throw new NonRetryableError('bad input, retrying will not help');
       case 'unrecoverable':
         throw new UnrecoverableError('gone for good');
+      case 'bigint-result':
+        return { total: 10n };
       case 'cancel':
         throw new JobCancelledError('TENANT_SUSPENDED', 'tenant suspended');
       case 'cancel-own':
@@ -227,6 +229,20 @@ describe('failure containment', () => {
     expect(seen('nr')).toHaveLength(1);
     expect(letter).toMatchObject({ reason: 'NON_RETRYABLE', attempts: 1 });
     expect(letter.failedReason).toBe('bad input, retrying will not help');
+  });
+
+  // BullMQ cannot store such a result once the handler has run: retrying ran the handler again
+  // on every attempt (and freed a fair slot per run), with "Do not know how to serialize a BigInt".
+  it('fails a job whose result JSON cannot hold once, non-retryable, saying what to return', async () => {
+    const job = await producer.add('acme', 'faults', 'bigint-result', { label: 'bigint' });
+    const letter = await waitForLetter('acme', job.id);
+    expect(seen('bigint')).toHaveLength(1);
+    expect(letter).toMatchObject({ reason: 'NON_RETRYABLE', attempts: 1 });
+    expect(letter.failedReason).toBe(
+      'Job "bigint-result" on queue "faults" returned a value BullMQ cannot store as JSON ' +
+        '(Do not know how to serialize a BigInt). The handler ran, so the job is not retried. ' +
+        'Return plain JSON data (no BigInt, no cycles), e.g. a BigInt as a string.',
+    );
   });
 
   // On its last allowed attempt too: it was reported as ATTEMPTS_EXHAUSTED there.
