@@ -67,6 +67,19 @@ describe('TenantEnvelopeCodec', () => {
     expect(() => codec.open(envelope)).toThrow(InvalidEnvelopeError);
   });
 
+  // class-validator's messages name the field already: it read "actorType actorType must be ...".
+  it("words a refused field once, in the DTO's words", () => {
+    const envelope = { ...codec.create({ tenantId: 'acme' }), actorType: 'robot' };
+    expect(() => codec.open(envelope)).toThrow(
+      'The job\'s "_tenant" envelope is invalid: actorType must be one of the following values: ' +
+        'user, api_key, system, anonymous. The job was not run.',
+    );
+    const late = { ...codec.create({ tenantId: 'acme' }), enqueuedAt: '2024-19-39T29:59:59Z' };
+    expect(() => codec.open(late)).toThrow(
+      'envelope is invalid: enqueuedAt must be a real instant (no month 13, day 31 in April, hour 24).',
+    );
+  });
+
   it('never lets a __proto__ key through', () => {
     const raw = JSON.parse(
       `{"__proto__":{"x":1},${JSON.stringify(codec.create({ tenantId: 'a' })).slice(1)}`,

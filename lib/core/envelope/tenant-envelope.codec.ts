@@ -94,7 +94,9 @@ export class TenantEnvelopeCodec {
     const dto = Object.assign(new TenantEnvelopeDto(), raw);
     const [first] = validateSync(dto, { forbidUnknownValues: true });
     if (first) {
-      return refuse(`${first.property} ${Object.values(first.constraints ?? {}).join('; ')}`);
+      // class-validator's messages start with the field's name ("actorType must be ...").
+      const why = Object.values(first.constraints ?? {}).join('; ');
+      return refuse(why || `${first.property} is invalid`);
     }
     if (typeof dto.tenantId === 'string' && !this.options.tenantIdPattern.test(dto.tenantId)) {
       return refuse('tenantId does not match the pattern');
