@@ -162,14 +162,21 @@ export class TenantQueueRegistry implements OnApplicationShutdown {
       );
     }
     this.plugins.checkQueue(input, this.registeredOptions());
-    const problem = input.defaultJobOptions && jobOptionsProblem(input.defaultJobOptions, '{}');
-    if (problem) {
-      throw new InvalidTenantQueueOptionsError(
-        Messages.invalidOptions(
-          `registerQueue(${input.name}).defaultJobOptions.${problem.option}`,
-          problem.why,
-        ),
-      );
+    // The queue's own attempts and backoff by the same rules as its defaultJobOptions'.
+    const own = { attempts: input.attempts, backoff: input.backoff };
+    for (const [options, path] of [
+      [own, ''],
+      [input.defaultJobOptions, 'defaultJobOptions.'],
+    ] as const) {
+      const problem = options && jobOptionsProblem(options, '{}');
+      if (problem) {
+        throw new InvalidTenantQueueOptionsError(
+          Messages.invalidOptions(
+            `registerQueue(${input.name}).${path}${problem.option}`,
+            problem.why,
+          ),
+        );
+      }
     }
     return {
       name: input.name,

@@ -86,6 +86,27 @@ describe('wiring mistakes get a message naming the fix', () => {
     },
   );
 
+  // Checked in defaultJobOptions, they were taken unchecked on the queue itself: attempts -1 ran
+  // one attempt, deadLetterCap 0 dropped every dead letter as it was written, 1.5 none.
+  it.each([
+    [{ attempts: -1 }, 'attempts', 'must be an integer >= 0'],
+    [{ attempts: '3' }, 'attempts', 'must be an integer >= 0'],
+    [{ backoff: { type: 'fixed', delay: -1_000 } }, 'backoff.delay', 'must be a number of ms >= 0'],
+    [{ deadLetterCap: 0 }, 'deadLetterCap', 'must be an integer >= 1'],
+    [{ deadLetterCap: 1.5 }, 'deadLetterCap', 'must be an integer >= 1'],
+  ])('registerQueue(%p): a typed error naming registerQueue(media).%s', async (bad, field, why) => {
+    const compiling = Test.createTestingModule({
+      imports: [
+        ...testRootImports(uniquePrefix('wiring')),
+        TenantQueueModule.registerQueue({ name: 'media', ...(bad as object) }),
+      ],
+    }).compile();
+    await expect(compiling).rejects.toThrow(InvalidTenantQueueOptionsError);
+    await expect(compiling).rejects.toThrow(
+      `Invalid TenantQueueModule option "registerQueue(media).${field}": ${why}`,
+    );
+  });
+
   it('registerQueue without forRoot: a typed error naming forRoot, not a DI error', async () => {
     @Module({ imports: [TenantQueueModule.registerQueue({ name: 'media' })] })
     class AppModule {}
