@@ -30,16 +30,22 @@ export class TenantBullJob<T = any, R = any, N extends string = string> extends 
   }
 
   /**
-   * BullMQ's completion, where a result JSON cannot hold (a `BigInt`, a cycle) fails the job for
-   * good: the handler has run, and a retry would run it again for the same unstorable result.
-   * BullMQ refuses it before writing anything; only then is the result tried again here.
+   * BullMQ's failure, where the failure is BullMQ refusing the handler's result (JSON cannot hold
+   * a `BigInt` or a cycle): the job fails for good, since a retry would run the handler again for
+   * the same unstorable result. BullMQ's `moveToCompleted` keeps the result in `returnvalue`
+   * before it tries to store it (bullmq 5 and 6), so only a failing job pays this check.
    */
-  override moveToCompleted(returnValue: R, token: string, fetchNext?: boolean) {
-    return super.moveToCompleted(returnValue, token, fetchNext).catch((error: unknown) => {
-      const why = unstorable(returnValue);
-      if (why === undefined) throw error;
-      throw new UnrecoverableError(Messages.unstorableResult(this.queueName, this.name, why));
-    });
+  override moveToFailed<E extends Error>(err: E, token: string, fetchNext?: boolean) {
+    if (this.returnvalue !== undefined && !(err instanceof UnrecoverableError)) {
+      const why = unstorable(this.returnvalue);
+      if (why !== undefined) {
+        const refused = new UnrecoverableError(
+          Messages.unstorableResult(this.queueName, this.name, why),
+        );
+        return super.moveToFailed(refused as unknown as E, token, fetchNext);
+      }
+    }
+    return super.moveToFailed(err, token, fetchNext);
   }
 
   /** BullMQ's own JSON of the job, with `tenant` and `runId` but not the runner's internals. */
