@@ -234,6 +234,14 @@ describe('ZonedCron.parse validation', () => {
     expect(() => ZonedCron.parse(expression, zone)).toThrow(InvalidScheduleError);
   });
 
+  it('gives "H" (a hashed value) the same value in every parse, so every instance agrees', () => {
+    const runsOf = () =>
+      ZonedCron.parse('H H * * *', 'Europe/Kyiv').take(at('2026-01-01T00:00:00Z'), 2);
+    const first = runsOf();
+    for (let parse = 0; parse < 10; parse++) expect(runsOf()).toEqual(first);
+    expect(first[1] - first[0]).toBe(DAY);
+  });
+
   it('accepts five fields, macros and a zero seconds field', () => {
     expect(ZonedCron.parse('@daily', 'Europe/Kyiv').expression).toBe('@daily');
     expect(ZonedCron.parse('0 30 9 * * 1-5', 'UTC').nextAfter(at('2026-01-05T00:00:00Z'))).toBe(

@@ -47,7 +47,14 @@ export class ZonedCron {
     }
     let matcher: CronExpression;
     try {
-      matcher = CronExpressionParser.parse(expression.trim(), { tz: 'UTC', strict: false });
+      // `H` (cron-parser's hashed value) is drawn from a seed: the expression itself, so every
+      // process and every parse picks the same minute (unseeded, each instance planned its own
+      // and alternating ticks moved the next run without ever running it).
+      matcher = CronExpressionParser.parse(expression.trim(), {
+        tz: 'UTC',
+        strict: false,
+        hashSeed: expression.trim(),
+      });
     } catch (error) {
       throw new InvalidScheduleError(Messages.invalidCron(expression, (error as Error).message));
     }
