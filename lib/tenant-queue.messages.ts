@@ -388,6 +388,10 @@ export const Messages = {
     `Stored schedule "${id}" cannot be read: it ${reason}. It is left in Redis as it is and does ` +
     `not run here: write it again (TenantScheduler.upsert() for a tenant schedule; an app restart ` +
     `rewrites a @TenantCron) or delete it (TenantScheduler.remove()).`,
+  scheduleNotPlanned: (id: string, why: string) =>
+    `Schedule "${id}" cannot be planned now (${why}). It stays due and is tried again at each ` +
+    `tick; once it plans, runs that are late by then follow its "missed" policy. If it is a ` +
+    `timezone: 'tenant' schedule, check that your TenantDirectory's getTenant() answers.`,
   // inspector
   invalidJobId: (jobId: unknown) =>
     `Invalid job id ${JSON.stringify(truncate(jobId)) ?? String(jobId)}: pass the id as a ` +

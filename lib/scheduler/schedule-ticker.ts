@@ -29,6 +29,8 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
   private readonly logger = new TenantQueueLogger('TenantScheduler');
   /** Unreadable records already logged by this process (id -> reason), so a tick does not repeat them. */
   private readonly refused = new Map<string, string>();
+  /** Schedules whose runs could not be computed (id -> error), logged once until they can. */
+  private readonly unplanned = new Map<string, string>();
   private running: Promise<SchedulerTickResult> | undefined;
   private timer: NodeJS.Timeout | undefined;
   /**
@@ -145,7 +147,7 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
       result.due += due.length;
       if (due.length === 0) break;
       const records = await this.store.get(due.map(([id]) => id));
-      const plans: Promise<PlannedClaim>[] = [];
+      const plans: Promise<PlannedClaim | undefined>[] = [];
       due.forEach(([id, expected], i) => {
         const record = records[i];
         if (record?.kind === 'unreadable') {
@@ -154,7 +156,12 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
         } else if (!this.delivery.sends(id, record)) skipped++;
         else plans.push(this.plan(id, expected, record, now));
       });
-      const planned = await Promise.all(plans);
+      // A schedule whose runs cannot be computed now stays due, unclaimed, like an unreadable one.
+      const planned: PlannedClaim[] = [];
+      for (const plan of await Promise.all(plans)) {
+        if (plan) planned.push(plan);
+        else skipped++;
+      }
       const won = await this.store.claim(
         lease,
         planned.map((p) => p.claim),
@@ -178,21 +185,30 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
     return result;
   }
 
-  /** The planner's claim; a schedule it cannot compute leaves the due index, logged. */
+  /**
+   * The planner's claim, or undefined when it cannot be computed now (a `'tenant'` zone whose
+   * `TenantDirectory` lookup failed): the schedule stays due and unclaimed, and a later tick plans
+   * it again (runs late by then follow its `missed` policy). Logged once until it plans again.
+   */
   private async plan(
     id: string,
     expected: number,
     schedule: StoredSchedule | undefined,
     now: number,
-  ): Promise<PlannedClaim> {
+  ): Promise<PlannedClaim | undefined> {
     if (schedule?.enabled && this.refused.size > 0) this.refused.delete(id);
     try {
-      return await this.planner.plan(id, expected, schedule, now);
+      const planned = await this.planner.plan(id, expected, schedule, now);
+      this.unplanned.delete(id);
+      return planned;
     } catch (error) {
-      this.logger.error(
-        `${tenantLogFields()} schedule ${id} cannot be computed, removed from the due index: ${error}`,
-      );
-      return { claim: { id, expected, next: null, members: [] } };
+      const why = error instanceof Error ? error.message : String(error);
+      if (this.unplanned.get(id) !== why) {
+        if (this.unplanned.size > 5_000) this.unplanned.clear();
+        this.unplanned.set(id, why);
+        this.logger.error(`${tenantLogFields()} ${Messages.scheduleNotPlanned(id, why)}`);
+      }
+      return undefined;
     }
   }
 

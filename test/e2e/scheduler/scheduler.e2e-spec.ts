@@ -324,6 +324,42 @@ describe('TenantScheduler: schedules as tenant data', () => {
     directory.upsert({ id: 'acme', timezone: 'Europe/Kyiv' });
     await scheduler.remove('acme', 'local');
   });
+
+  it("keeps a 'tenant' zone schedule due while the directory fails, and runs it once it answers", async () => {
+    clock.set('2026-06-01T00:00:00Z');
+    await scheduler.upsert('acme', 'outage', { cron: '0 9 * * *', timezone: 'tenant', job });
+    const run = at('2026-06-01T06:00:00Z'); // 09:00 Kyiv
+    const errors: string[] = [];
+    const logged = jest
+      .spyOn(Logger.prototype, 'error')
+      .mockImplementation((message: unknown) => void errors.push(String(message)));
+    const down = jest
+      .spyOn(directory, 'getTenant')
+      .mockRejectedValue(new Error('tenants database unreachable'));
+    try {
+      clock.set(run + 500);
+      expect((await scheduler.tick()).jobIds).toEqual([]);
+      clock.set(run + 1_500);
+      expect((await scheduler.tick()).jobIds).toEqual([]);
+    } finally {
+      down.mockRestore();
+      logged.mockRestore();
+    }
+    // Still due at its run: nothing was lost.
+    const [stored] = await scheduler
+      .list('acme')
+      .then((all) => all.filter((s) => s.key === 'outage'));
+    expect(stored.nextRunAt?.toISOString()).toBe(iso(run));
+    clock.set(run + 2_500);
+    expect((await scheduler.tick()).jobIds).toEqual([tenantScheduleJobId('acme', 'outage', run)]);
+    const [next] = await scheduler.next('acme', 'outage', 1);
+    expect(iso(next.getTime())).toBe('2026-06-02T06:00:00.000Z');
+    // The outage was logged once, with what to do.
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain('Schedule "t~acme~outage" cannot be planned now');
+    expect(errors[0]).toContain('tenants database unreachable');
+    await scheduler.remove('acme', 'outage');
+  });
 });
 
 describe('the automatic tick', () => {
