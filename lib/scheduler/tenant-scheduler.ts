@@ -20,6 +20,8 @@ import {
   TenantScheduleInput,
 } from './tenant-schedule.interface';
 import { canonicalJson } from '../core/json/canonical-json';
+import { moduleJobOptions } from '../core/queues/job-id.check';
+import { tenantScheduleJobId } from './schedule-job-id';
 
 /**
  * Schedules as tenant data: each tenant may own named schedules that enqueue a job on a cron
@@ -45,7 +47,15 @@ export class TenantScheduler {
   async upsert(tenantId: string, key: string, input: TenantScheduleInput): Promise<TenantSchedule> {
     this.assertIds(tenantId, key);
     validateScheduleInput(input);
-    this.registry.getQueue(input.job.queue);
+    // What each occurrence's enqueue would refuse (payload, options) is refused now, unwritten.
+    this.registry
+      .getQueue(input.job.queue)
+      .checkForTenant(
+        tenantId,
+        input.job.name,
+        input.job.data ?? {},
+        moduleJobOptions({ ...input.job.opts, jobId: tenantScheduleJobId(tenantId, key, 0) }),
+      );
     const schedule: StoredTenantSchedule = {
       kind: 'tenant',
       tenantId,

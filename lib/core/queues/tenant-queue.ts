@@ -127,6 +127,16 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     return job;
   }
 
+  /**
+   * @internal Runs the checks `addForTenant` runs before its write (payload, options, job id, the
+   * features' own) and writes nothing: `TenantScheduler.upsert` refuses a job that every
+   * occurrence would fail to enqueue.
+   */
+  checkForTenant(tenantId: string, name: string, data: T, opts?: TenantJobOptions): void {
+    this.codec.assertTenantId(tenantId);
+    this.prepare(name, data, opts, { tenantId, actor: { type: 'system' }, strategy: 'system' });
+  }
+
   private current(): TenantState | undefined {
     const state = this.context.state();
     if (state?.tenantId !== undefined) this.codec.assertTenantId(state.tenantId);

@@ -3,6 +3,8 @@ import { TestingModule } from '@nestjs/testing';
 import { Queue } from 'bullmq';
 import {
   InMemoryTenantDirectory,
+  InvalidJobOptionsError,
+  InvalidPayloadError,
   InvalidScheduleError,
   InvalidTenantIdError,
   TenantQueueRegistry,
@@ -80,6 +82,28 @@ describe('TenantScheduler: schedules as tenant data', () => {
     await expect(
       scheduler.upsert('acme', 'ok', { cron: '0 9 * * *', job: { ...job, queue: 'nowhere' } }),
     ).rejects.toThrow(UnknownTenantQueueError);
+    expect(await scheduler.list('acme')).toEqual([]);
+  });
+
+  it('refuses a job that each occurrence would fail to enqueue, storing nothing', async () => {
+    const refused: [object, typeof InvalidJobOptionsError | typeof InvalidPayloadError][] = [
+      [{ ...job, data: { _tenant: { tenantId: 'globex' } } }, InvalidPayloadError],
+      [{ ...job, data: { n: BigInt(1) } }, InvalidPayloadError],
+      [{ ...job, opts: { priority: -1 } }, InvalidJobOptionsError],
+      [{ ...job, opts: { delay: 'soon' } }, InvalidJobOptionsError],
+      [{ ...job, opts: { repeat: { every: 1_000 } } }, InvalidJobOptionsError],
+    ];
+    for (const [bad, error] of refused) {
+      await expect(
+        scheduler.upsert('acme', 'bad-job', { cron: '0 9 * * *', job: bad as never }),
+      ).rejects.toThrow(error);
+    }
+    await expect(
+      scheduler.upsert('acme', 'bad-job', {
+        cron: '0 9 * * *',
+        job: { ...job, opts: { delay: -5 } },
+      }),
+    ).rejects.toThrow(/option "delay" must be a number of ms >= 0.*Fix or drop the option/);
     expect(await scheduler.list('acme')).toEqual([]);
   });
 
