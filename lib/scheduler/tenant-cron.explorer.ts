@@ -24,6 +24,8 @@ import { TENANT_CRON_METADATA, TenantCronMetadata } from './tenant-cron.decorato
 import { TenantCronHandler, TenantCronHost } from './tenant-cron.host';
 import { MAX_CATCH_UP, MISSED_POLICIES, SCHEDULE_KEY_PATTERN } from './tenant-schedule.dto';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
+import { jobOptionsProblem } from '../core/queues/job-options.check';
+import { tenantCronJobId } from './schedule-job-id';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 
 /** A validated `@TenantCron`: every option with a default has its value. */
@@ -193,6 +195,17 @@ export class TenantCronExplorer
     }
     const timezone = metadata.timezone ?? 'UTC';
     this.ticker.planner.cronOf(metadata.expression, timezone === 'tenant' ? 'UTC' : timezone);
+    // Options every tenant's job would be refused with fail the app now, not each fan-out.
+    const opts: unknown = metadata.jobOptions;
+    if (opts !== undefined) {
+      if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
+        throw field('jobOptions', 'must be an object of BullMQ job options');
+      }
+      const jobId = tenantCronJobId(metadata.name, 'tenant', 0);
+      const payload = JSON.stringify({ occurrence: new Date(0).toISOString() });
+      const problem = jobOptionsProblem({ ...opts, jobId }, payload);
+      if (problem) throw field(`jobOptions.${problem.option}`, problem.why);
+    }
     return {
       ...metadata,
       timezone,

@@ -261,4 +261,21 @@ describe('@TenantCron validation at bootstrap', () => {
     await expect(boot(BadZone)).rejects.toThrow(/Unknown time zone "Europe\/Atlantis"/);
     await expect(boot(Twice)).rejects.toThrow(/Two @TenantCron methods are named "same"/);
   });
+
+  it("refuses job options every tenant's job would be refused with, naming the option", async () => {
+    @Injectable()
+    class BadPriority {
+      @TenantCron('0 9 * * *', { name: 'prio', jobOptions: { priority: -1 } })
+      run() {}
+    }
+    @Injectable()
+    class Repeating {
+      @TenantCron('0 9 * * *', { name: 'rep', jobOptions: { repeat: { every: 1_000 } } as never })
+      run() {}
+    }
+    await expect(boot(BadPriority)).rejects.toThrow(
+      /Invalid schedule option "@TenantCron\.jobOptions\.priority": must be an integer/,
+    );
+    await expect(boot(Repeating)).rejects.toThrow(InvalidScheduleError);
+  });
 });
