@@ -104,7 +104,8 @@ export class TenantScheduler {
   /** The next `count` runs of a schedule (in its zone as of now), for previews. */
   async next(tenantId: string, key: string, count = 5): Promise<Date[]> {
     const schedule = await this.load(tenantId, key);
-    if (!schedule.enabled) return [];
+    const wanted = Math.floor(count);
+    if (!schedule.enabled || !(wanted > 0)) return [];
     const cron = this.ticker.planner.cronOf(
       schedule.cron,
       await this.ticker.planner.zoneOf(schedule),
@@ -112,7 +113,7 @@ export class TenantScheduler {
     const stored = await this.store.nextRun(tenantScheduleId(tenantId, key));
     const first = stored ?? cron.nextAfter(await this.ticker.clock.now());
     if (first === null) return [];
-    return [first, ...cron.take(first, Math.max(0, count - 1))].map((ms) => new Date(ms));
+    return [first, ...cron.take(first, wanted - 1)].map((ms) => new Date(ms));
   }
 
   /**

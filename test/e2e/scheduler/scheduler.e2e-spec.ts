@@ -127,6 +127,8 @@ describe('TenantScheduler: schedules as tenant data', () => {
       '2026-03-08T07:00:00.000Z', // 02:30 does not exist: 03:00 EDT
       '2026-03-09T06:30:00.000Z',
     ]);
+    expect(await scheduler.next('globex', 'nightly', 0)).toEqual([]);
+    expect(await scheduler.next('globex', 'nightly', 1.5)).toHaveLength(1);
     expect((await scheduler.list('globex')).map((s) => s.key)).toEqual(['nightly']);
     expect((await scheduler.pause('globex', 'nightly')).nextRunAt).toBeNull();
     clock.set('2026-03-06T07:30:00Z');
