@@ -103,6 +103,9 @@ export class FairGateEnqueue {
       // An id the module drew is the job's id only, not one of the options the caller gave: not
       // stored in them (BullMQ takes the id apart; 28 bytes less a queued job).
       if (!hasCallerJobId(job)) bull.opts.jobId = undefined;
+      // `delay: 0` is no delay: not stored, since a `delay` in a job's stored options is how a
+      // worker knows the gate admitted it (FairGate.holdsNoSlot).
+      if (bull.opts.delay === 0) bull.opts.delay = undefined;
       bulls[i] = bull;
       places[i] = place;
       if (!store) continue;

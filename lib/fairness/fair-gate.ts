@@ -143,10 +143,12 @@ export class FairGate implements JobDispatcher {
 
   /**
    * Whether the job skipped the gate at its turn (priority by turn, fair-turns.lua): an even
-   * BullMQ priority it did not ask for itself. Such a job holds no slot.
+   * BullMQ priority it did not ask for itself. Such a job holds no slot. A job the gate admitted
+   * came through its hold, whose `delay` its stored options keep (0 from admission on,
+   * fair-bull.lua): it holds a slot whatever priority an operator's `changePriority` gave it since.
    */
   holdsNoSlot(job: Job): boolean {
-    if (!this.config.turnsAtAdd || job.opts.priority) return false;
+    if (!this.config.turnsAtAdd || job.opts.priority || job.opts.delay !== undefined) return false;
     const priority = Number(job.priority);
     return priority > 0 && priority % 2 === 0;
   }

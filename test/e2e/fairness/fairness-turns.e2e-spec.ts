@@ -10,6 +10,7 @@ import {
   TenantQueueRegistry,
   TenantTiers,
 } from '../../../lib';
+import { FairGateRegistry } from '../../../lib/fairness/fair-gate.registry';
 import { FairnessStateSource } from '../../../lib/fairness/fairness-state.source';
 import { Started, bootFairApp } from '../../fixtures/fairness-app';
 import { enqueue, many } from '../../support/jobs';
@@ -357,6 +358,48 @@ describe('priority by turn: turns as BullMQ priorities from add() on', () => {
       delayed: 0,
       prioritized: 0,
     });
+  });
+
+  it("frees the slot of a job the gate admitted when it ends, after an operator's changePriority to an even priority (held or waiting)", async () => {
+    const started: Started[] = [];
+    // A tick far away: only the worker's release can free K's slot in time.
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: { tickMs: 60_000 },
+      concurrency: 1,
+      started,
+    });
+    const fairness = moduleRef.get(TenantFairness);
+    const queue = bullQueue(moduleRef);
+    await fairness.setConcurrency('fair', 'K', 1);
+    // F's job keeps the one worker slot busy, so K's admitted job waits in BullMQ.
+    await enqueue(moduleRef, 'fair', 'F', [{ ms: 1_000 }]);
+    await waitFor(() => started.length === 1, "F's job running", 5_000);
+    const [first, held, last] = await enqueue(moduleRef, 'fair', 'K', many(3, { ms: 20 }));
+    await waitFor(
+      async () => (await queue.getJobCounts('prioritized')).prioritized === 1,
+      "K's first job admitted",
+      5_000,
+    );
+    expect(await (await Job.fromId(queue, held.id))!.getState()).toBe('delayed');
+    // Even priorities are the ones a job that skipped the gate takes (it holds no slot).
+    await (await Job.fromId(queue, first.id))!.changePriority({ priority: 2 });
+    await (await Job.fromId(queue, held.id))!.changePriority({ priority: 4 });
+    expect(await (await Job.fromId(queue, first.id))!.getState()).toBe('prioritized');
+    await waitFor(() => started.some((s) => s.jobId === last.id), "K's last job", 5_000);
+    const k = started.filter((s) => s.tenantId === 'K').map((s) => s.jobId);
+    expect(k).toEqual([first.id, held.id, last.id]);
+    await waitFor(
+      async () => (await fairness.getTenant('fair', 'K')).inFlight === 0,
+      "K's slot freed",
+      5_000,
+    );
+    // A job that skipped the gate holds no slot, given `delay: 0` (no delay) too.
+    const gate = moduleRef.get(FairGateRegistry).get('fair');
+    const [free] = await enqueue(moduleRef, 'fair', 'F', [{ ms: 1 }], { delay: 0 });
+    const skipped = await Job.fromId(queue, free.id);
+    expect(skipped!.priority % 2).toBe(0);
+    expect(gate.holdsNoSlot(skipped!)).toBe(true);
   });
 
   it('takes the queued jobs back into the gate when the directory gives the tenant a cap', async () => {
