@@ -90,6 +90,26 @@ if cfg.dt then
 end
 releaseMany(released, now, slowCfg, touched, events)
 
+-- Rate limits: a tenant's schedule (:tat) still holds for an interval after its last job, so a
+-- tenant that drained keeps its field; once the schedule is an interval old it reads as absent
+-- (dispatch starts it from now), and it goes: 100 fields sampled a tick. (A budget's shared
+-- schedules are its queues' to keep.)
+local function dropPastSchedules()
+  local sample = redis.call('HRANDFIELD', kTat, 100, 'WITHVALUES')
+  local past, gone = {}, {}
+  for i = 1, #sample, 2 do
+    if tonumber(sample[i + 1]) < now and not tenants[sample[i]] then past[#past + 1] = sample[i] end
+  end
+  if #past == 0 then return end
+  loadTenants(past)
+  for _, t in ipairs(past) do
+    local r = tenants[t]
+    if r.tat < now - (r.rl and r.rl[1] or 0) then gone[#gone + 1] = t end
+  end
+  if #gone > 0 then variadic('HDEL', kTat, gone) end
+end
+if not BG then dropPastSchedules() end
+
 if slowCfg.threshold > 0 then
   for _, t in ipairs(redis.call('SRANDMEMBER', kSlow, 100)) do checkRecovery(t, now, slowCfg, events) end
 end

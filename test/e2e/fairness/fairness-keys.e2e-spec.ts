@@ -121,6 +121,31 @@ describe('fair gate: any tenant id, refused jobs, all-or-nothing enqueue (real R
     }
   });
 
+  it("drops a drained rate-limited tenant's schedule once it is past: no field left per tenant", async () => {
+    const done: Done[] = [];
+    moduleRef = await boot(uniquePrefix(), { rateLimit: { max: 1, per: 200 }, tickMs: 100 }, done);
+    const tenants = Array.from({ length: 20 }, (_, i) => `rated-${i}`);
+    for (const tenant of tenants) await enqueueKeys(moduleRef, tenant, 3);
+    await waitFor(() => done.length === 3 * tenants.length, 'every job done');
+    const redis = moduleRef.get(TenantQueueRedis).client;
+    const { bullPrefix } = moduleRef.get(TenantQueueRegistry).getQueue('keys').definition;
+    // Each tenant's schedule still holds for an interval after its last job; then it goes.
+    await waitFor(
+      async () => (await redis.hlen(`${bullPrefix}:~fair:tat`)) === 0,
+      'the schedules gone',
+      5_000,
+    );
+    // A tenant that comes back is rate limited afresh: its 3 jobs 200 ms apart.
+    done.length = 0;
+    const at: number[] = [];
+    await enqueueKeys(moduleRef, tenants[0], 3);
+    await waitFor(() => {
+      if (done.length > at.length) at.push(Date.now());
+      return done.length === 3;
+    }, `${tenants[0]}'s jobs again`);
+    expect(at[2] - at[0]).toBeGreaterThanOrEqual(300);
+  });
+
   it('takes into the gate only ids BullMQ holds: forged script calls add nothing; the rest flows', async () => {
     const prefix = uniquePrefix();
     const done: Done[] = [];
