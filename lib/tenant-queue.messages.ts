@@ -388,6 +388,12 @@ export const Messages = {
     `Stored schedule "${id}" cannot be read: it ${reason}. It is left in Redis as it is and does ` +
     `not run here: write it again (TenantScheduler.upsert() for a tenant schedule; an app restart ` +
     `rewrites a @TenantCron) or delete it (TenantScheduler.remove()).`,
+  scheduleQueueElsewhere: (id: string, queue: string) =>
+    `schedule "${id}" enqueues on queue "${queue}", which this process does not register: its ` +
+    `runs (and those of every schedule on that queue) are left to a process that does. Register ` +
+    `the queue here (TenantQueueModule.registerQueue({ name: '${queue}' })), or set ` +
+    `scheduler: { enabled: false } in processes that should not tick; an app that does not know ` +
+    `the queue at all needs its own prefix.`,
   scheduleNotPlanned: (id: string, why: string) =>
     `Schedule "${id}" cannot be planned now (${why}). It stays due and is tried again at each ` +
     `tick; once it plans, runs that are late by then follow its "missed" policy. If it is a ` +

@@ -3,6 +3,7 @@ import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { moduleJobOptions } from '../core/queues/job-id.check';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
+import { Messages } from '../tenant-queue.messages';
 import { fanOutJobId, tenantScheduleJobId } from './schedule-job-id';
 import { ScheduleStore } from './schedule.store';
 import {
@@ -39,7 +40,10 @@ export const FANOUT_JOB = 'tq.cron.fanout';
 @Injectable()
 export class ScheduleDelivery {
   private readonly logger = new TenantQueueLogger('TenantScheduler');
-  /** Schedules this process has logged as left to others (their queue is not registered here). */
+  /**
+   * Queues whose schedules this process has logged as left to others (not registered here): one
+   * line per queue, so the set is bounded by the queue names, not by the schedules.
+   */
   private readonly leftToOthers = new Set<string>();
 
   constructor(
@@ -52,19 +56,16 @@ export class ScheduleDelivery {
    * Whether this process can send a schedule's occurrences: a tenant schedule's queue must be
    * registered here. Another app, or a producer-only process, on the same Redis and prefix ticks
    * the same schedules; one it cannot send is left to a process that can (logged once per
-   * schedule), instead of being claimed and failing there at every lease.
+   * queue), instead of being claimed and failing there at every lease.
    */
   sends(id: string, schedule: ScheduleRecord | undefined): boolean {
     if (schedule?.kind !== 'tenant') return true;
     const queue = schedule.job.queue;
     if (this.registry.getQueueNames().includes(queue)) return true;
-    if (!this.leftToOthers.has(id)) {
-      this.leftToOthers.add(id);
+    if (!this.leftToOthers.has(queue)) {
+      this.leftToOthers.add(queue);
       this.logger.warn(
-        `${tenantLogFields({ tenantId: schedule.tenantId })} schedule ${id} enqueues on queue "${queue}", ` +
-          `which this process does not register: left to a process that does. Register the queue ` +
-          `here, or set scheduler: { enabled: false } in processes that should not tick; an app ` +
-          `that does not know the queue at all needs its own prefix.`,
+        `${tenantLogFields({ tenantId: schedule.tenantId })} ${Messages.scheduleQueueElsewhere(id, queue)}`,
       );
     }
     return false;

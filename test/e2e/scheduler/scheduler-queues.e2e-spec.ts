@@ -56,7 +56,7 @@ describe('TenantScheduler: a process without the schedule queue', () => {
     clock.set('2026-05-01T09:00:00Z');
     expect(await other.get(TenantScheduler).tick()).toMatchObject({ claimed: 0, jobIds: [] });
     expect(await other.get(TenantScheduler).tick()).toMatchObject({ claimed: 0, jobIds: [] });
-    const left = warnings.filter((w) => w.includes('schedule t~acme~hourly'));
+    const left = warnings.filter((w) => w.includes('schedule "t~acme~hourly"'));
     expect(left).toHaveLength(1);
     expect(left[0]).toContain('queue "reports", which this process does not register');
 
