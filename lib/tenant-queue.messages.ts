@@ -81,6 +81,11 @@ export const Messages = {
     `Unknown time zone ${JSON.stringify(timezone)}. Use "UTC", an IANA zone such as ` +
     `"Europe/Kyiv" or "America/New_York", or "tenant" for the tenant's own zone.`,
   invalidSchedule: (field: string, why: string) => `Invalid schedule option "${field}": ${why}.`,
+  lateAfterBelowTick: (lateAfter: number, tickInterval: number, least: number) =>
+    `it is ${lateAfter} ms, and a tick claims an occurrence up to a tickInterval ` +
+    `(${tickInterval} ms) plus the tick's own time after it is due, so on-time runs would count ` +
+    `as missed (and "skip" never runs them). Set lateAfter to at least ${least} ms (2 x ` +
+    `tickInterval), or lower tickInterval`,
   unknownSchedule: (tenantId: string, key: string) =>
     `Tenant "${tenantId}" has no schedule "${key}". Create it with TenantScheduler.upsert() first.`,
   cronNeedsDirectory: (name: string) =>

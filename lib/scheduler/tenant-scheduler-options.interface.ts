@@ -21,7 +21,9 @@ export interface TenantSchedulerOptions {
   claimTimeout?: number;
   /**
    * An occurrence claimed more than this many milliseconds after its time counts as missed (the
-   * scheduler was down), and the schedule's `missed` policy decides whether it runs.
+   * scheduler was down), and the schedule's `missed` policy decides whether it runs. At least
+   * 2 x `tickInterval` (a tick claims an occurrence up to an interval after it is due), else
+   * `InvalidTenantQueueOptionsError` at boot.
    * @default 60000
    */
   lateAfter?: number;

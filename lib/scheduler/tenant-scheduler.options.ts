@@ -8,6 +8,9 @@ export type ResolvedTenantSchedulerOptions = Required<TenantSchedulerOptions>;
 
 export const TENANT_SCHEDULER_OPTIONS = Symbol('TENANT_SCHEDULER_OPTIONS');
 
+/** `lateAfter` is at least this many tick intervals. */
+const LATE_AFTER_TICKS = 2;
+
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 
 class SchedulerSchema {
@@ -34,7 +37,7 @@ export function resolveTenantSchedulerOptions(moduleOptions: {
       Messages.invalidOptions(`scheduler.${errors[0].property}`, validationWhy(errors[0])),
     );
   }
-  return {
+  const resolved = {
     enabled: input.enabled ?? true,
     tickInterval: input.tickInterval ?? 1_000,
     batchSize: input.batchSize ?? 500,
@@ -43,4 +46,16 @@ export function resolveTenantSchedulerOptions(moduleOptions: {
     cronQueue: input.cronQueue ?? 'tq-cron',
     cronConcurrency: input.cronConcurrency ?? 10,
   };
+  // An occurrence is claimed up to a tick interval (plus the tick's own time) after it is due:
+  // a lateAfter below that makes ordinary tick delay a missed run, which `skip` never runs.
+  const least = LATE_AFTER_TICKS * resolved.tickInterval;
+  if (resolved.lateAfter < least) {
+    throw new InvalidTenantQueueOptionsError(
+      Messages.invalidOptions(
+        'scheduler.lateAfter',
+        Messages.lateAfterBelowTick(resolved.lateAfter, resolved.tickInterval, least),
+      ),
+    );
+  }
+  return resolved;
 }
