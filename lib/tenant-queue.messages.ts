@@ -86,6 +86,9 @@ export const Messages = {
     `(${tickInterval} ms) plus the tick's own time after it is due, so on-time runs would count ` +
     `as missed (and "skip" never runs them). Set lateAfter to at least ${least} ms (2 x ` +
     `tickInterval), or lower tickInterval`,
+  schedulePreviewCount: (count: number, max: number) =>
+    `TenantScheduler.next: count ${String(count)} is above ${max}, the most runs one preview ` +
+    `lists. Ask for ${max} or fewer.`,
   unknownSchedule: (tenantId: string, key: string) =>
     `Tenant "${tenantId}" has no schedule "${key}". Create it with TenantScheduler.upsert() first.`,
   cronNeedsDirectory: (name: string) =>

@@ -23,6 +23,9 @@ import { canonicalJson } from '../core/json/canonical-json';
 import { moduleJobOptions } from '../core/queues/job-id.check';
 import { tenantScheduleJobId } from './schedule-job-id';
 
+/** Most runs one `next()` preview lists (as `listTenants` lists at most 1000 tenants). */
+const MAX_PREVIEW = 1000;
+
 /**
  * Schedules as tenant data: each tenant may own named schedules that enqueue a job on a cron
  * expression in a time zone. Stored in Redis; any number of instances tick, and each occurrence
@@ -101,8 +104,14 @@ export class TenantScheduler {
     return this.setEnabled(tenantId, key, true);
   }
 
-  /** The next `count` runs of a schedule (in its zone as of now), for previews. */
+  /**
+   * The next `count` runs of a schedule (in its zone as of now), for previews: at most 1000
+   * (`InvalidScheduleError` above that); none for 0 or less, whole runs for a fraction.
+   */
   async next(tenantId: string, key: string, count = 5): Promise<Date[]> {
+    if (count > MAX_PREVIEW) {
+      throw new InvalidScheduleError(Messages.schedulePreviewCount(count, MAX_PREVIEW));
+    }
     const schedule = await this.load(tenantId, key);
     const wanted = Math.floor(count);
     if (!schedule.enabled || !(wanted > 0)) return [];

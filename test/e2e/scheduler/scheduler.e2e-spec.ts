@@ -129,6 +129,16 @@ describe('TenantScheduler: schedules as tenant data', () => {
     ]);
     expect(await scheduler.next('globex', 'nightly', 0)).toEqual([]);
     expect(await scheduler.next('globex', 'nightly', 1.5)).toHaveLength(1);
+    // A preview is bounded: Infinity looped for ever, a huge count built that many dates.
+    expect(await scheduler.next('globex', 'nightly', 1000)).toHaveLength(1000);
+    for (const count of [1001, 1e9, Infinity]) {
+      await expect(scheduler.next('globex', 'nightly', count)).rejects.toThrow(
+        new InvalidScheduleError(
+          `TenantScheduler.next: count ${count} is above 1000, the most runs one preview lists. ` +
+            'Ask for 1000 or fewer.',
+        ),
+      );
+    }
     expect((await scheduler.list('globex')).map((s) => s.key)).toEqual(['nightly']);
     expect((await scheduler.pause('globex', 'nightly')).nextRunAt).toBeNull();
     clock.set('2026-03-06T07:30:00Z');
