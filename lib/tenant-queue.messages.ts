@@ -89,6 +89,10 @@ export const Messages = {
   schedulePreviewCount: (count: number, max: number) =>
     `TenantScheduler.next: count ${String(count)} is above ${max}, the most runs one preview ` +
     `lists. Ask for ${max} or fewer.`,
+  scheduleJobParent: () =>
+    `is one fixed job for every occurrence: each run would join it as a child, and fail once ` +
+    `it is gone. Drop parent; to start a flow at each run, add it from the scheduled job's ` +
+    `processor`,
   unknownSchedule: (tenantId: string, key: string) =>
     `Tenant "${tenantId}" has no schedule "${key}". Create it with TenantScheduler.upsert() first.`,
   cronNeedsDirectory: (name: string) =>

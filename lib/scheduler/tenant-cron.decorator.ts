@@ -26,8 +26,11 @@ export interface TenantCronOptions {
   maxCatchUp?: number;
   /** Queue of the per-tenant jobs; the scheduler runs its worker. @default the `scheduler.cronQueue` option */
   queue?: string;
-  /** BullMQ options of each per-tenant job (attempts, backoff, removeOnComplete...). */
-  jobOptions?: Omit<JobsOptions, 'jobId' | 'repeat'>;
+  /**
+   * BullMQ options of each per-tenant job (attempts, backoff, removeOnComplete...); `parent` is
+   * refused at boot (one fixed parent for every tenant and occurrence).
+   */
+  jobOptions?: Omit<JobsOptions, 'jobId' | 'repeat' | 'parent'>;
 }
 
 export interface TenantCronMetadata extends TenantCronOptions {

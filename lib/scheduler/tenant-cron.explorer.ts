@@ -201,6 +201,9 @@ export class TenantCronExplorer
       if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
         throw field('jobOptions', 'must be an object of BullMQ job options');
       }
+      if ('parent' in opts && opts.parent !== undefined) {
+        throw field('jobOptions.parent', Messages.scheduleJobParent());
+      }
       const jobId = tenantCronJobId(metadata.name, 'tenant', 0);
       const payload = JSON.stringify({ occurrence: new Date(0).toISOString() });
       const problem = jobOptionsProblem({ ...opts, jobId }, payload);

@@ -61,6 +61,12 @@ export function validateScheduleInput(input: TenantScheduleInput): void {
       Messages.invalidSchedule('job.opts.jobId', 'is set by the scheduler (one id per occurrence)'),
     );
   }
+  // Typed out of `opts`, but a caller without types (JSON from an API) can still send it.
+  if ((input.job.opts as { parent?: unknown } | undefined)?.parent !== undefined) {
+    throw new InvalidScheduleError(
+      Messages.invalidSchedule('job.opts.parent', Messages.scheduleJobParent()),
+    );
+  }
 }
 
 /** The first failed field of a validation, as [dotted path, why]. */

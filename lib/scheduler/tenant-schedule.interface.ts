@@ -23,8 +23,11 @@ export interface TenantScheduleJob {
   name: string;
   /** Job payload (plain JSON object). @default {} */
   data?: Record<string, unknown>;
-  /** BullMQ job options; `jobId` is always the schedule's own. */
-  opts?: Omit<JobsOptions, 'jobId' | 'repeat'>;
+  /**
+   * BullMQ job options; `jobId` is always the schedule's own, and `parent` is refused (one fixed
+   * parent for every occurrence).
+   */
+  opts?: Omit<JobsOptions, 'jobId' | 'repeat' | 'parent'>;
 }
 
 /**

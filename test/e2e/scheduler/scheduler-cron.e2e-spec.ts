@@ -277,5 +277,16 @@ describe('@TenantCron validation at bootstrap', () => {
       /Invalid schedule option "@TenantCron\.jobOptions\.priority": must be an integer/,
     );
     await expect(boot(Repeating)).rejects.toThrow(InvalidScheduleError);
+    @Injectable()
+    class WithParent {
+      @TenantCron('0 9 * * *', {
+        name: 'child',
+        jobOptions: { parent: { id: 'p1', queue: 'bull:tq-cron' } } as never,
+      })
+      run() {}
+    }
+    await expect(boot(WithParent)).rejects.toThrow(
+      /"@TenantCron\.jobOptions\.parent": is one fixed job for every occurrence.*Drop parent/,
+    );
   });
 });

@@ -92,6 +92,8 @@ describe('TenantScheduler: schedules as tenant data', () => {
       [{ ...job, opts: { priority: -1 } }, InvalidJobOptionsError],
       [{ ...job, opts: { delay: 'soon' } }, InvalidJobOptionsError],
       [{ ...job, opts: { repeat: { every: 1_000 } } }, InvalidJobOptionsError],
+      // One fixed parent for every occurrence: a missing one failed each run; stored before.
+      [{ ...job, opts: { parent: { id: 'p1', queue: 'bull:reports' } } }, InvalidScheduleError],
     ];
     for (const [bad, error] of refused) {
       await expect(
@@ -104,6 +106,12 @@ describe('TenantScheduler: schedules as tenant data', () => {
         job: { ...job, opts: { delay: -5 } },
       }),
     ).rejects.toThrow(/option "delay" must be a number of ms >= 0.*Fix or drop the option/);
+    await expect(
+      scheduler.upsert('acme', 'bad-job', {
+        cron: '0 9 * * *',
+        job: { ...job, opts: { parent: { id: 'p1', queue: 'bull:reports' } } as never },
+      }),
+    ).rejects.toThrow(/"job\.opts\.parent": is one fixed job for every occurrence.*Drop parent/);
     expect(await scheduler.list('acme')).toEqual([]);
   });
 
