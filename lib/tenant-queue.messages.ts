@@ -93,6 +93,9 @@ export const Messages = {
     `is one fixed job for every occurrence: each run would join it as a child, and fail once ` +
     `it is gone. Drop parent; to start a flow at each run, add it from the scheduled job's ` +
     `processor`,
+  tenantZoneUnknown: (tenantId: string, zone: string) =>
+    `tenant ${tenantId} has an unknown time zone ${JSON.stringify(zone)} in the TenantDirectory; ` +
+    `using UTC. Give the tenant an IANA zone (e.g. "Europe/Kyiv"), or none for UTC`,
   unknownSchedule: (tenantId: string, key: string) =>
     `Tenant "${tenantId}" has no schedule "${key}". Create it with TenantScheduler.upsert() first.`,
   cronNeedsDirectory: (name: string) =>

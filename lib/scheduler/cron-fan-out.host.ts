@@ -12,6 +12,7 @@ import { isValidTimezone } from './zoned-cron';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { moduleJobOptions } from '../core/queues/job-id.check';
+import { Messages } from '../tenant-queue.messages';
 
 /**
  * @internal Runs a `@TenantCron` fan-out job: pages through the active tenants and enqueues one
@@ -134,7 +135,8 @@ export class CronFanOutHost extends TenantWorkerHost {
     if (!this.warnedZones.has(String(zone))) {
       this.warnedZones.add(String(zone));
       this.logger.warn(
-        `${tenantLogFields({ tenantId: tenant.id })} tenant ${tenant.id} has an unknown time zone "${zone}"; using UTC`,
+        `${tenantLogFields({ tenantId: tenant.id })} @TenantCron "${data.name}": ` +
+          Messages.tenantZoneUnknown(tenant.id, String(zone)),
       );
     }
     return 'UTC';

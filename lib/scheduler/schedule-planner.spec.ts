@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { InMemoryTenantDirectory } from '../testing';
 import { SchedulePlanner } from './schedule-planner';
 import { StoredCronSchedule, StoredTenantSchedule } from './stored-schedule';
@@ -69,6 +70,44 @@ describe('SchedulePlanner (the clock is the `now` each call is given)', () => {
     expect(await planner.nextRunOf(daily('kyiv'), base - 1)).toBe(base);
     expect(await planner.nextRunOf(daily('nowhere'), base - 1)).toBe(base + 3 * HOUR);
     expect(await planner.nextRunOf(daily('unknown'), base - 1)).toBe(base + 3 * HOUR);
+  });
+
+  it("warns of a tenant's unknown directory zone once per schedule, again when the zone changes", async () => {
+    const zones = new InMemoryTenantDirectory([{ id: 'lost', timezone: 'Not/AZone' }]);
+    const own = new SchedulePlanner(options, zones);
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      const daily = (key: string) =>
+        tenantSchedule({ tenantId: 'lost', key, timezone: 'tenant', cron: '0 3 * * *' });
+      const warned = () => warn.mock.calls.map(([message]) => String(message));
+      for (let i = 0; i < 3; i++) {
+        await own.plan('t~lost~a', base + 3 * HOUR, daily('a'), base + 3 * HOUR);
+        await own.nextRunOf(daily('a'), base);
+      }
+      expect(warned()).toEqual([
+        expect.stringContaining(
+          'schedule "a": tenant lost has an unknown time zone "Not/AZone" in the TenantDirectory; ' +
+            'using UTC. Give the tenant an IANA zone',
+        ),
+      ]);
+      await own.nextRunOf(daily('b'), base); // another schedule of the tenant: its own warning
+      zones.upsert({ id: 'lost', timezone: 'Mars/Olympus' });
+      await own.nextRunOf(daily('a'), base);
+      zones.upsert({ id: 'lost', timezone: 'Europe/Kyiv' });
+      await own.nextRunOf(daily('a'), base);
+      zones.upsert({ id: 'lost', timezone: 'Mars/Olympus' });
+      await own.nextRunOf(daily('a'), base);
+      zones.upsert({ id: 'lost', timezone: undefined }); // none: UTC, as documented, no warning
+      await own.nextRunOf(daily('a'), base);
+      expect(warned().map((m) => m.match(/schedule "(\w)".*zone "([^"]+)"/)!.slice(1))).toEqual([
+        ['a', 'Not/AZone'],
+        ['b', 'Not/AZone'],
+        ['a', 'Mars/Olympus'],
+        ['a', 'Mars/Olympus'],
+      ]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('plans a @TenantCron as one fan-out member for the range, logging missed runs only when none remain', async () => {

@@ -1,5 +1,8 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import { tenantLogFields } from '../core/context/tenant-log-fields';
+import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { TenantDirectory } from '../core/types/tenant-directory.interface';
+import { Messages } from '../tenant-queue.messages';
 import { AnyZoneCron } from './any-zone-cron';
 import { RunPlan, planRuns } from './run-plan';
 import { ScheduleClaim } from './schedule.store';
@@ -7,6 +10,7 @@ import {
   StoredCronSchedule,
   StoredSchedule,
   StoredTenantSchedule,
+  tenantScheduleId,
   unknownKind,
 } from './stored-schedule';
 import {
@@ -39,6 +43,9 @@ export interface PlannedClaim {
 export class SchedulePlanner {
   private readonly parsed = new Map<string, ZonedCron>();
   private readonly anyZone = new Map<string, AnyZoneCron>();
+  private readonly logger = new TenantQueueLogger('TenantScheduler');
+  /** Tenant schedules whose directory zone is unknown (id -> zone), warned once until it changes. */
+  private readonly badZones = new Map<string, string>();
 
   constructor(
     @Inject(TENANT_SCHEDULER_OPTIONS) private readonly options: ResolvedTenantSchedulerOptions,
@@ -72,12 +79,34 @@ export class SchedulePlanner {
     }
   }
 
-  /** The zone a tenant schedule follows now (a `'tenant'` zone is read from the directory). */
-  async zoneOf(schedule: Pick<StoredTenantSchedule, 'timezone' | 'tenantId'>): Promise<string> {
+  /**
+   * The zone a tenant schedule follows now (a `'tenant'` zone is read from the directory). A
+   * directory zone that is not one is UTC, warned once per schedule until the zone changes.
+   */
+  async zoneOf(
+    schedule: Pick<StoredTenantSchedule, 'timezone' | 'tenantId' | 'key'>,
+  ): Promise<string> {
     if (schedule.timezone !== 'tenant') return schedule.timezone;
     const tenant = await this.directory?.getTenant(schedule.tenantId);
     const zone = tenant?.timezone;
-    return typeof zone === 'string' && isValidTimezone(zone) ? zone : 'UTC';
+    if (typeof zone === 'string' && isValidTimezone(zone)) {
+      if (this.badZones.size > 0)
+        this.badZones.delete(tenantScheduleId(schedule.tenantId, schedule.key));
+      return zone;
+    }
+    if (zone !== undefined && zone !== null && zone !== '') this.warnZone(schedule, String(zone));
+    return 'UTC';
+  }
+
+  private warnZone(schedule: Pick<StoredTenantSchedule, 'tenantId' | 'key'>, zone: string): void {
+    const id = tenantScheduleId(schedule.tenantId, schedule.key);
+    if (this.badZones.get(id) === zone) return;
+    if (this.badZones.size > 5_000) this.badZones.clear();
+    this.badZones.set(id, zone);
+    this.logger.warn(
+      `${tenantLogFields({ tenantId: schedule.tenantId })} schedule "${schedule.key}": ` +
+        Messages.tenantZoneUnknown(schedule.tenantId, zone),
+    );
   }
 
   /**
