@@ -128,6 +128,7 @@ export {
   TenantSourceConflictError,
   InvalidJobIdError,
   RedisBackendRequiredError,
+  MissingPeerDependencyError,
 } from './core/errors';
 export type { TenantSourceReading } from './core/errors';
 export { UnknownTierError } from './core/tenants';

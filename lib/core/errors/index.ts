@@ -20,3 +20,4 @@ export * from './tenant-source-conflict.error';
 export * from './invalid-job-id.error';
 export * from './redis-backend-required.error';
 export * from './redis-unavailable-at-boot.error';
+export * from './missing-peer-dependency.error';

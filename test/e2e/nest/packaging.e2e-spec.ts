@@ -141,6 +141,64 @@ describe('the packed package (exports map, types, LICENSE)', () => {
     expect(out.internal).toBe('ERR_PACKAGE_PATH_NOT_EXPORTED');
   });
 
+  it('names a missing optional peer and its npm install command, to require and to import', () => {
+    // The app's install without the peers: their resolution fails as for a package never installed.
+    const peers = ['@nestjs/terminus', '@nestjs/bullmq', '@bull-board/nestjs'];
+    writeFileSync(
+      join(app, 'no-peers.cjs'),
+      `const Module = require('node:module');
+      const resolve = Module._resolveFilename;
+      Module._resolveFilename = function (request, ...rest) {
+        if (${JSON.stringify(peers)}.some((p) => request === p || request.startsWith(p + '/'))) {
+          const error = new Error("Cannot find module '" + request + "'");
+          error.code = 'MODULE_NOT_FOUND';
+          throw error;
+        }
+        return resolve.call(this, request, ...rest);
+      };
+      require('reflect-metadata');`,
+    );
+    const entries = [
+      'nestjs-tenant-queue/health',
+      'nestjs-tenant-queue/bullmq',
+      'nestjs-tenant-queue/bull-board',
+      'nestjs-tenant-queue/dist/health',
+    ];
+    const report = "out[path] = error.name + ': ' + error.message;";
+    writeFileSync(
+      join(app, 'no-peers-require.cjs'),
+      `const out = {};
+      for (const path of ${JSON.stringify(entries)}) {
+        try { require(path); out[path] = 'loaded'; } catch (error) { ${report} }
+      }
+      console.log(JSON.stringify(out));`,
+    );
+    writeFileSync(
+      join(app, 'no-peers-import.mjs'),
+      `const out = {};
+      for (const path of ${JSON.stringify(entries)}) {
+        try { await import(path); out[path] = 'loaded'; } catch (error) { ${report} }
+      }
+      console.log(JSON.stringify(out));`,
+    );
+    const refused = (entry: string, peer: string, range: string) =>
+      `MissingPeerDependencyError: nestjs-tenant-queue/${entry} needs ${peer}, an optional peer ` +
+      `dependency of nestjs-tenant-queue that is not installed. Install it: npm install "${peer}@${range}"`;
+    const terminus = refused('health', '@nestjs/terminus', '^11.0.0 || ^12.0.0');
+    for (const script of ['no-peers-require.cjs', 'no-peers-import.mjs']) {
+      const out = run(process.execPath, ['-r', './no-peers.cjs', script], app);
+      expect([script, JSON.parse(out.trim().split('\n').pop()!)]).toEqual([
+        script,
+        {
+          'nestjs-tenant-queue/health': terminus,
+          'nestjs-tenant-queue/bullmq': refused('bullmq', '@nestjs/bullmq', '^11.0.5'),
+          'nestjs-tenant-queue/bull-board': refused('bull-board', '@bull-board/nestjs', '^9.10.1'),
+          'nestjs-tenant-queue/dist/health': terminus,
+        },
+      ]);
+    }
+  });
+
   it.each([
     ['node10', 'commonjs'],
     ['node16', 'node16'],
