@@ -24,7 +24,8 @@ const UNREADABLE_MEMORY = 10_000;
  * its tenant's dead letters. Cancelled jobs (`[cancelled:...]`) are a distinct outcome and stay
  * out. BullMQ's failed set is the source of truth: besides the `failed` event, every worker
  * sweeps recent failures at start and every 30 s, so a process that died between "failed" and
- * "dead-lettered" loses nothing. Recording is idempotent, keyed by job id and failure time. A
+ * "dead-lettered" loses nothing while BullMQ keeps the failed job (not with `removeOnFail: true`,
+ * which deletes it as it fails: docs/containment.md says so). Recording is idempotent, keyed by job id and failure time. A
  * failed job whose hash cannot be read back (corrupt data or options) is skipped, logged once and
  * counted (`unreadable`); the sweep goes on with the rest. A dead letter whose job completes by
  * another path (BullMQ's `job.retry()`, bull-board's Retry, then this or any worker) is resolved
