@@ -19,6 +19,7 @@ type Commands = {
     totals: string,
     tenants: string,
     flushed: string,
+    reconcile: string,
     ...args: (string | number)[]
   ): Promise<number>;
 };
@@ -52,7 +53,7 @@ export class BullCounts {
 const SCRIPTS = new LuaScripts<Commands>(__dirname, {
   tqVisCount: { numberOfKeys: 1, file: 'visibility-count.lua' },
   tqVisReconcile: { numberOfKeys: 2, file: 'visibility-reconcile.lua' },
-  tqVisFlush: { numberOfKeys: 3, file: 'visibility-flush.lua' },
+  tqVisFlush: { numberOfKeys: 4, file: 'visibility-flush.lua' },
 });
 
 function commands(redis: RedisClient): RedisClient & Commands {
@@ -125,5 +126,11 @@ export function flushVisibility(
   writer: string,
   args: (string | number)[],
 ): Promise<number> {
-  return commands(redis).tqVisFlush(keys.totals, keys.tenants, keys.flushed(writer), ...args);
+  return commands(redis).tqVisFlush(
+    keys.totals,
+    keys.tenants,
+    keys.flushed(writer),
+    keys.reconcile,
+    ...args,
+  );
 }

@@ -6,6 +6,7 @@
   tenant-minute hash gets its TTL when this call makes it, and not again.
   KEYS[1]  totals hash (VisibilityKeys.totals)   KEYS[2]  tenants zset (VisibilityKeys.tenants)
   KEYS[3]  the writer's last applied call number (VisibilityKeys.flushed)
+  KEYS[4]  reconcile hash (VisibilityKeys.reconcile): a tenant idle for a day leaves it too
   ARGV[1]  time to live of the tenant-minute hashes (s)
   ARGV[2]  tenants whose last activity is older leave the zset (ms), with their totals where
            they show no backlog; '' = not in this chunk
@@ -53,7 +54,8 @@ if #seen > 0 then redis.call('ZADD', tenants, unpack(seen)) end
 -- and their totals go with them where nothing is left waiting: enqueued = started gives a
 -- backlog of 0 with the fields or without, and a count a process adds later starts from 0, so
 -- every difference stays the same. Without this the hash kept 2 fields for every tenant that
--- ever had a job.
+-- ever had a job. Their reconcile views go too (a view left when the counters agreed again is
+-- never read back: without this the reconcile hash kept one for many tenants ever seen).
 if ARGV[2] ~= '' then
   local idle = redis.call('ZRANGEBYSCORE', tenants, '-inf', ARGV[2], 'LIMIT', 0, IDLE_BATCH)
   if #idle > 0 then
@@ -71,6 +73,7 @@ if ARGV[2] ~= '' then
       end
     end
     if #done > 0 then redis.call('HDEL', totals, unpack(done)) end
+    redis.call('HDEL', KEYS[4], unpack(idle))
     redis.call('ZREM', tenants, unpack(idle))
   end
 end

@@ -199,6 +199,23 @@ describe('the visibility flush: every tenant counted, one script call per chunk 
     expect(await redis.zcard(keys.tenants)).toBe(701);
   });
 
+  it("drops the reconcile views of tenants idle for a day with them, and keeps an active tenant's", async () => {
+    const now = Date.now();
+    const dayAgo = now - 2 * 86_400_000;
+    // Views the reconcile left while a tenant's counters disagreed for a moment (enqueue counts
+    // flushed before start counts); once they agree again nothing reads them back.
+    await redis.zadd(keys.tenants, dayAgo, 'gone', dayAgo, 'x{y}z', now, 'recent');
+    await redis.hset(keys.reconcile, {
+      gone: `${dayAgo}:1:0:0`,
+      'x{y}z': `${dayAgo}:3:1:1`,
+      recent: `${now}:1:0:0`,
+    });
+    const visibility = new QueueVisibility(keys, () => series);
+    visibility.record('busy').result(now, 0);
+    await visibility.flush(redis as never, now, TTL);
+    expect(await redis.hgetall(keys.reconcile)).toEqual({ recent: `${now}:1:0:0` });
+  });
+
   it('drops the totals of tenants idle for a day that show no backlog, and keeps every backlog', async () => {
     const now = Date.now();
     const dayAgo = now - 2 * 86_400_000;
