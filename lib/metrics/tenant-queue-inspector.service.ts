@@ -109,14 +109,18 @@ export class TenantQueueInspector {
       }));
     }
     const gated = source ? await source.gatedCounts!(queue, page) : undefined;
-    const totals =
-      gated || page.length === 0
-        ? []
-        : await this.redis.client.hmget(
+    const unread = gated || page.length === 0;
+    const [totals, views] = unread
+      ? [[], []]
+      : await Promise.all([
+          this.redis.client.hmget(
             keys.totals,
             ...page.flatMap((t) => [`${t}|enq`, `${t}|started`]),
-          );
+          ),
+          bull.complete ? this.redis.client.hmget(keys.reconcile, ...page) : [],
+        ]);
     const counts: TenantCount[] = [];
+    const settled: string[] = [];
     for (const [i, tenantId] of page.entries()) {
       const jobs = bull.of(tenantId);
       const inBull = jobs.waiting + jobs.delayed;
@@ -124,11 +128,18 @@ export class TenantQueueInspector {
       // reconciles its counters, one too long to count falls back to them.
       let counted = inBull;
       if (gated) counted = gated[i] + inBull;
-      else if (bull.complete)
-        await this.reconcile(keys, tenantId, inBull, now, totals.slice(2 * i, 2 * i + 2));
-      else counted = Math.max(inBull, Number(totals[2 * i] ?? 0) - Number(totals[2 * i + 1] ?? 0));
+      else if (bull.complete) {
+        const mine = totals.slice(2 * i, 2 * i + 2);
+        if (views[i] && agrees(mine, inBull)) settled.push(tenantId);
+        else await this.reconcile(keys, tenantId, inBull, now, mine);
+      } else
+        counted = Math.max(inBull, Number(totals[2 * i] ?? 0) - Number(totals[2 * i + 1] ?? 0));
       counts.push({ tenantId, backlog: counted, inFlight: jobs.running + jobs.retrying });
     }
+    // A view the reconcile left while the counters disagreed for a moment (one process's counts
+    // flushed before another's) is never read back once they agree: dropped here, so the hash
+    // holds only the tenants whose counters disagree now.
+    if (settled.length > 0) await this.redis.client.hdel(keys.reconcile, ...settled).catch(() => 0);
     return counts;
   }
 
@@ -284,7 +295,7 @@ export class TenantQueueInspector {
     now: number,
     totals: (string | null)[],
   ): Promise<void> {
-    if (Number(totals[0] ?? 0) - Number(totals[1] ?? 0) === truth) return;
+    if (agrees(totals, truth)) return;
     const settleMs = this.options.flushIntervalMs * 3 + 2000;
     try {
       await reconcileBacklog(this.redis.client, keys, tenantId, truth, now, settleMs);
@@ -302,4 +313,9 @@ export class TenantQueueInspector {
 /** The largest current lag first, then by tenant id. */
 function byLag(a: TenantQueueStats, b: TenantQueueStats): number {
   return b.currentLagMs - a.currentLagMs || a.tenantId.localeCompare(b.tenantId);
+}
+
+/** Whether a tenant's counters (`|enq`, `|started`) give the backlog BullMQ holds. */
+function agrees(totals: (string | null)[], truth: number): boolean {
+  return Number(totals[0] ?? 0) - Number(totals[1] ?? 0) === truth;
 }

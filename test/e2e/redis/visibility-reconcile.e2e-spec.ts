@@ -60,6 +60,27 @@ describe('inspector counters: BullMQ is the truth, the counters only a fallback,
     expect(await counted()).toBe(3);
   }, 30_000);
 
+  it('keeps a view of the counters only while they disagree: a count that finds them agreeing drops it', async () => {
+    const { moduleRef, queue, keys, redis, counted } = await boot();
+    await moduleRef
+      .get(TenantContext)
+      .run('acme', () => queue.addBulk(Array.from({ length: 3 }, () => ({ name: 'n', data: {} }))));
+    await moduleRef.get(TenantMetricsRecorder).flush();
+    // One process's counts flushed before another's: the producer's 2 enqueues of jobs a
+    // worker has already started, whose starts are not written yet.
+    await redis.hincrby(keys.totals, 'acme|enq', 2);
+    const inspector = moduleRef.get(TenantQueueInspector);
+    const gauges = () => inspector.forEachTenantCount('plain', () => undefined);
+    await gauges();
+    expect(await redis.hget(keys.reconcile, 'acme')).not.toBeNull();
+    // The worker's flush comes: the counters agree again, and nothing is left to correct.
+    await redis.hincrby(keys.totals, 'acme|started', 2);
+    expect(await counted()).toBe(3);
+    await gauges();
+    expect(await redis.hget(keys.reconcile, 'acme')).toBeNull();
+    expect(await redis.exists(keys.reconcile)).toBe(0);
+  }, 30_000);
+
   it('falls back to the counters for a queue longer than it counts on demand', async () => {
     const { moduleRef, queue, counted } = await boot();
     const total = COUNT_BUDGET + 10;
