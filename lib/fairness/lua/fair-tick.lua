@@ -110,6 +110,31 @@ local function dropPastSchedules()
 end
 if not BG then dropPastSchedules() end
 
+-- Priority by turn: a tenant's last level (:lv) a step or more behind the level BullMQ serves now
+-- reads as absent (its next job takes that level, turnLevels), so it goes: 200 fields sampled a
+-- tick. Without this a queue that never ran dry kept a field for every tenant that ever added
+-- (the hash goes whole only when nothing waits by turn, at the next call that reads the level).
+local function dropPastLevels()
+  local sample = redis.call('HRANDFIELD', kLv, 200, 'WITHVALUES')
+  if #sample == 0 then return end
+  local v = turnFloor()
+  local behind, gone = {}, {}
+  for i = 1, #sample, 2 do
+    if tonumber(sample[i + 1]) + 1 / cfg.k <= v then behind[#behind + 1] = sample[i] end
+  end
+  if #behind == 0 or redis.call('EXISTS', kLv) == 0 then return end
+  loadTenants(behind)
+  for i = 1, #sample, 2 do
+    local t = sample[i]
+    local r = tenants[t]
+    if r and tonumber(sample[i + 1]) + 1 / math.min(weightIn(r, ''), cfg.k) <= v then
+      gone[#gone + 1] = t
+    end
+  end
+  if #gone > 0 then variadic('HDEL', kLv, gone) end
+end
+if cfg.dt then dropPastLevels() end
+
 if slowCfg.threshold > 0 then
   for _, t in ipairs(redis.call('SRANDMEMBER', kSlow, 100)) do checkRecovery(t, now, slowCfg, events) end
 end

@@ -146,6 +146,38 @@ describe('fair gate: any tenant id, refused jobs, all-or-nothing enqueue (real R
     expect(at[2] - at[0]).toBeGreaterThanOrEqual(300);
   });
 
+  it("drops a past tenant's turn level while the queue never runs dry: no field left per tenant", async () => {
+    const done: Done[] = [];
+    moduleRef = await boot(uniquePrefix(), { tickMs: 100 }, done);
+    const redis = moduleRef.get(TenantQueueRedis).client;
+    const { bullPrefix, name } = moduleRef.get(TenantQueueRegistry).getQueue('keys').definition;
+    // A tenant whose backlog keeps BullMQ's prioritized set from running dry...
+    for (let i = 0; i < 20; i++) await enqueueKeys(moduleRef, 'whale', 1000);
+    // ... while tenants come, run a job by turn, and go.
+    const tenants = Array.from({ length: 30 }, (_, i) => `passing-${i}`);
+    for (const tenant of tenants) await enqueueKeys(moduleRef, tenant, 1);
+    await waitFor(
+      () => tenants.every((t) => done.some((d) => d.tenantId === t)),
+      'every passing tenant served',
+    );
+    // Their last levels fall behind the level BullMQ serves: they read as absent, and go.
+    await waitFor(
+      async () => (await redis.hkeys(`${bullPrefix}:~fair:lv`)).join() === 'whale',
+      'only the whale keeps a level',
+      5_000,
+    );
+    expect(await redis.zcard(`${bullPrefix}:${name}:prioritized`)).toBeGreaterThan(0);
+    // A passing tenant that comes back takes the level served now: its job runs before the
+    // whale's next thousands.
+    const before = done.length;
+    await enqueueKeys(moduleRef, tenants[0], 1);
+    await waitFor(
+      () => done.slice(before).some((d) => d.tenantId === tenants[0]),
+      `${tenants[0]} again`,
+    );
+    expect(done.length - before).toBeLessThan(500);
+  });
+
   it('takes into the gate only ids BullMQ holds: forged script calls add nothing; the rest flows', async () => {
     const prefix = uniquePrefix();
     const done: Done[] = [];
