@@ -46,6 +46,12 @@ export class FairGateRegistry
   private readonly gates = new Map<string, FairGate>();
   private readonly hintSent = new Map<string, number>();
   private readonly hintTtl: number;
+  /**
+   * How long an idle tenant's hints stay in a gate after they were written: a process that sent
+   * them within its `tierCacheMs` sends none with its next jobs (whose call may wait up to
+   * `enqueueTimeoutMs` for Redis), so they must still be there when those jobs arrive.
+   */
+  private readonly hintKeepMs: number;
   private readonly logger = new TenantQueueLogger('TenantFairness');
   readonly events = new EventEmitter();
   private readonly unsubscribe: () => void;
@@ -66,6 +72,7 @@ export class FairGateRegistry
     private readonly codec: TenantEnvelopeCodec,
   ) {
     this.hintTtl = options.tierCacheMs;
+    this.hintKeepMs = options.tierCacheMs + options.enqueueTimeoutMs + HINT_KEEP_MARGIN_MS;
     this.epochKey = `{${options.prefix}:fair}:hints-epoch`;
     this.unsubscribe = tiers.onRefresh((tenantId) => this.refreshHints(tenantId));
   }
@@ -160,6 +167,7 @@ export class FairGateRegistry
         kick: (queues) => {
           for (const queue of queues) this.gates.get(queue)?.kick();
         },
+        hintKeepMs: this.tiers.configured ? this.hintKeepMs : undefined,
       });
       this.gates.set(definition.name, gate);
     }
@@ -320,6 +328,8 @@ const MAX_HINTS_SENT = 100_000;
 /** How often a process checks that Redis still holds the hints epoch (ms). */
 const EPOCH_CHECK_MS = 1000;
 const HINT_SWEEP = 100;
+/** Added to `tierCacheMs` + `enqueueTimeoutMs` for the life of an idle tenant's hints (ms). */
+const HINT_KEEP_MARGIN_MS = 1000;
 
 /** A tenant's limits as the gate stores them (see `FairHint`). */
 function toHint(limits: TenantLimits): FairHint {

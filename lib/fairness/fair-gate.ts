@@ -24,6 +24,7 @@ export interface FairGateDeps {
   logger: Logger;
   /** Queues of the budget a call woke (a tenant they hold back may start): dispatch them. */
   kick?: (queues: string[]) => void;
+  hintKeepMs?: number; // life of an idle tenant's hints in the gate (ms); undefined: kept
 }
 
 /**
@@ -208,7 +209,7 @@ export class FairGate implements JobDispatcher {
         dispatchBatch,
         slowLane,
         jobPrefix,
-        '',
+        this.deps.hintKeepMs ?? '',
         consumerId,
         concurrency,
         ttl,

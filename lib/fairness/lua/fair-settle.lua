@@ -87,7 +87,7 @@ local function afterRelease(touched, now, slowCfg, events)
 end
 
 -- Applies directory/tier hints, a flat JSON list {tenant, [weight|false, cap|false, rate|false,
--- lanes json|false, floor|false], ...}. A changed rate limit starts the tenant afresh (its schedule was built
+-- lanes json|false, floor|false], ...}, with the time they were written (dat). A changed rate limit starts the tenant afresh (its schedule was built
 -- at the old rate). Returns the tenants it touched.
 local function applyHints(hints)
   local changed = {}
@@ -106,7 +106,15 @@ local function applyHints(hints)
         clear[#clear + 1] = field
       end
     end
-    if #set > 0 then setSettings(t, unpack(set)) end
+    -- When they were written (dat): the tick drops an idle tenant's hints once they are older
+    -- than any process's tierCacheMs, so a process sends them again with the tenant's next jobs.
+    if #set > 0 then
+      set[#set + 1] = 'dat'
+      set[#set + 1] = nowMs()
+      setSettings(t, unpack(set))
+    else
+      clear[#clear + 1] = 'dat'
+    end
     if #clear > 0 then clearSettings(t, unpack(clear)) end
     if h[5] or prior[2] then recordFloor(t) end
     forget(t)

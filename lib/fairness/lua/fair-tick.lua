@@ -15,7 +15,7 @@
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  slow lane config (JSON, see fair-release.lua)
   ARGV[4]  BullMQ job key prefix ({<prefix>:<queue>}:<queue>:)
-  ARGV[5]  unused
+  ARGV[5]  how long a tenant's directory/tier hints outlive its last jobs (ms; '' = kept)
   ARGV[6]  consumer id of this process
   ARGV[7]  this process's worker concurrency (0 = no worker, -1 = leaving)
   ARGV[8]  consumer heartbeat ttl (ms)
@@ -134,6 +134,42 @@ local function dropPastLevels()
   if #gone > 0 then variadic('HDEL', kLv, gone) end
 end
 if cfg.dt then dropPastLevels() end
+
+-- Directory/tier hints (dw, dcap, drl, dlanes in a tenant's :t: hash, written with its jobs): a
+-- tenant with nothing else there (no override, pause, slow lane or floor), nothing in flight or
+-- waiting, a past rate schedule, and hints older than ARGV[5] (more than any process's
+-- tierCacheMs, so the next enqueue sends them again) loses them: 100 :conf members sampled a
+-- tick. Without this every tenant that ever ran with a tier or directory limit kept its hash and
+-- its :conf member. (A budget's tenants are left to it.)
+local function dropIdleHints()
+  local before = now - tonumber(ARGV[5])
+  local idle, gone = {}, {}
+  for _, t in ipairs(redis.call('SRANDMEMBER', kConf, 100)) do
+    local h = redis.call('HGETALL', tKey(t))
+    local only, at = not tenants[t], nil
+    for i = 1, #h, 2 do
+      if h[i] == 'dat' then
+        at = tonumber(h[i + 1])
+      elseif h[i] ~= 'dw' and h[i] ~= 'dcap' and h[i] ~= 'drl' and h[i] ~= 'dlanes' then
+        only = false
+      end
+    end
+    if only and at and at < before then idle[#idle + 1] = t end
+  end
+  if #idle == 0 then return end
+  loadTenants(idle)
+  for _, t in ipairs(idle) do
+    local r = tenants[t]
+    if r.inf == 0 and backlog(r) == 0 and r.tat < now - (r.rl and r.rl[1] or 0)
+        and not (cfg.dt and redis.call('EXISTS', dKey(t)) == 1) then
+      gone[#gone + 1] = t
+      redis.call('DEL', tKey(t))
+      forget(t)
+    end
+  end
+  if #gone > 0 then variadic('SREM', kConf, gone) end
+end
+if ARGV[5] ~= '' and not BG then dropIdleHints() end
 
 if slowCfg.threshold > 0 then
   for _, t in ipairs(redis.call('SRANDMEMBER', kSlow, 100)) do checkRecovery(t, now, slowCfg, events) end
