@@ -92,8 +92,9 @@ releaseMany(released, now, slowCfg, touched, events)
 
 -- Rate limits: a tenant's schedule (:tat) still holds for an interval after its last job, so a
 -- tenant that drained keeps its field; once the schedule is an interval old it reads as absent
--- (dispatch starts it from now), and it goes: 100 fields sampled a tick. (A budget's shared
--- schedules are its queues' to keep.)
+-- (dispatch starts it from now), and it goes: 100 fields sampled a tick. A budget's shared
+-- schedule goes the same way, by the interval of the tenant's limit here (the queues of a budget
+-- share one limit); one this queue knows no limit for is left to the others.
 local function dropPastSchedules()
   local sample = redis.call('HRANDFIELD', kTat, 100, 'WITHVALUES')
   local past, gone = {}, {}
@@ -104,11 +105,12 @@ local function dropPastSchedules()
   loadTenants(past)
   for _, t in ipairs(past) do
     local r = tenants[t]
-    if r.tat < now - (r.rl and r.rl[1] or 0) then gone[#gone + 1] = t end
+    local before = r.rl and now - r.rl[1] or (not BG and now)
+    if before and r.tat < before then gone[#gone + 1] = t end
   end
   if #gone > 0 then variadic('HDEL', kTat, gone) end
 end
-if not BG then dropPastSchedules() end
+dropPastSchedules()
 
 -- Priority by turn: a tenant's last level (:lv) a step or more behind the level BullMQ serves now
 -- reads as absent (its next job takes that level, turnLevels), so it goes: 200 fields sampled a
@@ -140,7 +142,7 @@ if cfg.dt then dropPastLevels() end
 -- waiting, a past rate schedule, and hints older than ARGV[5] (more than any process's
 -- tierCacheMs, so the next enqueue sends them again) loses them: 100 :conf members sampled a
 -- tick. Without this every tenant that ever ran with a tier or directory limit kept its hash and
--- its :conf member. (A budget's tenants are left to it.)
+-- its :conf member. (A budget's tenant keeps them while it has jobs in flight on any queue.)
 local function dropIdleHints()
   local before = now - tonumber(ARGV[5])
   local idle, gone = {}, {}
@@ -160,7 +162,8 @@ local function dropIdleHints()
   loadTenants(idle)
   for _, t in ipairs(idle) do
     local r = tenants[t]
-    if r.inf == 0 and backlog(r) == 0 and r.tat < now - (r.rl and r.rl[1] or 0)
+    if r.inf == 0 and (not BG or r.binf == 0) and backlog(r) == 0
+        and r.tat < now - (r.rl and r.rl[1] or 0)
         and not (cfg.dt and redis.call('EXISTS', dKey(t)) == 1) then
       gone[#gone + 1] = t
       redis.call('DEL', tKey(t))
@@ -169,7 +172,7 @@ local function dropIdleHints()
   end
   if #gone > 0 then variadic('SREM', kConf, gone) end
 end
-if ARGV[5] ~= '' and not BG then dropIdleHints() end
+if ARGV[5] ~= '' then dropIdleHints() end
 
 if slowCfg.threshold > 0 then
   for _, t in ipairs(redis.call('SRANDMEMBER', kSlow, 100)) do checkRecovery(t, now, slowCfg, events) end

@@ -146,6 +146,46 @@ describe('fair gate: any tenant id, refused jobs, all-or-nothing enqueue (real R
     expect(at[2] - at[0]).toBeGreaterThanOrEqual(300);
   });
 
+  it("drops a drained tenant's schedule shared by a budget's queues once it is past", async () => {
+    const prefix = uniquePrefix();
+    const done: string[] = [];
+    const processors = ['b1', 'b2'].map((name) => {
+      @TenantProcessor(name, { concurrency: 2 })
+      class BudgetProcessor extends TenantWorkerHost {
+        async process(job: TenantJob) {
+          done.push(job.tenant!.tenantId);
+        }
+      }
+      return BudgetProcessor;
+    });
+    const fairness = { rateLimit: { max: 1, per: 200 }, tickMs: 100 };
+    @Module({
+      imports: [
+        ...testRootImports(prefix),
+        TenantQueueModule.registerQueue(
+          { name: 'b1', budget: 'api', fairness },
+          { name: 'b2', budget: 'api', fairness },
+        ),
+      ],
+      providers: processors,
+    })
+    class BudgetModule {}
+    moduleRef = await Test.createTestingModule({ imports: [BudgetModule] }).compile();
+    await moduleRef.init();
+    const tenants = Array.from({ length: 20 }, (_, i) => `budgeted-${i}`);
+    for (const tenant of tenants) {
+      await enqueue(moduleRef, 'b1', tenant, many(2));
+      await enqueue(moduleRef, 'b2', tenant, many(1));
+    }
+    await waitFor(() => done.length === 3 * tenants.length, 'every job done');
+    const redis = moduleRef.get(TenantQueueRedis).client;
+    await waitFor(
+      async () => (await redis.hlen(`{${prefix}:~budget:api}:~budget:tat`)) === 0,
+      'the shared schedules gone',
+      5_000,
+    );
+  });
+
   it("drops a past tenant's turn level while the queue never runs dry: no field left per tenant", async () => {
     const done: Done[] = [];
     moduleRef = await boot(uniquePrefix(), { tickMs: 100 }, done);
