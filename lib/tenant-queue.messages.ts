@@ -57,6 +57,11 @@ export const Messages = {
     `@TenantProcessor('${queue}') on ${className}: timeoutMs ${String(timeoutMs)} is not an ` +
     `integer from 1 to ${max} ms (about 24.8 days). Pass such a deadline, or leave timeoutMs out ` +
     `for none.`,
+  processorPipesIgnored: (className: string, queue: string) =>
+    `@TenantProcessor('${queue}') on ${className}: its @UsePipes pipes never run on jobs. Pipes ` +
+    `transform a handler's decorated parameters, and process(job) has none. Check job.data in ` +
+    `process() (e.g. class-validator's validate()), or in a @UseJobGuards guard or an interceptor, ` +
+    `which do run on every job.`,
   invalidIdempotentOption: (field: string, value: unknown, max: number) =>
     `@Idempotent option "${field}" is ${typeof value === 'string' ? JSON.stringify(value) : String(value)}: ` +
     `it must be a whole number of milliseconds from 1 to ${max}. Pass such a number, or leave ` +

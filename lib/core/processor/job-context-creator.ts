@@ -10,7 +10,7 @@ import { PipesConsumer } from '@nestjs/core/pipes/pipes-consumer';
 import { PipesContextCreator } from '@nestjs/core/pipes/pipes-context-creator';
 
 /**
- * An `ExternalContextCreator` that applies only the guards, interceptors and pipes declared on the
+ * An `ExternalContextCreator` that applies only the guards and interceptors declared on the
  * processor class or method. Built like Nest's own `fromContainer`, minus the application config
  * that carries app-global enhancers: HTTP-minded global guards then never see a job, and a job
  * with no enhancers of its own pays nothing for the app's global ones (nestjs-cls mounts a global

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Type } from '@nestjs/common';
-import { GUARDS_METADATA, INTERCEPTORS_METADATA, PIPES_METADATA } from '@nestjs/common/constants';
+import { GUARDS_METADATA, INTERCEPTORS_METADATA } from '@nestjs/common/constants';
 import { ContextId, ContextIdFactory, ExternalContextCreator, ModuleRef } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { Job, Worker } from 'bullmq';
@@ -12,8 +12,8 @@ import { JobHandler as Handler } from './job-run';
 import { TenantWorkerHost } from './tenant-worker-host';
 
 /**
- * How a processor's `process` is called for a job: directly, or through Nest's guards,
- * interceptors and pipes when any apply; and, for a processor whose dependency tree is
+ * How a processor's `process` is called for a job: directly, or through Nest's guards and
+ * interceptors when any apply; and, for a processor whose dependency tree is
  * request-scoped or durable, on the instance Nest resolves in the job's DI context (`REQUEST` is
  * a `TenantJobRequest`; the app's `ContextIdStrategy` applies).
  */
@@ -68,7 +68,7 @@ export class ScopedProcessorResolver {
   }
 
   /**
-   * The handler call. Through Nest's context creator when guards, interceptors or pipes apply to
+   * The handler call. Through Nest's context creator when guards or interceptors apply to
    * the processor (its own, or the app's global ones with `globalEnhancers`); otherwise a direct
    * call, which saves several async frames per job (each costs extra with AsyncLocalStorage on).
    */
@@ -92,10 +92,8 @@ export class ScopedProcessorResolver {
       [host.constructor, host.process].some(
         (target) => (Reflect.getMetadata(key, target) as unknown[] | undefined)?.length,
       );
-    return (
-      this.globalEnhancers ||
-      [GUARDS_METADATA, INTERCEPTORS_METADATA, PIPES_METADATA].some(declares)
-    );
+    // Pipes are left out: they bind to decorated parameters, and process(job) has none.
+    return this.globalEnhancers || [GUARDS_METADATA, INTERCEPTORS_METADATA].some(declares);
   }
 
   /** Per job: resolve the processor in the job's DI context, then call it like a singleton. */

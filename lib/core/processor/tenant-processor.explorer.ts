@@ -1,5 +1,6 @@
 import { Injectable, OnApplicationBootstrap, Type } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { PIPES_METADATA } from '@nestjs/common/constants';
 import { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { InvalidTenantQueueOptionsError, UnknownTenantQueueError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
@@ -63,6 +64,15 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
             MAX_TIMEOUT,
           ),
         );
+      }
+      // Pipes bind to a handler's decorated parameters; process(job) has none, so they never run.
+      if (
+        [host.constructor, host.process].some(
+          (target) =>
+            (Reflect.getMetadata(PIPES_METADATA, target) as unknown[] | undefined)?.length,
+        )
+      ) {
+        this.logger.warn(Messages.processorPipesIgnored(wrapper.name as string, metadata.queue));
       }
       // A processor that depends on request-scoped providers is resolved per job by the runner.
       if (!wrapper.isDependencyTreeStatic()) this.processors.useScopedHost(host, wrapper);

@@ -1,9 +1,18 @@
-import { Controller, INestApplication, LoggerService, Module, UseGuards } from '@nestjs/common';
+import {
+  Controller,
+  INestApplication,
+  LoggerService,
+  Module,
+  PipeTransform,
+  UseGuards,
+  UsePipes,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ClsModule } from 'nestjs-cls';
 import {
   InjectTenantQueue,
   TenantContext,
+  TenantJob,
   TenantQueue,
   TenantRequiredGuard,
   TenantProcessor,
@@ -204,5 +213,39 @@ describe('wiring mistakes get a message naming the fix', () => {
       "the worker app to run the producer app's job",
     );
     expect((await media.bullQueue.getJob(job.id))!.returnvalue).toBe('cat.png');
+  });
+
+  it('a processor with @UsePipes: one warning that its pipes never run on jobs, and its jobs still run', async () => {
+    const piped: unknown[] = [];
+    class RecordingPipe implements PipeTransform {
+      transform(value: unknown) {
+        piped.push(value);
+        return value;
+      }
+    }
+    @UsePipes(RecordingPipe)
+    @TenantProcessor('media')
+    class PipedProcessor extends TenantWorkerHost {
+      async process(job: TenantJob<{ file: string }>) {
+        return job.data.file;
+      }
+    }
+    const log = new WarnLog('@UsePipes');
+    const app = await boot(uniquePrefix(), [PipedProcessor], log);
+    apps.push(app);
+    expect(log.warns).toEqual([
+      "@TenantProcessor('media') on PipedProcessor: its @UsePipes pipes never run on jobs. Pipes " +
+        "transform a handler's decorated parameters, and process(job) has none. Check job.data in " +
+        "process() (e.g. class-validator's validate()), or in a @UseJobGuards guard or an interceptor, " +
+        'which do run on every job.',
+    ]);
+    const media = app.get(TenantQueueRegistry).getQueue<{ file: string }>('media');
+    const job = await media.addForTenant('acme', 'thumbnail', { file: 'cat.png' });
+    await waitFor(
+      async () => (await media.bullQueue.getJobState(job.id)) === 'completed',
+      'the job to complete',
+    );
+    expect((await media.bullQueue.getJob(job.id))!.returnvalue).toBe('cat.png');
+    expect(piped).toEqual([]); // what the warning says: the pipe saw nothing
   });
 });
