@@ -80,6 +80,11 @@ export const Messages = {
     `stands; make the disposer idempotent and let it swallow "already closed" errors.`,
   invalidStrategyOption: (field: string, value: unknown) =>
     `Invalid TenantContextIdStrategy option "${field}": ${JSON.stringify(value)}. Pass a positive integer.`,
+  customResolverResult: (got: string) =>
+    `resolution.custom returned ${got}, not a tenant id. It must return the tenant id (a string) ` +
+    `or undefined synchronously: the tenant is resolved before the route runs, and a Promise ` +
+    `would never be awaited. Look up an async tenant in your own middleware (or an auth guard ` +
+    `that sets req.user, with the jwtClaim strategy) and have resolution.custom read what it set.`,
   tenantRequiredHttp: (header: string) =>
     `This route needs a tenant. Send it in the "${header}" header (or the way this app resolves tenants).`,
   invalidCron: (expression: string, why: string) =>

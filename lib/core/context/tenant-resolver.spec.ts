@@ -51,6 +51,48 @@ describe('TenantResolver', () => {
     });
   });
 
+  // The option's type says string | undefined; a JavaScript app (or an `as any`) still gets here.
+  it('refuses an async resolution.custom at boot instead of reading "no tenant" from its Promise', () => {
+    const custom = (async () => 'acme') as never;
+    expect(() => resolver({ order: ['custom'], custom })).toThrow(
+      'Invalid TenantQueueModule option "resolution.custom": is an async function',
+    );
+  });
+
+  it('refuses a Promise answer of resolution.custom with a TypeError naming the fix', () => {
+    const custom = (() => Promise.resolve('acme')) as never;
+    expect(() => resolver({ order: ['custom'], custom }).begin(req())).toThrow(
+      new TypeError(
+        'resolution.custom returned a Promise, not a tenant id. It must return the tenant id (a ' +
+          'string) or undefined synchronously: the tenant is resolved before the route runs, and ' +
+          'a Promise would never be awaited. Look up an async tenant in your own middleware (or an ' +
+          'auth guard that sets req.user, with the jwtClaim strategy) and have resolution.custom ' +
+          'read what it set.',
+      ),
+    );
+  });
+
+  it('refuses a resolution.custom answer that is an object, and reads null as no tenant', () => {
+    expect(() =>
+      resolver({ order: ['custom'], custom: () => ({ id: 'acme' }) as never }).begin(req()),
+    ).toThrow('resolution.custom returned an object, not a tenant id');
+    expect(
+      resolver({ order: ['custom'], custom: () => null as never }).begin(req()).tenantId,
+    ).toBeUndefined();
+  });
+
+  it.each([
+    '.app.example.com',
+    'app.example.com:3000',
+    'https://app.example.com',
+    'app.example.com/',
+    '',
+  ])('refuses the subdomain base %j at boot: no host would ever match it', (base) => {
+    expect(() => resolver({ order: ['subdomain'], subdomainBaseDomains: [base] })).toThrow(
+      `Invalid TenantQueueModule option "resolution.subdomainBaseDomains": ${JSON.stringify(base)} is not a host name`,
+    );
+  });
+
   it('defers late strategies until settle(), after auth and routing', () => {
     const r = resolver({ order: ['jwtClaim', 'pathParam'], jwtClaim: 'org.id' });
     const request: any = req();

@@ -85,6 +85,9 @@ const IsCallable = () =>
   });
 
 const HEADER = /^[a-z0-9-]{1,64}$/i;
+/** A DNS host name: dot-separated labels of letters, digits and inner hyphens. */
+const HOST_NAME =
+  /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
 class ResolutionSchema {
   @IsOptional()
@@ -187,6 +190,29 @@ export function resolveTenantQueueOptions(
     throw new InvalidTenantQueueOptionsError(
       Messages.invalidOptions('resolution.custom', 'is required when order includes "custom"'),
     );
+  }
+  if (
+    typeof resolution.custom === 'function' &&
+    resolution.custom.constructor?.name === 'AsyncFunction'
+  ) {
+    throw new InvalidTenantQueueOptionsError(
+      Messages.invalidOptions(
+        'resolution.custom',
+        'is an async function; it must return the tenant id (a string) or undefined synchronously, ' +
+          'as the tenant is resolved before the route runs',
+      ),
+    );
+  }
+  for (const base of resolution.subdomainBaseDomains ?? []) {
+    if (!HOST_NAME.test(base)) {
+      throw new InvalidTenantQueueOptionsError(
+        Messages.invalidOptions(
+          'resolution.subdomainBaseDomains',
+          `${JSON.stringify(base)} is not a host name, so no request would ever match it; give ` +
+            'the bare name, without a leading dot, scheme, port or path (e.g. "app.example.com")',
+        ),
+      );
+    }
   }
   if (options.tenantIdPattern) checkTenantIdPattern(options.tenantIdPattern);
   return {
