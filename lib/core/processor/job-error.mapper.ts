@@ -1,4 +1,5 @@
 import { ForbiddenException, Logger } from '@nestjs/common';
+import { FORBIDDEN_MESSAGE } from '@nestjs/core/guards/constants';
 import { Job, UnrecoverableError } from 'bullmq';
 import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 import {
@@ -19,8 +20,9 @@ import { Messages } from '../../tenant-queue.messages';
 export function toBullError(error: unknown, job: Job, logger: Logger): unknown {
   if (error instanceof JobCancelledError)
     return cancelled(error.reason, error.message, job, logger);
-  // What ExternalContextCreator throws when a Nest guard on the processor returns false.
-  if (error instanceof ForbiddenException) {
+  // What ExternalContextCreator throws when a Nest guard on the processor returns false. Only
+  // that one: a ForbiddenException of the handler's (or a guard's own) is an error like any other.
+  if (error instanceof ForbiddenException && error.message === FORBIDDEN_MESSAGE) {
     return cancelled('FORBIDDEN', Messages.jobForbidden(error.message), job, logger);
   }
   if (error instanceof NonRetryableError) {
