@@ -85,8 +85,10 @@ export const Messages = {
     `or undefined synchronously: the tenant is resolved before the route runs, and a Promise ` +
     `would never be awaited. Look up an async tenant in your own middleware (or an auth guard ` +
     `that sets req.user, with the jwtClaim strategy) and have resolution.custom read what it set.`,
-  tenantRequiredHttp: (header: string) =>
-    `This route needs a tenant. Send it in the "${header}" header (or the way this app resolves tenants).`,
+  tenantRequiredHttp: (sources: readonly string[]) =>
+    sources.length > 0
+      ? `This route needs a tenant. Send it in ${sources.join(' or ')}.`
+      : `This route needs a tenant, and this app found none for the request.`,
   invalidCron: (expression: string, why: string) =>
     `Invalid cron expression ${JSON.stringify(expression)}: ${why}. Use five fields ` +
     `("minute hour day-of-month month day-of-week", e.g. "30 9 * * 1-5") or a macro like "@daily".`,

@@ -11,6 +11,7 @@ import { TenantContext } from '../core/context/tenant-context';
 import { TenantPortUnavailableError } from './tenant-port-unavailable.error';
 import { Messages } from '../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/options/core.options';
+import { TenantResolverName } from '../core/types/core-options.interface';
 import { isTenantJobContext } from './is-tenant-job-context';
 import { TenantStatusService } from './tenant-status.service';
 
@@ -27,13 +28,18 @@ export class TenantRequiredGuard implements CanActivate {
     @Inject(TENANT_QUEUE_OPTIONS)
     private readonly options: ResolvedTenantQueueOptions,
     private readonly status: TenantStatusService,
-  ) {}
+  ) {
+    this.sources = tenantSources(options.resolution);
+  }
+
+  /** Where a client can send the tenant, in `resolution.order`, as the 400 names them. */
+  private readonly sources: readonly string[];
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (isTenantJobContext(context)) return true;
     const tenantId = this.tenantContext.tenantId;
     if (tenantId === undefined) {
-      throw new BadRequestException(Messages.tenantRequiredHttp(this.options.resolution.header));
+      throw new BadRequestException(Messages.tenantRequiredHttp(this.sources));
     }
     let verdict;
     try {
@@ -47,4 +53,15 @@ export class TenantRequiredGuard implements CanActivate {
     if (!verdict.allowed) throw new ForbiddenException(verdict.message);
     return true;
   }
+}
+
+function tenantSources(resolution: ResolvedTenantQueueOptions['resolution']): string[] {
+  const named: Partial<Record<TenantResolverName, string>> = {
+    header: `the "${resolution.header}" header`,
+    subdomain: 'the subdomain',
+    jwtClaim: `your credentials (their "${resolution.jwtClaim}" claim)`,
+    pathParam: `the path parameter "${resolution.pathParam}"`,
+  };
+  // resolution.custom is the app's own: its source is not the module's to name.
+  return resolution.order.flatMap((name) => named[name] ?? []);
 }
