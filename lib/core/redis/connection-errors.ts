@@ -9,15 +9,26 @@ const CONNECTION_CODES = new Set([
 ]);
 
 /**
+ * What an ioredis `Cluster` rejects a command with when no node would run it: a slot whose master
+ * is down or not yet known again (`MOVED` to it, `CLUSTERDOWN`, `TRYAGAIN` of a slot being
+ * migrated, each retried until `maxRedirections`), or no node answering the slots refresh.
+ */
+const CLUSTER_UNAVAILABLE =
+  /^(Too many Cluster redirections|CLUSTERDOWN|Failed to refresh slots cache|None of startup nodes is available)/;
+
+/**
  * An error of the connection to Redis, not of a command or a job: a socket error, or what
  * ioredis rejects a command with while the connection is not there (closed, not writeable, out
- * of retries). The one test the enqueue bound, the workers' outage log and the dashboard share.
+ * of retries, a Cluster slot no node serves). The one test the enqueue bound, the workers'
+ * outage log and the dashboard share.
  */
 export function isRedisConnectionError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as NodeJS.ErrnoException).code;
   return (
     error.name === 'MaxRetriesPerRequestError' ||
+    error.name === 'ClusterAllFailedError' ||
+    CLUSTER_UNAVAILABLE.test(error.message) ||
     (code !== undefined && CONNECTION_CODES.has(code)) ||
     /Stream isn't writeable|Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EPIPE/.test(
       error.message,

@@ -1,8 +1,9 @@
-import { Injectable, Module } from '@nestjs/common';
+import { Injectable, Logger, Module } from '@nestjs/common';
 import { TestingModule } from '@nestjs/testing';
-import { Cluster } from 'ioredis';
+import IORedis, { Cluster } from 'ioredis';
 import { ClsModule } from 'nestjs-cls';
 import {
+  EnqueueUnavailableError,
   InjectTenantQueue,
   TenantContext,
   TenantJob,
@@ -93,4 +94,51 @@ describe('on Redis Cluster', () => {
     expect(new Set(slots).size).toBe(1);
     expect(definition.bullPrefix).toMatch(/^\{[^}]+:clustered\}$/);
   });
+
+  it('treats a slot no master serves as Redis away: typed enqueue error, one log line, back on its own', async () => {
+    const producer = moduleRef.get(Producer);
+    const slot = Number(
+      await connection
+        .nodes('master')[0]
+        .call('CLUSTER', 'KEYSLOT', producer.queue.definition.bullPrefix),
+    );
+    const ranges = await connection.cluster('SLOTS');
+    const [, , [host, port]] = ranges.find(([from, to]) => slot >= from && slot <= to)!;
+    const owner = new IORedis({ host, port });
+    const errors: string[] = [];
+    const spy = jest
+      .spyOn(Logger.prototype, 'error')
+      .mockImplementation((message: unknown) => void errors.push(String(message)));
+    try {
+      // The owner stops serving the slot: ioredis follows MOVED / CLUSTERDOWN until it gives up
+      // with "Too many Cluster redirections", which is Redis being away, not a bug of the call.
+      await owner.call('CLUSTER', 'DELSLOTS', String(slot));
+      await expect(
+        producer.tenant.run('tenant-a', () => producer.queue.add('work', { label: 'down' })),
+      ).rejects.toBeInstanceOf(EnqueueUnavailableError);
+      // The worker retries every second or so meanwhile: its outage is logged once, not per retry.
+      await new Promise((resolve) => setTimeout(resolve, 4000));
+      await owner.call('CLUSTER', 'ADDSLOTS', String(slot));
+      const before = seen.length;
+      await waitFor(async () => {
+        try {
+          await producer.tenant.run('tenant-a', () =>
+            producer.queue.add('work', { label: 'tenant-a/back' }),
+          );
+          return true;
+        } catch (error) {
+          if (error instanceof EnqueueUnavailableError) return false;
+          throw error;
+        }
+      }, 'an enqueue once the slot is served again');
+      await waitFor(() => seen.length > before, 'the job run after the outage', 30_000);
+      expect(
+        errors.filter((line) => /worker clustered: .*Cluster redirections/.test(line)),
+      ).toEqual([]);
+    } finally {
+      spy.mockRestore();
+      await owner.call('CLUSTER', 'ADDSLOTS', String(slot)).catch(() => undefined);
+      await owner.quit();
+    }
+  }, 60_000);
 });
