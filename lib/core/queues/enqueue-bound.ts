@@ -119,7 +119,15 @@ export class EnqueueCall {
   }
 }
 
-/** ioredis's refusal of a command it never wrote (offline queue off, stream not writeable). */
+/**
+ * ioredis's refusal of a command it never wrote (offline queue off, stream not writeable, or a
+ * `Cluster` not ready).
+ */
 function isRefusedUnsent(error: unknown): boolean {
-  return error instanceof Error && /Stream isn't writeable/.test(error.message);
+  return (
+    error instanceof Error &&
+    /^(Stream isn't writeable|Cluster isn't ready) and enableOfflineQueue options is false/.test(
+      error.message,
+    )
+  );
 }

@@ -30,7 +30,7 @@ export function isRedisConnectionError(error: unknown): boolean {
     error.name === 'ClusterAllFailedError' ||
     CLUSTER_UNAVAILABLE.test(error.message) ||
     (code !== undefined && CONNECTION_CODES.has(code)) ||
-    /Stream isn't writeable|Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EPIPE/.test(
+    /Stream isn't writeable|Cluster isn't ready|Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EPIPE/.test(
       error.message,
     )
   );
