@@ -12,7 +12,7 @@
 import Redis from 'ioredis';
 import { Queue } from 'bullmq';
 import { startRedis } from '../../test/support/redis-server';
-import { fairCommands } from '../../lib/fairness/fair-gate.script';
+import { fairCommands, gateKeys } from '../../lib/fairness/fair-gate.script';
 import { HOLD_UNTIL_MS } from '../../lib/fairness/fair-gate.interface';
 import { load1, redisWork, writeResult } from '../bench-utils';
 
@@ -31,7 +31,7 @@ async function main() {
   try {
     const gate = fairCommands(client as never) as unknown as Record<
       string,
-      (...args: (string | number)[]) => Promise<any>
+      (...args: (string | number | readonly string[])[]) => Promise<any>
     >;
     const base = '{bench:q}:~fair';
     const config = JSON.stringify({
@@ -76,20 +76,22 @@ async function main() {
       const a0 = await stats(client);
       await queue.addBulk(jobs);
       const a1 = await stats(client);
-      await gate.tqFairEnqueue(base, config, 0, 0, '[]', timestamp, '', ...args);
+      await gate.tqFairEnqueue(gateKeys(base), config, 0, 0, '[]', timestamp, '', ...args);
       const a2 = await stats(client);
       bullAdd = sum(bullAdd, a0, a1);
       gateAdd = sum(gateAdd, a1, a2);
     }
     // Fill the window, then each call releases the previous batch and admits the next.
-    let window: string[] = (await gate.tqFairRelease(base, config, BATCH, slow))[1];
+    let window: string[] = (await gate.tqFairRelease(gateKeys(base), config, BATCH, slow))[1];
     let released = 0;
     const callMs: number[] = [];
     const r0 = await stats(client);
     while (window.length) {
       const pairs = window.flatMap((id) => [id, 'c']);
       const t = performance.now();
-      const next: string[] = (await gate.tqFairRelease(base, config, BATCH, slow, ...pairs))[1];
+      const next: string[] = (
+        await gate.tqFairRelease(gateKeys(base), config, BATCH, slow, ...pairs)
+      )[1];
       callMs.push(performance.now() - t);
       released += window.length;
       window = next;

@@ -5,7 +5,7 @@ import { PreparedJob, directDispatcher } from '../core/queues/job-dispatcher.int
 import { hasCallerJobId } from '../core/queues/tenant-queue';
 import { Messages } from '../tenant-queue.messages';
 import { bullClient, storedJobOptions } from '../core/bullmq';
-import { FairCommands, fairCommands } from './fair-gate.script';
+import { FairCommands, fairCommands, gateKeys } from './fair-gate.script';
 import { FairQueueConfig } from './fair-queue-config';
 import { ResolvedFairnessOptions } from './fairness-options';
 import {
@@ -123,7 +123,7 @@ export class FairGateEnqueue {
     const { base, script } = this.config;
     if (store) {
       if (stored.length <= STORE_MAX_ARGS) {
-        const [, kick] = await commands.tqFairTurnStore(base, script, stored);
+        const [, kick] = await commands.tqFairTurnStore(gateKeys(base), script, stored);
         if (kick === 1) this.kick();
         return;
       }
@@ -132,7 +132,7 @@ export class FairGateEnqueue {
       const batch = client.multi();
       for (let at = 0; at < stored.length; at += STORE_MAX_ARGS) {
         const chunk = stored.slice(at, at + STORE_MAX_ARGS);
-        (batch as unknown as FairCommands).tqFairTurnStore(base, script, chunk);
+        (batch as unknown as FairCommands).tqFairTurnStore(gateKeys(base), script, chunk);
       }
       const replies = await execOrThrow(batch);
       if (replies.some(([, reply]) => (reply as [string, number])[1] === 1)) this.kick();
@@ -173,10 +173,10 @@ export class FairGateEnqueue {
     if (lean) {
       const pairs: string[] = [];
       for (let i = 0; i < args.length; i += 3) pairs.push(args[i], args[i + 1]);
-      (multi as unknown as FairCommands).tqFairTurnAdd(base, script, pairs);
+      (multi as unknown as FairCommands).tqFairTurnAdd(gateKeys(base), script, pairs);
     } else {
       (multi as unknown as FairCommands).tqFairEnqueue(
-        base,
+        gateKeys(base),
         script,
         dispatchBatch,
         maxBacklog,

@@ -4,7 +4,7 @@ import { Job, type Queue } from 'bullmq';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { JobDispatcher, PreparedJob } from '../core/queues/job-dispatcher.interface';
 import type { RedisClient } from '../core/redis/tenant-queue.redis';
-import { FairCommands } from './fair-gate.script';
+import { FairCommands, gateKeys } from './fair-gate.script';
 import { FairGateEnqueue } from './fair-gate-enqueue';
 import { FairHints, GateReply } from './fair-gate.interface';
 import { FairQueueConfig } from './fair-queue-config';
@@ -167,7 +167,7 @@ export class FairGate implements JobDispatcher {
     const { base, script, slowLane } = this.config;
     this.settle(
       await this.redis.tqFairRelease(
-        base,
+        gateKeys(base),
         script,
         this.options.dispatchBatch,
         slowLane,
@@ -204,7 +204,7 @@ export class FairGate implements JobDispatcher {
     const { dispatchBatch, windowPerSlot } = this.options;
     this.settle(
       await this.redis.tqFairTick(
-        base,
+        gateKeys(base),
         script,
         dispatchBatch,
         slowLane,
@@ -222,7 +222,7 @@ export class FairGate implements JobDispatcher {
   async admin(tenantId: string, op: string, value = ''): Promise<unknown[]> {
     const { base, script } = this.config;
     const reply = await this.redis.tqFairAdmin(
-      base,
+      gateKeys(base),
       script,
       this.options.dispatchBatch,
       tenantId,

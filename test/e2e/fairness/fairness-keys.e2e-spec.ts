@@ -14,6 +14,7 @@ import {
 } from '../../../lib';
 import { TenantQueueRedis } from '../../../lib/core/redis/tenant-queue.redis';
 import { tenantKeyPart } from '../../../lib/core/context/tenant-key';
+import { gateKeys } from '../../../lib/fairness/fair-gate.script';
 import { testRootImports } from '../../support/test-module';
 import { enqueue, many } from '../../support/jobs';
 import { uniquePrefix } from '../../support/redis-url';
@@ -240,7 +241,7 @@ describe('fair gate: any tenant id, refused jobs, all-or-nothing enqueue (real R
     // Straight into the gate's script, as a caller skipping BullMQ's add would: the ids name no
     // job BullMQ holds (an integer id, which BullMQ refuses, and a plain one).
     const [status, admitted] = await redis.tqFairEnqueue(
-      `${bullPrefix}:~fair`,
+      gateKeys(`${bullPrefix}:~fair`),
       config,
       10,
       0,

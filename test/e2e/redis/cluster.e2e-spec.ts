@@ -6,12 +6,14 @@ import {
   EnqueueUnavailableError,
   InjectTenantQueue,
   TenantContext,
+  TenantFairness,
   TenantJob,
   TenantProcessor,
   TenantQueue,
   TenantQueueModule,
   TenantWorkerHost,
 } from '../../../lib';
+import { TenantQueueRegistry } from '../../../lib';
 import { StartedCluster, startRedisCluster } from '../../support/redis-cluster';
 import { uniquePrefix } from '../../support/redis-url';
 import { waitFor } from '../../support/wait';
@@ -52,7 +54,11 @@ describe('on Redis Cluster', () => {
       imports: [
         ClsModule.forRoot({ global: true }),
         TenantQueueModule.forRoot({ connection, prefix: uniquePrefix() }),
-        TenantQueueModule.registerQueue({ name: 'clustered' }, { name: 'clustered-2' }),
+        TenantQueueModule.registerQueue(
+          { name: 'clustered' },
+          { name: 'clustered-2' },
+          { name: 'clustered-fair', fairness: true },
+        ),
       ],
       providers: [ClusterProcessor, Producer],
     })
@@ -139,6 +145,40 @@ describe('on Redis Cluster', () => {
       spy.mockRestore();
       await owner.call('CLUSTER', 'ADDSLOTS', String(slot)).catch(() => undefined);
       await owner.quit();
+    }
+  }, 60_000);
+
+  it("runs no fair-gate script on the node importing the queue's slot before its keys move", async () => {
+    const fairness = moduleRef.get(TenantFairness);
+    const { bullPrefix } = moduleRef.get(TenantQueueRegistry).getQueue('clustered-fair').definition;
+    await fairness.pause('clustered-fair', 'tenant-a');
+    const slot = Number(await connection.nodes('master')[0].call('CLUSTER', 'KEYSLOT', bullPrefix));
+    const ranges = await connection.cluster('SLOTS');
+    const [, , [host, port, ownerId]] = ranges.find(([from, to]) => slot >= from && slot <= to)!;
+    const other = cluster.nodes.find((node) => node.port !== port)!;
+    const owner = new IORedis({ host, port });
+    const target = new IORedis(other);
+    try {
+      const targetId = String(await target.call('CLUSTER', 'MYID'));
+      // An operator's resharding, started: the slot is MIGRATING on its owner, IMPORTING on the
+      // target, and no key has moved yet.
+      await target.call('CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', ownerId);
+      await owner.call('CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', targetId);
+      // The gate's keys are all on the owner: a gate script must not run on the target (it would
+      // find no gate there and write a second one), it waits for the slot instead.
+      await expect(fairness.resume('clustered-fair', 'tenant-a')).rejects.toThrow(/TRYAGAIN/);
+      expect(await target.call('CLUSTER', 'COUNTKEYSINSLOT', String(slot))).toBe(0);
+    } finally {
+      for (const node of [owner, target])
+        await node.call('CLUSTER', 'SETSLOT', String(slot), 'STABLE');
+    }
+    try {
+      // The migration called off: the gate answers from its own keys again.
+      await fairness.resume('clustered-fair', 'tenant-a');
+      expect((await fairness.getTenant('clustered-fair', 'tenant-a')).paused).toBe(false);
+    } finally {
+      await owner.quit();
+      await target.quit();
     }
   }, 60_000);
 });
