@@ -1,4 +1,4 @@
-import { ConsoleLogger } from '@nestjs/common';
+import { ConsoleLogger, Logger } from '@nestjs/common';
 
 /** A Nest logger that keeps every warning and error it prints, for tests that assert on them. */
 export class CollectingLogger extends ConsoleLogger {
@@ -20,4 +20,16 @@ export class CollectingLogger extends ConsoleLogger {
       .slice(from)
       .filter((line) => /^fair (tick|release|send|refuse) [^:]+: |user_script/.test(line));
   }
+}
+
+/**
+ * Every warning a Nest `Logger` prints from now on, kept in `lines` instead of printed (the
+ * module's loggers are Nest's); `restore()` puts the logger back.
+ */
+export function captureWarnings(): { lines: string[]; restore(): void } {
+  const lines: string[] = [];
+  const spy = jest
+    .spyOn(Logger.prototype, 'warn')
+    .mockImplementation((message: unknown) => void lines.push(String(message)));
+  return { lines, restore: () => spy.mockRestore() };
 }

@@ -1,4 +1,3 @@
-import { Logger } from '@nestjs/common';
 import { TestingModule } from '@nestjs/testing';
 import {
   InMemoryTenantDirectory,
@@ -8,6 +7,7 @@ import {
 } from '../../../lib';
 import { ScheduleStore } from '../../../lib/scheduler/schedule.store';
 import { ManualClock, bootSchedulerApp } from '../../fixtures/scheduler-app';
+import { captureWarnings } from '../../support/collecting-logger';
 import { uniquePrefix } from '../../support/redis-url';
 
 jest.setTimeout(60_000);
@@ -23,8 +23,7 @@ const job = { queue: 'reports', name: 'report', data: { kind: 'hourly' } };
 describe('TenantScheduler: a process without the schedule queue', () => {
   let owner: TestingModule;
   let other: TestingModule;
-  let warnings: string[];
-  let spy: jest.SpyInstance;
+  let warnings: ReturnType<typeof captureWarnings>;
   const clock = new ManualClock(at('2026-05-01T08:00:00Z'));
   const directory = new InMemoryTenantDirectory([{ id: 'acme' }]);
 
@@ -34,14 +33,8 @@ describe('TenantScheduler: a process without the schedule queue', () => {
     other = await bootSchedulerApp({ prefix, clock, directory, queues: ['media'] });
   });
 
-  beforeEach(() => {
-    warnings = [];
-    spy = jest
-      .spyOn(Logger.prototype, 'warn')
-      .mockImplementation((message: unknown) => void warnings.push(String(message)));
-  });
-
-  afterEach(() => spy.mockRestore());
+  beforeEach(() => (warnings = captureWarnings()));
+  afterEach(() => warnings.restore());
 
   afterAll(async () => {
     await other?.close();
@@ -56,7 +49,7 @@ describe('TenantScheduler: a process without the schedule queue', () => {
     clock.set('2026-05-01T09:00:00Z');
     expect(await other.get(TenantScheduler).tick()).toMatchObject({ claimed: 0, jobIds: [] });
     expect(await other.get(TenantScheduler).tick()).toMatchObject({ claimed: 0, jobIds: [] });
-    const left = warnings.filter((w) => w.includes('schedule "t~acme~hourly"'));
+    const left = warnings.lines.filter((w) => w.includes('schedule "t~acme~hourly"'));
     expect(left).toHaveLength(1);
     expect(left[0]).toContain('queue "reports", which this process does not register');
 

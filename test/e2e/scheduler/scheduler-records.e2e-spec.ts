@@ -11,6 +11,7 @@ import { ScheduleStore } from '../../../lib/scheduler/schedule.store';
 import { cronScheduleId, tenantScheduleId } from '../../../lib/scheduler/stored-schedule';
 import { parseStoredSchedule } from '../../../lib/scheduler/stored-schedule.dto';
 import { ManualClock, bootSchedulerApp } from '../../fixtures/scheduler-app';
+import { captureWarnings } from '../../support/collecting-logger';
 import { uniquePrefix } from '../../support/redis-url';
 import { TestRedisClient, openRedis } from '../../support/test-redis';
 
@@ -186,10 +187,7 @@ describe('@TenantCron drivers at bootstrap', () => {
 
   it('writes an unreadable driver again, and keeps one that still matches', async () => {
     const redis = openRedis();
-    const warnings: string[] = [];
-    const spy = jest
-      .spyOn(Logger.prototype, 'warn')
-      .mockImplementation((message: unknown) => void warnings.push(String(message)));
+    const warnings = captureWarnings();
     try {
       const first = await boot(new ManualClock(at('2026-06-01T00:00:00Z')));
       const keys = first.get(ScheduleStore).keys;
@@ -199,7 +197,7 @@ describe('@TenantCron drivers at bootstrap', () => {
 
       const second = await boot(new ManualClock(at('2026-06-01T00:00:00Z')));
       await second.close();
-      expect(warnings.join('\n')).toMatch(
+      expect(warnings.lines.join('\n')).toMatch(
         /@TenantCron "records-nightly": the stored driver is not JSON \(.*\); writing it again/,
       );
       expect(parseStoredSchedule(id, (await redis.hget(keys.defs, id))!)).toEqual({
@@ -218,7 +216,7 @@ describe('@TenantCron drivers at bootstrap', () => {
       await third.close();
       expect(Number(await redis.zscore(keys.due, id))).toBe(at('2026-06-01T09:00:00Z'));
     } finally {
-      spy.mockRestore();
+      warnings.restore();
       await redis.quit();
     }
   });

@@ -14,6 +14,7 @@ import {
 } from '../../../lib';
 import { ScheduleTicker } from '../../../lib/scheduler/schedule-ticker';
 import { ManualClock, bootSchedulerApp } from '../../fixtures/scheduler-app';
+import { captureWarnings } from '../../support/collecting-logger';
 import { uniquePrefix } from '../../support/redis-url';
 import { sleep, waitFor } from '../../support/wait';
 
@@ -285,16 +286,10 @@ describe('TenantScheduler: schedules as tenant data', () => {
   });
 
   describe('missed runs (the scheduler was down for 5 h 10 min)', () => {
-    let warnings: string[];
-    let spy: jest.SpyInstance;
+    let warnings: ReturnType<typeof captureWarnings>;
 
-    beforeEach(() => {
-      warnings = [];
-      spy = jest
-        .spyOn(Logger.prototype, 'warn')
-        .mockImplementation((message: unknown) => void warnings.push(String(message)));
-    });
-    afterEach(() => spy.mockRestore());
+    beforeEach(() => (warnings = captureWarnings()));
+    afterEach(() => warnings.restore());
 
     const start = at('2026-06-10T00:30:00Z');
     const hours = (...h: number[]) => h.map((n) => at('2026-06-10T00:00:00Z') + n * HOUR);
@@ -318,7 +313,7 @@ describe('TenantScheduler: schedules as tenant data', () => {
       expect(result.jobIds).toEqual(runs.map((run) => tenantScheduleJobId('acme', key, run)));
       const [next] = await scheduler.next('acme', key, 1);
       expect(iso(next.getTime())).toBe(iso(hours(6)[0]));
-      expect(warnings.join('\n')).toContain(
+      expect(warnings.lines.join('\n')).toContain(
         `tenant acme schedule "${key}": 5 missed run(s); policy "${missed}" runs ${runs.length}`,
       );
       // An on-time occurrence after the restart runs normally.
