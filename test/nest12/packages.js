@@ -1,7 +1,15 @@
 // The NestJS 12 packages of this folder's install, which the run resolves `@nestjs/<name>` to.
 const { join } = require('node:path');
 
-const names = ['common', 'core', 'platform-express', 'terminus', 'testing'];
+const names = [
+  'bull-shared',
+  'bullmq',
+  'common',
+  'core',
+  'platform-express',
+  'terminus',
+  'testing',
+];
 
 module.exports = {
   names,

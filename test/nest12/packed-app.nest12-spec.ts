@@ -49,6 +49,8 @@ describe('the packed library in a NestJS 12 app (npm install, tsc, node)', () =>
       '@nestjs/common': versionOf(nest12, '@nestjs/common'),
       '@nestjs/core': versionOf(nest12, '@nestjs/core'),
       '@nestjs/platform-express': versionOf(nest12, '@nestjs/platform-express'),
+      // The bridge's optional peer, at its Nest 12 major: the peer range must admit it too.
+      '@nestjs/bullmq': versionOf(nest12, '@nestjs/bullmq'),
       // The rest at the versions this repository tests with.
       ...Object.fromEntries(
         [
@@ -132,6 +134,23 @@ describe('the packed library in a NestJS 12 app (npm install, tsc, node)', () =>
     expect(await thumbnails('globex')).toEqual([
       expect.objectContaining({ tenantId: 'globex', file: 'dog.png' }),
     ]);
+  });
+
+  it('runs an unchanged @nestjs/bullmq 12 @Processor in its tenant (TenantBullMqModule)', async () => {
+    expect(versionOf(dir, '@nestjs/bullmq')).toMatch(/^12\./);
+    const exported = await fetch(`${base}/uploads/exports`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-tenant-id': 'initech' },
+      body: JSON.stringify({ file: 'report.csv' }),
+    });
+    expect(exported.status).toBe(201);
+    const { id } = (await exported.json()) as { id: string };
+    const made = async () =>
+      (await (
+        await fetch(`${base}/uploads/thumbnails`, { headers: { 'x-tenant-id': 'initech' } })
+      ).json()) as { tenantId: string; file: string; jobId: string }[];
+    await waitFor(async () => (await made()).length === 1, 'the export job to run');
+    expect(await made()).toEqual([{ tenantId: 'initech', file: 'report.csv', jobId: id }]);
   });
 
   it('refuses a request without a tenant before anything is enqueued', async () => {

@@ -7,6 +7,8 @@ import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { Body, Controller, Get, Module, Post, UseGuards } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { Job } from 'bullmq';
 import { ClsModule } from 'nestjs-cls';
 import {
   InjectTenantQueue,
@@ -18,6 +20,7 @@ import {
   TenantRequiredGuard,
   TenantWorkerHost,
 } from 'nestjs-tenant-queue';
+import { TenantBullMqModule } from 'nestjs-tenant-queue/bullmq';
 
 interface Thumbnail {
   tenantId: string;
@@ -38,17 +41,35 @@ class MediaProcessor extends TenantWorkerHost {
   }
 }
 
+/** An existing `@nestjs/bullmq` processor, kept as it is, on a tenant queue (the bridge). */
+@Processor('exports', { concurrency: 2 })
+class ExportsProcessor extends WorkerHost {
+  constructor(private readonly tenant: TenantContext) {
+    super();
+  }
+
+  async process(job: Job<{ file: string }>) {
+    made.push({ tenantId: this.tenant.getTenantIdOrThrow(), file: job.data.file, jobId: job.id! });
+  }
+}
+
 @Controller('uploads')
 @UseGuards(TenantRequiredGuard)
 class UploadsController {
   constructor(
     @InjectTenantQueue('media') private readonly media: TenantQueue<{ file: string }>,
+    @InjectTenantQueue('exports') private readonly exports: TenantQueue<{ file: string }>,
     private readonly tenant: TenantContext,
   ) {}
 
   @Post()
   upload(@Body() body: { file: string }) {
     return this.media.add('thumbnail', { file: body.file });
+  }
+
+  @Post('exports')
+  export(@Body() body: { file: string }) {
+    return this.exports.add('export', { file: body.file });
   }
 
   @Get('thumbnails')
@@ -67,9 +88,10 @@ const url = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
       prefix: process.env.PREFIX ?? 'nest12',
     }),
     TenantQueueModule.registerQueue({ name: 'media', fairness: {} }),
+    TenantBullMqModule.registerQueue({ name: 'exports', fairness: {} }),
   ],
   controllers: [UploadsController],
-  providers: [MediaProcessor],
+  providers: [MediaProcessor, ExportsProcessor],
 })
 class AppModule {}
 
