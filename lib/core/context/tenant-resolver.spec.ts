@@ -107,6 +107,16 @@ describe('TenantResolver', () => {
     });
   });
 
+  it.each([
+    [42, '42'],
+    [['acme', 'globex'], 'acme'],
+  ])('reads the claim %j as tenant %j (the security page says so)', (claim, tenantId) => {
+    const r = resolver({ order: ['jwtClaim'], jwtClaim: 'tid' });
+    const state = r.begin(req({ user: { sub: 'u1', tid: claim } }));
+    r.settle(state);
+    expect(state.tenantId).toBe(tenantId);
+  });
+
   it('does not read inherited properties of req.user as claims', () => {
     const r = resolver({ order: ['jwtClaim'], jwtClaim: 'constructor' });
     const state = r.begin(req({ user: {} }));
