@@ -12,7 +12,7 @@ export const Messages = {
     `Invalid tenant id ${JSON.stringify(truncate(value))}: it must match ${pattern}` +
     (String(pattern) === String(DEFAULT_TENANT_ID_PATTERN)
       ? `. Use 1-64 characters of letters, digits, "_", "." or "-", starting with a letter or digit.`
-      : ` (the app's tenantIdPattern) and be at most 64 characters.`),
+      : ` (the app's tenantIdPattern), be at most 64 characters and hold no unpaired UTF-16 surrogate.`),
   invalidPayload: (queue: string, name: string, why: string) =>
     `Payload of job "${name}" on queue "${queue}" ${why}. Pass a plain JSON object; the module ` +
     `adds the "_tenant" envelope itself.`,

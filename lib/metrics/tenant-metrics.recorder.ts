@@ -32,6 +32,7 @@ import { readyAtOf } from './ready-at';
 import { RESULT_FIELDS } from './tenant-record';
 import { QueueVisibility } from './visibility-batch';
 import { NO_TENANT, VisibilityKeys } from './visibility-keys';
+import { isTenantIdOf } from '../core/envelope/tenant-id';
 
 // Indexes into RESULT_FIELDS; the first three are also the sink's PLAIN_RESULTS indexes.
 const COMPLETED_FIELD = 0;
@@ -163,7 +164,7 @@ export class TenantMetricsRecorder
     const opened = (job as TenantJob).tenant?.tenantId;
     if (opened !== undefined) return opened;
     const tenantId = jobLogRef(job).tenantId;
-    return tenantId && this.rootOptions.tenantIdPattern.test(tenantId) ? tenantId : undefined;
+    return tenantId && isTenantIdOf(this.rootOptions.tenantIdPattern, tenantId) ? tenantId : undefined;
   }
 
   private queueOf(definition: TenantQueueDefinition): QueueVisibility {

@@ -10,7 +10,6 @@
  */
 const UNSAFE_TEST = /[%:{}\x00-\x20\x7f]/;
 const UNSAFE = /[%:{}\x00-\x20\x7f]/g;
-
 export function tenantKeyPart(tenantId: string): string {
   return UNSAFE_TEST.test(tenantId) ? tenantId.replace(UNSAFE, escapeChar) : tenantId;
 }

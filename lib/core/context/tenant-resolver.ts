@@ -2,6 +2,7 @@ import { BadRequestException, ForbiddenException, Inject, Injectable } from '@ne
 import { TenantSourceConflictError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
+import { isTenantIdOf } from '../envelope/tenant-id';
 import { TenantResolverName } from '../types/core-options.interface';
 import { TRACEPARENT } from '../envelope/tenant-envelope.dto';
 import { TenantState } from './tenant-state';
@@ -127,7 +128,7 @@ export class TenantResolver {
 
   private validated(value: string | undefined): string | undefined {
     if (value === undefined) return undefined;
-    if (!this.options.tenantIdPattern.test(value)) {
+    if (!isTenantIdOf(this.options.tenantIdPattern, value)) {
       throw new BadRequestException(Messages.invalidTenantId(value, this.options.tenantIdPattern));
     }
     return value;

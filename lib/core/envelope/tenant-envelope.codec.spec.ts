@@ -22,7 +22,7 @@ describe('TenantEnvelopeCodec', () => {
       message = (error as Error).message;
     }
     expect(message).toBe(
-      'Invalid tenant id "ACME": it must match /^[a-z]{2,10}$/ (the app\'s tenantIdPattern) and be at most 64 characters.',
+      'Invalid tenant id "ACME": it must match /^[a-z]{2,10}$/ (the app\'s tenantIdPattern), be at most 64 characters and hold no unpaired UTF-16 surrogate.',
     );
   });
 

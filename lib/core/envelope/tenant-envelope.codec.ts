@@ -9,6 +9,7 @@ import { TenantState } from '../types/tenant-state.interface';
 import { signEnvelope, verifyEnvelope } from './envelope-signature';
 import { ENVELOPE_FIELDS, TenantEnvelopeDto } from './tenant-envelope.dto';
 import { isEnvelopeShape } from './quick-check';
+import { isTenantIdOf } from './tenant-id';
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
@@ -25,7 +26,7 @@ export class TenantEnvelopeCodec {
    * than `MAX_TENANT_ID_LENGTH` (the envelope's limit, whatever the pattern admits).
    */
   assertTenantId(tenantId: unknown): asserts tenantId is string {
-    if (typeof tenantId !== 'string' || !this.options.tenantIdPattern.test(tenantId)) {
+    if (typeof tenantId !== 'string' || !isTenantIdOf(this.options.tenantIdPattern, tenantId)) {
       throw new InvalidTenantIdError(
         Messages.invalidTenantId(tenantId, this.options.tenantIdPattern),
       );
@@ -77,7 +78,7 @@ export class TenantEnvelopeCodec {
 
   /** The envelope itself when valid (the plain guard says yes); else a worded refusal. */
   private validate(raw: unknown): TenantEnvelope {
-    if (isEnvelopeShape(raw) && this.options.tenantIdPattern.test(raw.tenantId)) return raw;
+    if (isEnvelopeShape(raw) && isTenantIdOf(this.options.tenantIdPattern, raw.tenantId)) return raw;
     throw this.refusal(raw);
   }
 
@@ -98,7 +99,7 @@ export class TenantEnvelopeCodec {
       const why = Object.values(first.constraints ?? {}).join('; ');
       return refuse(why || `${first.property} is invalid`);
     }
-    if (typeof dto.tenantId === 'string' && !this.options.tenantIdPattern.test(dto.tenantId)) {
+    if (typeof dto.tenantId === 'string' && !isTenantIdOf(this.options.tenantIdPattern, dto.tenantId)) {
       return refuse('tenantId does not match the pattern');
     }
     return refuse('it does not match the envelope schema');

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import {
   DeadLetters,
+  InvalidTenantIdError,
   InvalidTenantQueueOptionsError,
   TenantQueueInspector,
   TenantScheduler,
@@ -117,6 +118,20 @@ describe('tenant ids that would break Redis keys (custom tenantIdPattern)', () =
     await waitFor(() => seen.length - before === IDS.length, 'every scheduled run');
     const tenants = seen.slice(before).map((s) => s.tenantId);
     expect(tenants.sort()).toEqual([...IDS].sort());
+  });
+
+  it('refuses an id with an unpaired surrogate, which the pattern admits but Redis cannot keep apart', async () => {
+    // Redis receives UTF-8, where each lone surrogate becomes U+FFFD: "a\uD800" and "a\uD801"
+    // would share every key (counters, dead letters), and a fair queue's script fails on them.
+    const counts = () => Promise.all([h.plain, h.fair].map((q) => q.bullQueue.getJobCounts()));
+    const before = await counts();
+    for (const id of ['a\uD800', 'a\uDC01', '\uDFFFb']) {
+      expect(PATTERN.test(id)).toBe(true);
+      await expect(h.plain.addForTenant(id, 'ok', {})).rejects.toThrow(InvalidTenantIdError);
+      await expect(h.fair.addForTenant(id, 'ok', {})).rejects.toThrow(/unpaired UTF-16 surrogate/);
+      await expect(h.app.get(DeadLetters).list(id)).rejects.toThrow(InvalidTenantIdError);
+    }
+    expect(await counts()).toEqual(before);
   });
 
   it('gives each (tenant, run id) its own idempotency keys', () => {
