@@ -8,7 +8,7 @@ import 'reflect-metadata';
 import { ClsService, ClsServiceManager } from 'nestjs-cls';
 import { Registry } from 'prom-client';
 import { TenantMetricsRecorder } from '../../lib/metrics/tenant-metrics.recorder';
-import { resolveMetricsOptions } from '../../lib/metrics/metrics.options';
+import { TenantLabeler, resolveMetricsOptions } from '../../lib/metrics/metrics.options';
 import { createMetricsSink } from '../../lib/metrics/metrics-sink.provider';
 
 const N = Number(process.env.N ?? 200_000);
@@ -28,6 +28,7 @@ async function main() {
       options,
       createMetricsSink(options),
       { close: async () => undefined } as never,
+      new TenantLabeler(options),
     );
     recorder.attach(
       { on: (e: string, f: (job: unknown) => void) => (listeners[e] = f) } as never,

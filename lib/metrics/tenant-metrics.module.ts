@@ -3,7 +3,12 @@ import { ClsModule } from 'nestjs-cls';
 import { TENANT_QUEUE_MODULE_OPTIONS } from '../core/options/core.options';
 import { MetricsSink } from './metrics-sink.interface';
 import { METRICS_SINK_PROVIDER } from './metrics-sink.provider';
-import { TENANT_QUEUE_METRICS_OPTIONS, resolveMetricsOptions } from './metrics.options';
+import {
+  ResolvedMetricsOptions,
+  TENANT_QUEUE_METRICS_OPTIONS,
+  TenantLabeler,
+  resolveMetricsOptions,
+} from './metrics.options';
 import { TenantMetricsGauges } from './tenant-metrics.gauges';
 import { TenantMetricsRecorder } from './tenant-metrics.recorder';
 import { TenantQueueInspector } from './tenant-queue-inspector.service';
@@ -18,10 +23,22 @@ import { TenantQueueInspector } from './tenant-queue-inspector.service';
       inject: [TENANT_QUEUE_MODULE_OPTIONS],
     },
     METRICS_SINK_PROVIDER,
+    // One label set per process: the counters, the gauges and the spans' tenant.id (telemetry).
+    {
+      provide: TenantLabeler,
+      useFactory: (options: ResolvedMetricsOptions) => new TenantLabeler(options),
+      inject: [TENANT_QUEUE_METRICS_OPTIONS],
+    },
     TenantMetricsRecorder,
     TenantMetricsGauges,
     TenantQueueInspector,
   ],
-  exports: [TENANT_QUEUE_METRICS_OPTIONS, MetricsSink, TenantMetricsRecorder, TenantQueueInspector],
+  exports: [
+    TENANT_QUEUE_METRICS_OPTIONS,
+    MetricsSink,
+    TenantLabeler,
+    TenantMetricsRecorder,
+    TenantQueueInspector,
+  ],
 })
 export class TenantMetricsModule {}

@@ -60,8 +60,6 @@ export class TenantMetricsRecorder
     BeforeApplicationShutdown
 {
   private readonly logger = new TenantQueueLogger('TenantQueue');
-  /** The tenant labels of this app's metrics: counters and gauges (TenantMetricsGauges) alike. */
-  readonly labeler: TenantLabeler;
   /** Per queue definition (by identity: no string key per job). */
   private readonly queues = new Map<TenantQueueDefinition, QueueVisibility>();
   private timer: NodeJS.Timeout | undefined;
@@ -74,9 +72,9 @@ export class TenantMetricsRecorder
     @Inject(TENANT_QUEUE_METRICS_OPTIONS) private readonly options: ResolvedMetricsOptions,
     @Inject(MetricsSink) private readonly sink: MetricsSink,
     private readonly launcher: TenantWorkerLauncher,
-  ) {
-    this.labeler = new TenantLabeler(options);
-  }
+    /** This app's tenant labels: counters, gauges (TenantMetricsGauges) and spans alike. */
+    readonly labeler: TenantLabeler,
+  ) {}
 
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => void this.flush(), this.options.flushIntervalMs);

@@ -1,0 +1,107 @@
+import { context, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { Module } from '@nestjs/common';
+import { TestingModule } from '@nestjs/testing';
+import { BullMQOtel } from 'bullmq-otel';
+import { Registry } from 'prom-client';
+import {
+  TenantProcessor,
+  TenantQueue,
+  TenantQueueModule,
+  TenantQueueRegistry,
+  TenantWorkerHost,
+} from '../../../lib';
+import { TenantMetricsGauges } from '../../../lib/metrics/tenant-metrics.gauges';
+import { uniquePrefix } from '../../support/redis-url';
+import { bootTestModule, testRootImports } from '../../support/test-module';
+import { waitFor } from '../../support/wait';
+
+const exporter = new InMemorySpanExporter();
+let done = 0;
+
+@TenantProcessor('labels', { concurrency: 1 })
+class LabelsProcessor extends TenantWorkerHost {
+  async process(): Promise<void> {
+    done++;
+  }
+}
+
+describe("a job span's tenant.id is its tenant's metric label (one label set per process)", () => {
+  const prefix = uniquePrefix('otell');
+  const registry = new Registry();
+  let producer: TestingModule | undefined;
+  let app: TestingModule | undefined;
+
+  beforeAll(() => {
+    trace.setGlobalTracerProvider(
+      new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
+    );
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  });
+
+  afterAll(async () => {
+    await producer?.close();
+    await app?.close();
+    trace.disable();
+    context.disable();
+    propagation.disable();
+  });
+
+  it('labels a tenant past maxTenantLabels "other" on its spans, as in its metrics', async () => {
+    // Another process's tenant waits on the queue: this process's gauge refresh counts it, and
+    // so gives it this process's one tenant label.
+    producer = await bootTestModule({
+      imports: [
+        ...testRootImports(prefix, { metrics: { sink: false } }),
+        TenantQueueModule.registerQueue({ name: 'labels', attempts: 1 }),
+      ],
+    });
+    await producer
+      .get(TenantQueueRegistry)
+      .getQueue('labels')
+      .addForTenant('early', 'later', {}, { delay: 600_000 });
+    await producer.close();
+    producer = undefined;
+
+    @Module({
+      imports: [
+        ...testRootImports(prefix, {
+          telemetry: new BullMQOtel({ tracerName: 'tq-labels' }),
+          metrics: { registry, maxTenantLabels: 1, gaugeIntervalMs: 0 },
+        }),
+        TenantQueueModule.registerQueue({ name: 'labels', attempts: 1 }),
+      ],
+      providers: [LabelsProcessor],
+    })
+    class AppModule {}
+    app = await bootTestModule({ imports: [AppModule] });
+    await app.get(TenantMetricsGauges).refresh();
+    const labels = app.get<TenantQueue>('TenantQueue:labels');
+    await labels.addForTenant('late', 'now', {});
+    await waitFor(() => done === 1, 'the job to run');
+    await waitFor(
+      () => exporter.getFinishedSpans().some((s) => s.name === 'process labels'),
+      'its process span',
+    );
+
+    const completed = (await registry.getSingleMetric('tenant_queue_jobs_total')!.get()).values
+      .filter((v) => v.labels.result === 'completed')
+      .map((v) => v.labels.tenant);
+    const backlog = (await registry.getSingleMetric('tenant_queue_backlog')!.get()).values
+      .filter((v) => v.value > 0)
+      .map((v) => v.labels.tenant);
+    const span = exporter.getFinishedSpans().find((s) => s.name === 'process labels')!;
+    expect({ backlog, completed, span: span.attributes['tenant.id'] }).toEqual({
+      backlog: ['early'],
+      completed: ['other'],
+      span: 'other',
+    });
+  });
+});
