@@ -454,6 +454,11 @@ export const Messages = {
   dashboardRetryNotFailed: (queue: string, jobId: string, state: string) =>
     `Job "${truncate(jobId)}" of queue "${queue}" is ${state === 'unknown' ? 'not in BullMQ' : state}, ` +
     `not failed: only failed jobs can be retried (a dead letter is replayed from its own list).`,
+  dashboardRetryCancelled: (queue: string, jobId: string, reason: string) =>
+    `Job "${truncate(jobId)}" of queue "${queue}" was cancelled (${reason}), not dead-lettered: on ` +
+    `a fair queue a retry is a replay of the job's dead letter (so it goes through the gate), and ` +
+    `a cancelled job has none. Remove the cause of the cancellation, then enqueue the work again ` +
+    `(TenantQueue.addForTenant). Nothing was enqueued.`,
   unknownTier: (tier: unknown, tiers: string[]) =>
     `Tier ${JSON.stringify(tier)} is not defined: assign one of the tiers the "tiers" option ` +
     `defines (${tiers.length ? tiers.join(', ') : 'none is defined'}), or null to go back to the ` +

@@ -1,6 +1,7 @@
 import { BadRequestException, NotFoundException, NotImplementedException } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { jobLogRef } from '../core/context/tenant-log-fields';
+import { parseCancelReason } from '../core/errors';
 import { DeadLetters } from '../dead-letters';
 import {
   TenantQueueInspector,
@@ -101,7 +102,13 @@ export class DashboardActions {
     if (state !== 'failed') {
       throw new BadRequestException(Messages.dashboardRetryNotFailed(queue, jobId, state));
     }
-    if (this.fair(queue)) return this.replay(queue, tenantId, jobId);
+    if (this.fair(queue)) {
+      const cancelled = parseCancelReason(job.failedReason);
+      if (cancelled) {
+        throw new BadRequestException(Messages.dashboardRetryCancelled(queue, jobId, cancelled));
+      }
+      return this.replay(queue, tenantId, jobId);
+    }
     await job.retry('failed');
     return { queue, tenantId, jobId, message: `Retrying ${jobId}` };
   }

@@ -1,0 +1,115 @@
+import { CanActivate, ExecutionContext, INestApplication, Injectable } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import {
+  JobCancelledError,
+  NonRetryableError,
+  TenantFairness,
+  TenantJob,
+  TenantProcessor,
+  TenantQueue,
+  TenantQueueDashboardModule,
+  TenantQueueModule,
+  TenantWorkerHost,
+  UseJobGuards,
+} from '../../../lib';
+import { uniquePrefix } from '../../support/redis-url';
+import { testRootImports } from '../../support/test-module';
+import { waitFor } from '../../support/wait';
+
+jest.setTimeout(60_000);
+
+const runs = new Map<string, number>();
+let failing = true;
+
+/** Cancels the jobs that ask for it, as an entitlement or status check would. */
+@Injectable()
+class CancelGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const job = context.getArgByIndex(0) as TenantJob<{ cancel?: boolean }>;
+    if (job.data.cancel) throw new JobCancelledError('NOT_ENTITLED', 'no such feature');
+    return true;
+  }
+}
+
+@TenantProcessor('exports', { concurrency: 2 })
+@UseJobGuards(CancelGuard)
+class ExportsProcessor extends TenantWorkerHost {
+  async process(job: TenantJob) {
+    runs.set(job.id!, (runs.get(job.id!) ?? 0) + 1);
+    if (failing) throw new NonRetryableError('the export service is down');
+  }
+}
+
+describe("the dashboard's Retry on a fair queue", () => {
+  let app: INestApplication;
+  let exportsQueue: TenantQueue;
+  let api: string;
+  const retry = (tenantId: string, jobId: string) =>
+    fetch(`${api}/queues/exports/tenants/${tenantId}/jobs/${jobId}/retry`, {
+      method: 'POST',
+      headers: { 'x-tenant-queue-dashboard': '1' },
+    }).then(async (res) => ({
+      status: res.status,
+      body: (await res.json()) as { message?: string; job?: { id: string } },
+    }));
+
+  beforeAll(async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ...testRootImports(uniquePrefix('dretry'), { metrics: { sink: false } }),
+        TenantQueueModule.registerQueue({
+          name: 'exports',
+          attempts: 1,
+          fairness: { defaultConcurrency: 1 },
+        }),
+        TenantQueueDashboardModule.register({ allowUnauthenticated: true }),
+      ],
+      providers: [ExportsProcessor, CancelGuard],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    api = `${(await app.getUrl()).replace('[::1]', '127.0.0.1')}/admin/queues/api`;
+    exportsQueue = app.get<TenantQueue>('TenantQueue:exports');
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('refuses a cancelled job with a 400 that says why and what to do, enqueuing nothing', async () => {
+    const { id } = await exportsQueue.addForTenant('acme', 'csv', { cancel: true });
+    await waitFor(
+      async () => (await exportsQueue.bullQueue.getJobState(id)) === 'failed',
+      'the job to be cancelled',
+    );
+    const answer = await retry('acme', id);
+    expect(answer.status).toBe(400);
+    expect(answer.body.message).toContain('was cancelled (NOT_ENTITLED), not dead-lettered');
+    expect(answer.body.message).toContain('enqueue the work again');
+    expect(await exportsQueue.bullQueue.getJobState(id)).toBe('failed');
+    expect(await exportsQueue.bullQueue.getJob(`${id}.r1`)).toBeUndefined();
+    expect(runs.has(id)).toBe(false);
+  });
+
+  it("replays a failed job's dead letter once through the gate, however often it is clicked", async () => {
+    const { id } = await exportsQueue.addForTenant('acme', 'csv', {});
+    await waitFor(
+      async () => (await exportsQueue.bullQueue.getJobState(id)) === 'failed',
+      'the job to fail',
+    );
+    failing = false;
+    expect((await retry('globex', id)).status).toBe(404);
+    const answers = await Promise.all([retry('acme', id), retry('acme', id)]);
+    expect(answers.map((a) => [a.status, a.body.job?.id])).toEqual([
+      [200, `${id}.r1`],
+      [200, `${id}.r1`],
+    ]);
+    await waitFor(
+      async () => (await exportsQueue.bullQueue.getJobState(`${id}.r1`)) === 'completed',
+      'the replay to complete',
+    );
+    const state = await app.get(TenantFairness).getTenant('exports', 'acme');
+    expect([state.inFlight, state.backlog]).toEqual([0, 0]);
+    expect(runs.get(`${id}.r1`)).toBe(1);
+  });
+});
