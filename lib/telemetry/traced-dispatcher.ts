@@ -20,10 +20,12 @@ export function tracedDispatcher(
     dispatch(queue, jobs) {
       const active = contextManager.getMetadata(contextManager.active());
       const shared = active && active !== '{}' ? { metadata: active } : undefined;
+      let fallback: string | undefined;
       for (const job of jobs) {
         if (job.opts.telemetry) continue;
         const telemetryOpts = shared ?? fromEnvelope(job);
         if (telemetryOpts) job.opts.telemetry = telemetryOpts;
+        if (!shared) fallback ??= telemetryOpts?.metadata;
       }
       const tenantId = jobs[0]?.tenantId;
       if (tenantId !== undefined) {
@@ -31,7 +33,11 @@ export function tracedDispatcher(
           .getActiveSpan()
           ?.setAttribute(TENANT_ID_ATTRIBUTE, telemetry.label(tenantId));
       }
-      return inner.dispatch(queue, jobs);
+      if (fallback === undefined) return inner.dispatch(queue, jobs);
+      // No span is active: BullMQ's producer span (`add` of a plain queue) would start a trace of
+      // its own and hand it to the job in place of the envelope's. Start it in the envelope's.
+      const parent = contextManager.fromMetadata(contextManager.active(), fallback);
+      return contextManager.with(parent, () => inner.dispatch(queue, jobs));
     },
   };
 }
