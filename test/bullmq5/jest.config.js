@@ -40,6 +40,7 @@ module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
         'bullmq-compat',
         'bullmq-compat-outage',
         'telemetry',
+        'telemetry-envelope',
         'producer-enqueue',
         'visibility',
       ].join('|') +
