@@ -29,7 +29,6 @@ function scriptJson(value: unknown): string {
  */
 export function renderDashboardPage(options: ResolvedDashboardOptions & { controls: boolean }) {
   const config = {
-    base: `/${options.path}`,
     refreshMs: options.refreshMs,
     controls: options.controls,
     actionHeader: DASHBOARD_ACTION_HEADER,
@@ -45,11 +44,11 @@ export function renderDashboardPage(options: ResolvedDashboardOptions & { contro
 </head>
 <body>
 <header>
-<h1><a href="/${options.path}">${title}</a></h1>
-<form method="get" action="/${options.path}" role="search">
+<h1><a href="?">${title}</a></h1>
+<form method="get" role="search">
 <input id="search" name="q" type="search" placeholder="Filter tenants or queues" data-testid="search" autocomplete="off">
 </form>
-<form method="get" action="/${options.path}">
+<form method="get">
 <input name="job" type="search" placeholder="Find a job by id" data-testid="job-search" autocomplete="off">
 <input name="tenant" type="hidden" id="job-search-tenant">
 </form>

@@ -9,6 +9,9 @@ import { DASHBOARD_TENANT_SCRIPT } from './dashboard-tenant.script';
  */
 const CORE = String.raw`
   var cfg = JSON.parse(document.getElementById('config').textContent);
+  // The page's own path is the API's base: it holds a global prefix, a RouterModule path or a
+  // proxy's mount point, which the configured path does not.
+  var base = location.pathname.replace(/\/+$/, '');
   var params = new URLSearchParams(location.search);
   var timer = null;
   var SVG = 'http://www.w3.org/2000/svg';
@@ -91,7 +94,7 @@ const CORE = String.raw`
     return el('a', { href: href(view), text: text, 'data-testid': testid });
   }
   async function api(path, init) {
-    var response = await fetch(cfg.base + '/api' + path, Object.assign({ credentials: 'same-origin' }, init || {}));
+    var response = await fetch(base + '/api' + path, Object.assign({ credentials: 'same-origin' }, init || {}));
     var body = null;
     try { body = await response.json(); } catch (error) { body = null; }
     if (!response.ok) {

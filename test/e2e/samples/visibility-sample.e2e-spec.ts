@@ -67,7 +67,7 @@ describe('sample: VisibilityDemoModule (dashboard behind Basic auth, /metrics)',
     const server = app.getHttpServer();
     await request(server).get('/ops/tenants').expect(401);
     const page = await request(server).get('/ops/tenants').set('authorization', auth).expect(200);
-    expect(page.text).toContain('"base":"/ops/tenants"');
+    expect(page.text).toContain('<main id="view" data-testid="view">'); // the dashboard's page
     const data = await request(server)
       .get('/ops/tenants/api/tenants')
       .set('authorization', auth)
