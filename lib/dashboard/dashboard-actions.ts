@@ -109,7 +109,15 @@ export class DashboardActions {
       }
       return this.replay(queue, tenantId, jobId);
     }
-    await job.retry('failed');
+    try {
+      await job.retry('failed');
+    } catch (error) {
+      // Another retry (a second click, another operator) moved it first: BullMQ's script
+      // refuses; answer as for a job found not failed.
+      const now = await job.getState();
+      if (now === 'failed') throw error;
+      throw new BadRequestException(Messages.dashboardRetryNotFailed(queue, jobId, now));
+    }
     return { queue, tenantId, jobId, message: `Retrying ${jobId}` };
   }
 

@@ -40,12 +40,21 @@ class ExportsProcessor extends TenantWorkerHost {
   }
 }
 
-describe("the dashboard's Retry on a fair queue", () => {
+/** Fails a job's first attempt for good; its retry (attempts made: 1) succeeds. */
+@TenantProcessor('reports', { concurrency: 4 })
+class ReportsProcessor extends TenantWorkerHost {
+  async process(job: TenantJob) {
+    runs.set(job.id!, (runs.get(job.id!) ?? 0) + 1);
+    if (job.attemptsMade === 0) throw new NonRetryableError('the report service is down');
+  }
+}
+
+describe("the dashboard's Retry", () => {
   let app: INestApplication;
   let exportsQueue: TenantQueue;
   let api: string;
-  const retry = (tenantId: string, jobId: string) =>
-    fetch(`${api}/queues/exports/tenants/${tenantId}/jobs/${jobId}/retry`, {
+  const retry = (tenantId: string, jobId: string, queue = 'exports') =>
+    fetch(`${api}/queues/${queue}/tenants/${tenantId}/jobs/${jobId}/retry`, {
       method: 'POST',
       headers: { 'x-tenant-queue-dashboard': '1' },
     }).then(async (res) => ({
@@ -57,14 +66,13 @@ describe("the dashboard's Retry on a fair queue", () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
         ...testRootImports(uniquePrefix('dretry'), { metrics: { sink: false } }),
-        TenantQueueModule.registerQueue({
-          name: 'exports',
-          attempts: 1,
-          fairness: { defaultConcurrency: 1 },
-        }),
+        TenantQueueModule.registerQueue(
+          { name: 'exports', attempts: 1, fairness: { defaultConcurrency: 1 } },
+          { name: 'reports', attempts: 1 },
+        ),
         TenantQueueDashboardModule.register({ allowUnauthenticated: true }),
       ],
-      providers: [ExportsProcessor, CancelGuard],
+      providers: [ExportsProcessor, ReportsProcessor, CancelGuard],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.listen(0, '127.0.0.1');
@@ -76,7 +84,33 @@ describe("the dashboard's Retry on a fair queue", () => {
     await app?.close();
   });
 
-  it('refuses a cancelled job with a 400 that says why and what to do, enqueuing nothing', async () => {
+  it('retries a failed job of a plain queue once, however often it is clicked at once', async () => {
+    const reports = app.get<TenantQueue>('TenantQueue:reports');
+    const ids = await Promise.all(
+      Array.from({ length: 5 }, async () => (await reports.addForTenant('acme', 'r', {})).id),
+    );
+    await waitFor(
+      async () => (await reports.bullQueue.getJobCounts('failed')).failed === ids.length,
+      'the reports to fail',
+    );
+    // Five clicks at once on each: one retries it, the others find it no longer failed.
+    const answers = await Promise.all(
+      ids.flatMap((id) => Array.from({ length: 5 }, () => retry('acme', id, 'reports'))),
+    );
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(ids.length);
+    expect(statuses.filter((s) => s !== 200 && s !== 400)).toEqual([]);
+    for (const answer of answers.filter((a) => a.status === 400)) {
+      expect(answer.body.message).toMatch(/is (waiting|active|completed), not failed/);
+    }
+    await waitFor(
+      async () => (await reports.bullQueue.getJobCounts('completed')).completed === ids.length,
+      'the retries to complete',
+    );
+    expect(ids.map((id) => runs.get(id))).toEqual(ids.map(() => 2));
+  });
+
+  it('on a fair queue refuses a cancelled job with a 400 that says why and what to do, enqueuing nothing', async () => {
     const { id } = await exportsQueue.addForTenant('acme', 'csv', { cancel: true });
     await waitFor(
       async () => (await exportsQueue.bullQueue.getJobState(id)) === 'failed',
@@ -91,7 +125,7 @@ describe("the dashboard's Retry on a fair queue", () => {
     expect(runs.has(id)).toBe(false);
   });
 
-  it("replays a failed job's dead letter once through the gate, however often it is clicked", async () => {
+  it("on a fair queue replays a failed job's dead letter once through the gate, however often it is clicked", async () => {
     const { id } = await exportsQueue.addForTenant('acme', 'csv', {});
     await waitFor(
       async () => (await exportsQueue.bullQueue.getJobState(id)) === 'failed',
