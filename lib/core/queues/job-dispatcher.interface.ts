@@ -2,6 +2,7 @@ import type { JobsOptions, Queue } from 'bullmq';
 import { InvalidJobOptionsError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
 import { bullClient } from '../bullmq';
+import { ENVELOPE_KEY } from '../../tenant-queue.constants';
 
 /** BullMQ's `ErrorCode.ParentJobNotExist`: its add script found no parent job. */
 const PARENT_MISSING = -5;
@@ -39,7 +40,7 @@ export interface JobDispatcher {
 
 export const directDispatcher: JobDispatcher = {
   // Nothing of its own: BullMQ's checks ran at prepare (see job-options.check), and the producer
-  // looks up the parents of a bulk first (see assertParentsExist).
+  // looks up the parents first (see assertParentsExist).
   validate() {},
   async dispatch(queue, jobs) {
     try {
@@ -65,18 +66,51 @@ function keepBullId(job: PreparedJob, id: string | undefined): void {
 }
 
 /**
- * Refuses a bulk naming a parent job that does not exist, before any of it is written: BullMQ's
- * `addBulk` is a pipeline, so its own check (in the add script) would come after the jobs before.
+ * Refuses a call naming a parent job that does not exist, or one of another tenant, before any
+ * of it is written: BullMQ's `addBulk` is a pipeline, so its own existence check (in the add
+ * script) would come after the jobs before; and BullMQ links any child to any parent, so a
+ * tenant's child would put its result into another tenant's job (`getChildrenValues`), hold it
+ * in `waiting-children`, or fail it. A child's parent is a job of its own tenant or one without
+ * a tenant; a job without a tenant (system work) may be the child of any.
  */
 export async function assertParentsExist(queue: Queue, jobs: PreparedJob[]): Promise<void> {
-  if (jobs.length < 2) return;
   const parents = [...new Set(jobs.flatMap((job) => parentKeyOf(job)))];
   if (parents.length === 0) return;
   const client = await bullClient(queue);
-  const found = await Promise.all(parents.map((key) => client.hexists(key, 'name')));
-  const missing = parents.find((_key, i) => !found[i]);
-  const job = jobs.find((j) => parentKeyOf(j)[0] === missing);
-  if (missing !== undefined) throw missingParent(queue, job!.name, missing);
+  const data = await Promise.all(parents.map((key) => client.hget(key, 'data')));
+  const tenants = new Map<string, string | undefined>();
+  parents.forEach((key, i) => tenants.set(key, tenantOfData(data[i])));
+  for (const job of jobs) {
+    const [key] = parentKeyOf(job);
+    if (key === undefined) continue;
+    if (data[parents.indexOf(key)] === null) throw missingParent(queue, job.name, key);
+    const owner = tenants.get(key);
+    if (job.tenantId !== undefined && owner !== undefined && owner !== job.tenantId) {
+      throw new InvalidJobOptionsError(
+        'parent',
+        Messages.invalidJobOption(
+          queue.name,
+          job.name,
+          'parent',
+          `names job "${key}" of another tenant (a job's parent must be a job of its own ` +
+            `tenant, or one without a tenant)`,
+        ),
+      );
+    }
+  }
+}
+
+/** The tenant id in a job's stored `data` (its `_tenant` envelope), if any. */
+function tenantOfData(json: string | null): string | undefined {
+  if (json === null) return undefined;
+  try {
+    const tenantId = (JSON.parse(json) as Record<string, { tenantId?: unknown } | undefined>)?.[
+      ENVELOPE_KEY
+    ]?.tenantId;
+    return typeof tenantId === 'string' ? tenantId : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function parentKeyOf(job: PreparedJob): string[] {

@@ -247,6 +247,40 @@ describe('silent losses refused at enqueue', () => {
     expect(error.message).toMatch(/not supported on a fair queue/);
   });
 
+  it("plain: a parent of another tenant is refused, a bulk whole; one's own parent is linked", async () => {
+    const plain = p.queue('plain');
+    // Delayed, so it waits for its children rather than completing under the test.
+    const parent = await as('acme', () => plain.add('parent', {}, { delay: 60_000 }));
+    const link = { parent: { id: parent.id, queue: `{${prefix}:plain}:plain` } };
+    const error = (await refusedCleanly(
+      () => as('globex', () => plain.add('child', { n: 1 }, link)),
+      InvalidJobOptionsError,
+    )) as InvalidJobOptionsError;
+    expect(error.option).toBe('parent');
+    expect(error.message).toMatch(/of another tenant/);
+    await refusedCleanly(
+      () =>
+        as('globex', () =>
+          plain.addBulk([
+            { name: 'child', data: { n: 2 } },
+            { name: 'child', data: { n: 3 }, opts: link },
+          ]),
+        ),
+      InvalidJobOptionsError,
+    );
+    const parentJob = (await plain.bullQueue.getJob(parent.id))!;
+    expect(await parentJob.getDependenciesCount()).toEqual(
+      expect.objectContaining({ processed: 0, unprocessed: 0 }),
+    );
+    // acme's own child is linked, runs in acme and reaches acme's parent.
+    const child = await as('acme', () => plain.add('child', { n: 4 }, link));
+    await waitFor(
+      async () => (await parentJob.getDependenciesCount()).processed === 1,
+      "acme's child to complete under its parent",
+    );
+    expect(p.runs.find((run) => run.jobId === child.id)?.tenantId).toBe('acme');
+  });
+
   for (const kind of KINDS) {
     it(`${kind}: refuses invalid "_run", a toJSON payload and a BigInt; takes withRunOptions`, async () => {
       const queue = p.queue(kind) as TenantQueue<any>;
