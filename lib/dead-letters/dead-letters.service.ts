@@ -107,7 +107,8 @@ export class DeadLetters {
 
   /**
    * Enqueues the job again for the same tenant (same actor and correlation id, same run id; on a
-   * fair queue the same lane and fair key; a fresh attempt count) and removes the dead letter.
+   * fair queue the same lane and fair key; a fresh attempt count) and removes the dead letter,
+   * and the failed job it recorded from BullMQ (so no `job.retry()` can run it a second time).
    * Refused with `TenantNotActiveError` when the `TenantDirectory` says the tenant is not active;
    * `DeadLetterNotFoundError` when the tenant has no such dead letter; `DeadLetterResolvedError`
    * when its job ran again by another path (BullMQ's `job.retry()`, bull-board's Retry) and
@@ -120,6 +121,7 @@ export class DeadLetters {
     await this.assertActive(tenantId);
     const { letter, definition } = found;
     await this.assertOpen(definition, letter);
+    await this.retire(definition, letter);
     const replay = letter.replays + 1;
     const data = {
       ...letter.data,
@@ -281,6 +283,27 @@ export class DeadLetters {
       );
     }
     if (exists === 1 && failed === null) {
+      throw new DeadLetterResolvedError(
+        'retrying',
+        Messages.deadLetterRetrying(letter.tenantId, letter.jobId),
+      );
+    }
+  }
+
+  /**
+   * Takes the letter's failed job out of BullMQ before its replay is added: left in the failed
+   * set, a later `job.retry()` or bull-board's Retry (one job, or all failed) would run the work
+   * once more beside the replay. Only the failure this letter recorded (its `tqDlq` mark) is
+   * removed, never a later job that took the id; a job that is running again refuses the replay.
+   */
+  private async retire(definition: TenantQueueDefinition, letter: DeadLetter): Promise<void> {
+    const mark: string | null = await this.script.raw.hget(
+      DeadLettersScript.jobKey(definition, letter.jobId),
+      'tqDlq',
+    );
+    if (mark === null || Number(mark) !== Date.parse(letter.failedAt)) return;
+    const queue = this.registry.getQueue(definition.name).bullQueue;
+    if ((await queue.remove(letter.jobId, { removeChildren: false })) !== 1) {
       throw new DeadLetterResolvedError(
         'retrying',
         Messages.deadLetterRetrying(letter.tenantId, letter.jobId),

@@ -166,6 +166,30 @@ describe('a dead letter whose job completes by another path than DeadLetters.rep
     }
   });
 
+  it("takes a replayed letter's failed job out of BullMQ: bull-board's Retry all cannot run it again", async () => {
+    const bull = registry.getQueue('billing').bullQueue;
+    const id = await deadLettered('billing', 'acme', 'replayed');
+    const other = await deadLettered('billing', 'acme', 'retried-by-board');
+    fixed.add('replayed');
+    fixed.add('retried-by-board');
+    const replayed = await deadLetters.replay('acme', id);
+    await waitFor(async () => runs.get('replayed') === 2, 'the replay');
+    expect(await Job.fromId(bull, id)).toBeUndefined();
+    // Retry all failed: the other failed job runs again, the replayed one is not there to.
+    const res = await fetch(`${base}/queues/api/queues/billing/retry/failed`, { method: 'PUT' });
+    expect(res.status).toBe(200);
+    await waitFor(async () => runs.get('retried-by-board') === 2, 'the retried job');
+    await waitFor(
+      async () => !!(await deadLetters.get('acme', other))?.resolvedAt,
+      'its letter resolved',
+    );
+    expect(runs.get('replayed')).toBe(2);
+    // The replay's own run is untouched, and a second replay finds no letter.
+    expect(await bull.getJobState(replayed.id)).not.toBe('failed');
+    await expect(deadLetters.replay('acme', id)).rejects.toThrow(/no dead letter|not found/i);
+    expect(await deadLetters.purge('acme', other)).toBe(1);
+  });
+
   it('keeps an open letter replayable, and a retried job that fails again re-opens its letter', async () => {
     const id = await deadLettered('billing', 'initech', 'fails-twice');
     const job = await Job.fromId(registry.getQueue('billing').bullQueue, id);
