@@ -4,6 +4,7 @@ import {
   DeadLetter,
   DeadLetters,
   InjectTenantQueue,
+  InvalidLaneError,
   NonRetryableError,
   TenantFairness,
   TenantJob,
@@ -105,5 +106,52 @@ describe('DeadLetters.replay on a fair queue with lanes and fair keys', () => {
     await fairness.resume('placed', 'acme');
     await waitFor(async () => runs.length === 2, 'the replay to run');
     expect(runs[1]).toEqual({ jobId: replayed.id, lane: 'bulk', fairKey: 'user-7' });
+  });
+});
+
+/**
+ * A replay is an add with the letter's options: after the queue dropped the letter's lane, it is
+ * refused as that add would be (docs/containment.md), and the letter stays for a later replay.
+ */
+describe('DeadLetters.replay after its queue dropped the letter lane', () => {
+  const prefix = uniquePrefix('dl-lane');
+
+  async function boot(lanes: Record<string, { share: number }>): Promise<TestingModule> {
+    @Module({
+      imports: [
+        ...testRootImports(prefix),
+        TenantQueueModule.registerQueue({ name: 'placed', attempts: 1, fairness: { lanes } }),
+      ],
+      providers: [PlacedProcessor, Producer],
+    })
+    class AppModule {}
+    return bootTestModule({ imports: [AppModule] });
+  }
+
+  it('refuses with InvalidLaneError and keeps the letter', async () => {
+    fixed = false;
+    const before = await boot({ interactive: { share: 0.5 }, bulk: { share: 0.5 } });
+    let jobId: string;
+    try {
+      const { queue, tenant } = before.get(Producer);
+      jobId = (await tenant.run('acme', () => queue.add('chunk', { n: 2 }, { lane: 'bulk' }))).id;
+      await waitFor(
+        async () => !!(await before.get(DeadLetters).get('acme', jobId)),
+        'the dead letter',
+      );
+    } finally {
+      await before.close();
+    }
+    const after = await boot({ interactive: { share: 1 } });
+    try {
+      const deadLetters = after.get(DeadLetters);
+      const refusal = await deadLetters.replay('acme', jobId).catch((e: unknown) => e);
+      expect(refusal).toBeInstanceOf(InvalidLaneError);
+      expect((refusal as Error).message).toMatch(/"bulk"/);
+      expect((await deadLetters.get('acme', jobId))?.opts.lane).toBe('bulk');
+      expect(await deadLetters.purge('acme', jobId)).toBe(1);
+    } finally {
+      await after.close();
+    }
   });
 });
