@@ -1,4 +1,5 @@
 import { TenantJobStage } from '../core/processor/tenant-job-stage.decorator';
+import { SYSTEM_BUCKET } from '../tenant-queue.constants';
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
@@ -15,7 +16,8 @@ import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 
 const DEFAULT_TTL = 86_400_000;
 const DEFAULT_LEASE = 30_000;
-const NO_TENANT = '-';
+/** Runs without a tenant: a key part longer than any tenant id, so no tenant shares it. */
+const NO_TENANT = SYSTEM_BUCKET;
 const BUSY_POLL_MS = 1_000;
 
 /**

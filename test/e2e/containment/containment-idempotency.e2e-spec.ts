@@ -203,3 +203,57 @@ describe('@Idempotent runs', () => {
     expect(effectsOf('ttl')).toHaveLength(2);
   });
 });
+
+const systemEffects: { name: string; tenant?: string }[] = [];
+
+@Idempotent({ ttl: 60_000 })
+@TenantProcessor('sys-idem', { concurrency: 2 })
+class SystemIdempotentProcessor extends TenantWorkerHost {
+  constructor(private readonly tenant: TenantContext) {
+    super();
+  }
+
+  async process(job: TenantJob<Payload>) {
+    systemEffects.push({ name: job.name, tenant: this.tenant.tenantId });
+    return { by: this.tenant.tenantId ?? 'system' };
+  }
+}
+
+/**
+ * Runs without a tenant (system jobs) are keyed apart from every tenant's, whatever
+ * `tenantIdPattern` admits: before, they used the key part `-`, which a tenant called `-` has too,
+ * so its run was skipped and completed with the system run's result.
+ */
+describe('@Idempotent runs of system jobs and a tenant named "-"', () => {
+  let app: TestingModule;
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it("never shares a run, or its result, between a system job and tenant '-'", async () => {
+    @Module({
+      imports: [
+        ...testRootImports(uniquePrefix('idem-sys'), { tenantIdPattern: /^[^\s]{1,64}$/u }),
+        TenantQueueModule.registerQueue({ name: 'sys-idem', systemJobs: ['sweep'] }),
+      ],
+      providers: [SystemIdempotentProcessor],
+    })
+    class AppModule {}
+    app = await bootTestModule({ imports: [AppModule] });
+    const queue = app.get(TenantQueueRegistry).getQueue<Payload>('sys-idem');
+    const done = (id: string) =>
+      waitFor(async () => (await queue.bullQueue.getJobState(id)) === 'completed', `job ${id}`);
+    const system = await queue.add('sweep', withRunOptions({ label: 's' }, { runId: 'nightly' }));
+    await done(system.id);
+    const dash = await app
+      .get(TenantContext)
+      .run('-', () => queue.add('work', withRunOptions({ label: 't' }, { runId: 'nightly' })));
+    await done(dash.id);
+    expect(systemEffects).toEqual([
+      { name: 'sweep', tenant: undefined },
+      { name: 'work', tenant: '-' },
+    ]);
+    expect((await queue.bullQueue.getJob(dash.id))?.returnvalue).toEqual({ by: '-' });
+  });
+});
