@@ -2,6 +2,7 @@ import type { Job } from 'bullmq';
 import { InvalidRunMarkerTableError } from './invalid-run-marker-table.error';
 import { TenantJob } from '../core/types/tenant-job.interface';
 import { Messages } from '../tenant-queue.messages';
+import { SYSTEM_BUCKET } from '../tenant-queue.constants';
 import { runIdentity } from '../core/processor/run-identity';
 
 /**
@@ -74,7 +75,7 @@ export async function claimRun(
   const { tenantId, runId } = runIdentity(job);
   const { rows } = await client.query(
     `INSERT INTO ${table} (tenant_id, run_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING 1`,
-    [tenantId ?? '-', runId],
+    [tenantId ?? SYSTEM_BUCKET, runId],
   );
   return rows.length === 1;
 }

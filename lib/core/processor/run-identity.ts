@@ -1,5 +1,8 @@
 import type { Job } from 'bullmq';
 import { TenantJob } from '../types/tenant-job.interface';
+import { SYSTEM_BUCKET } from '../../tenant-queue.constants';
+
+const escape = (char: string) => (char === '%' ? '%25' : '%2F');
 
 /**
  * Who and which run: the pair an application keys its own upserts on.
@@ -8,7 +11,11 @@ import { TenantJob } from '../types/tenant-job.interface';
 export interface RunIdentity {
   tenantId: string | undefined;
   runId: string;
-  /** `<tenantId>/<runId>` (`-` for a job without a tenant): one string for a unique index. */
+  /**
+   * `<tenantId>/<runId>`: one string for a unique index. `%` and `/` in the tenant id are
+   * escaped (`%25`, `%2F`), so no two (tenant, run) pairs share a key; a job without a tenant has
+   * `~system~…` (65 characters, longer than any tenant id) in the tenant's place.
+   */
   key: string;
 }
 
@@ -22,5 +29,6 @@ export function runIdentity(job: TenantJob | Job): RunIdentity {
   const tenantJob = job as TenantJob;
   const runId = tenantJob.runId ?? String(job.id);
   const tenantId = tenantJob.tenant?.tenantId;
-  return { tenantId, runId, key: `${tenantId ?? '-'}/${runId}` };
+  const tenantPart = tenantId === undefined ? SYSTEM_BUCKET : tenantId.replace(/[%/]/g, escape);
+  return { tenantId, runId, key: `${tenantPart}/${runId}` };
 }

@@ -1,5 +1,11 @@
 import type { Job } from 'bullmq';
-import { InvalidRunMarkerTableError, claimRun, runMarkerTableSql, runOnce } from '../../../lib';
+import {
+  InvalidRunMarkerTableError,
+  claimRun,
+  runIdentity,
+  runMarkerTableSql,
+  runOnce,
+} from '../../../lib';
 import { SampleDatabase } from '../../../sample-app/database/sample-database';
 import { StartedPostgres, startPostgres } from '../../support/postgres';
 
@@ -46,6 +52,22 @@ describe('runOnce / claimRun on a real Postgres', () => {
       }),
     ).rejects.toThrow('crash before commit');
     expect(await effect('r2')).toEqual({ ran: true, result: 'done' });
+  });
+
+  it("keeps a system run (no tenant) apart from tenant '-' and its key apart from every tenant's", async () => {
+    expect(await db.transaction((tx) => claimRun(tx, job('s1', undefined, 'nightly')))).toBe(true);
+    // A tenantIdPattern may admit "-": that tenant's run is its own, not the system's.
+    expect(await db.transaction((tx) => claimRun(tx, job('s2', '-', 'nightly')))).toBe(true);
+    expect(await db.transaction((tx) => claimRun(tx, job('s3', undefined, 'nightly')))).toBe(false);
+    const keys = [
+      runIdentity(job('k1', undefined, 'x')).key,
+      runIdentity(job('k2', '-', 'x')).key,
+      runIdentity(job('k3', 'a/b', 'c')).key,
+      runIdentity(job('k4', 'a', 'b/c')).key,
+      runIdentity(job('k5', 'a%2Fb', 'c')).key,
+    ];
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(runIdentity(job('k6', 'acme', 'r/1')).key).toBe('acme/r/1');
   });
 
   it('keys on (tenant, run id): the same run id of another tenant is another run', async () => {
