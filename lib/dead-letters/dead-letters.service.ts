@@ -295,13 +295,15 @@ export class DeadLetters {
    * set, a later `job.retry()` or bull-board's Retry (one job, or all failed) would run the work
    * once more beside the replay. Only the failure this letter recorded (its `tqDlq` mark) is
    * removed, never a later job that took the id; a job that is running again refuses the replay.
+   * A flow's child stays: BullMQ would release its parent as if the child were done.
    */
   private async retire(definition: TenantQueueDefinition, letter: DeadLetter): Promise<void> {
-    const mark: string | null = await this.script.raw.hget(
+    const [mark, parentKey]: (string | null)[] = await this.script.raw.hmget(
       DeadLettersScript.jobKey(definition, letter.jobId),
       'tqDlq',
+      'parentKey',
     );
-    if (mark === null || Number(mark) !== Date.parse(letter.failedAt)) return;
+    if (mark === null || Number(mark) !== Date.parse(letter.failedAt) || parentKey) return;
     const queue = this.registry.getQueue(definition.name).bullQueue;
     if ((await queue.remove(letter.jobId, { removeChildren: false })) !== 1) {
       throw new DeadLetterResolvedError(

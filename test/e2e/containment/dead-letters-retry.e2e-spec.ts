@@ -190,6 +190,28 @@ describe('a dead letter whose job completes by another path than DeadLetters.rep
     expect(await deadLetters.purge('acme', other)).toBe(1);
   });
 
+  it("keeps a flow child's failed job under its parent when its letter is replayed", async () => {
+    const queue = registry.getQueue('billing');
+    // Delayed, so the parent waits for its child rather than running under the test.
+    const parent = await queue.addForTenant(
+      'acme',
+      'charge',
+      { label: 'parent' },
+      { delay: 60_000 },
+    );
+    const link = { parent: { id: parent.id, queue: `${queue.bullQueue.opts.prefix}:billing` } };
+    const child = await queue.addForTenant('acme', 'charge', { label: 'child' }, link);
+    await waitFor(async () => !!(await deadLetters.get('acme', child.id)), 'the dead letter');
+    const parentJob = (await Job.fromId(queue.bullQueue, parent.id))!;
+    const before = await parentJob.getDependenciesCount();
+    fixed.add('child');
+    await deadLetters.replay('acme', child.id);
+    await waitFor(async () => runs.get('child') === 2, 'the replay');
+    // Removing the child would have taken it out of its parent's dependencies.
+    expect(await queue.bullQueue.getJobState(child.id)).toBe('failed');
+    expect(await parentJob.getDependenciesCount()).toEqual(before);
+  });
+
   it('keeps an open letter replayable, and a retried job that fails again re-opens its letter', async () => {
     const id = await deadLettered('billing', 'initech', 'fails-twice');
     const job = await Job.fromId(registry.getQueue('billing').bullQueue, id);
