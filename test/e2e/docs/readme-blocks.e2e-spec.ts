@@ -58,6 +58,10 @@ function typeCheck(files: ReadmeFile[]): string[] {
   )!;
   const options: ts.CompilerOptions = {
     ...config.options,
+    // As a Nest CLI project compiles (11 and 12): with isolatedModules and decorator metadata,
+    // nodenext refuses a type imported by name into a decorated signature (TS1272); commonjs does not.
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
     noEmit: true,
     baseUrl: REPO_ROOT,
     paths: {
