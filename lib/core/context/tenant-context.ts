@@ -80,16 +80,22 @@ export class TenantContext {
 
   /**
    * Runs `fn` in a child context bound to a tenant (for scripts, tests and system work). The
-   * tenant id is validated like any other.
+   * tenant id is validated like any other. Given a tenant id, the actor is `system` and the
+   * correlation id the current context's (a request's or a running job's), as `addForTenant` keeps.
    */
   run<T>(input: TenantRunInput, fn: () => T): T {
+    // Read as stored: the correlation id is set with the state, and settling a request's tenant
+    // here could refuse it before `fn` asked for it.
+    const current = this.cls.isActive()
+      ? this.cls.get<TenantState | undefined>(TENANT_STATE)
+      : undefined;
     const next: TenantState =
-      typeof input === 'string' ? { tenantId: input, actor: { type: 'system' } } : toState(input);
+      typeof input === 'string'
+        ? { tenantId: input, actor: { type: 'system' }, correlationId: current?.correlationId }
+        : toState(input);
     this.codec.assertTenantId(next.tenantId);
     // Inside a job, the child context still belongs to the job's attempt (its JobScope).
-    const attempt = this.cls.isActive()
-      ? this.cls.get<TenantState | undefined>(TENANT_STATE)?.attempt
-      : undefined;
+    const attempt = current?.attempt;
     if (attempt !== undefined) next.attempt = attempt;
     return this.cls.run(() => {
       this.cls.set(TENANT_STATE, next);
