@@ -5,6 +5,12 @@ export const Messages = {
     `Job "${name}" on queue "${queue}" is tenant-scoped but no tenant is in context. ` +
     `Enqueue it inside a request that carries a tenant, inside a running tenant job, ` +
     `or use TenantQueue.addForTenant(tenantId, ...) for system work.`,
+  missingTenantAfterJob: (queue: string, name: string, jobId: string | undefined) =>
+    `Job "${name}" on queue "${queue}" is tenant-scoped, but this code runs after the job that ` +
+    `started it (${jobId ?? 'no id'}) ended: a job's tenant is cleared when the job ends, so a ` +
+    `timer, listener or promise it left running has none. Enqueue it before process() returns ` +
+    `(await that work), or take the tenant from the job (job.tenant.tenantId) and use ` +
+    `TenantQueue.addForTenant(tenantId, ...).`,
   missingTenantInContext: () =>
     `No tenant in the current context. Send the tenant (e.g. the "x-tenant-id" header) or wrap ` +
     `the call in TenantContext.run(tenantId, fn).`,

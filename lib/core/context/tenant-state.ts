@@ -34,6 +34,8 @@ export class JobTenantState implements TenantState {
   traceparent: string | undefined = undefined;
   envelope: TenantEnvelope | undefined = undefined;
   request: unknown = undefined;
+  /** Set when the attempt has ended: what a late `add()` is told. */
+  ended = false;
 
   constructor(
     readonly attempt: object | undefined,
@@ -54,6 +56,7 @@ export class JobTenantState implements TenantState {
 
   /** Forgets the tenant once the attempt has ended (work it left running sees none). */
   clear(): void {
+    this.ended = true;
     this.tenantId = undefined;
     this.actor = undefined;
     this.correlationId = undefined;

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import { TenantContext } from '../context/tenant-context';
-import { TenantState } from '../context/tenant-state';
+import { JobTenantState, TenantState } from '../context/tenant-state';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
 import { InvalidJobOptionsError, JobIdTakenError, MissingTenantError } from '../errors';
 import { TenantQueueDefinition } from '../types/queue-definition.interface';
@@ -154,7 +154,11 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     const tenantId = state?.tenantId;
     const scoped = this.definition.tenantScoped && !this.definition.systemJobs.has(name);
     if (tenantId === undefined && scoped) {
-      throw new MissingTenantError(Messages.missingTenant(this.name, name));
+      throw new MissingTenantError(
+        state instanceof JobTenantState && state.ended
+          ? Messages.missingTenantAfterJob(this.name, name, state.jobId)
+          : Messages.missingTenant(this.name, name),
+      );
     }
     if (opts?.jobId != null) assertCallerJobId(this.name, name, opts, opts.jobId);
     const jobId = opts?.jobId ?? newJobId();

@@ -6,6 +6,7 @@ import { PassThrough } from 'node:stream';
 import { Job, QueueEvents } from 'bullmq';
 import {
   InjectTenantQueue,
+  MissingTenantError,
   TenantContext,
   TenantEnvelope,
   TenantJob,
@@ -157,6 +158,59 @@ describe('tenant context inside and around jobs (concurrency 20, three tenants)'
     return ids;
   }
 
+  const done = async (ids: Map<string, string>) => {
+    for (const id of ids.keys()) {
+      await waitFor(
+        async () => (await work.bullQueue.getJob(id))?.finishedOn !== undefined,
+        `job ${id} to finish`,
+        60_000,
+      );
+    }
+  };
+
+  it('code a job leaves running sees no tenant, and its add() is refused saying what to do', async () => {
+    seen.length = 0;
+    const ids = await enqueue(60, () => ({ kind: 'late' }));
+    const lateKinds = ['timeout', 'interval', 'promise', 'stream'];
+    await waitFor(
+      () =>
+        lateKinds.every((where) => seen.filter((s) => s.where === where).length === 60) &&
+        seen.filter((s) => s.where.endsWith(':add')).length === 3 * 60,
+      'every late callback and its add',
+      60_000,
+    );
+    for (const where of lateKinds) {
+      const records = seen.filter((s) => s.where === where);
+      expect(new Set(records.map((s) => s.jobId))).toEqual(new Set(ids.keys()));
+      expect(records.map((s) => s.tenantId)).toEqual(records.map(() => undefined));
+    }
+    for (const record of seen.filter((s) => s.where.endsWith(':add'))) {
+      expect(record.error).toBeInstanceOf(MissingTenantError);
+      expect(record.error!.message).toContain(
+        `runs after the job that started it (${record.jobId}) ended`,
+      );
+      expect(record.error!.message).toContain('TenantQueue.addForTenant(tenantId, ...)');
+    }
+    // Nothing was enqueued from late code.
+    expect(kids.filter((kid) => ids.has(kid.parent))).toEqual([]);
+
+    // A listener runs in the context of the code that emits: another tenant's job, here. A
+    // listener bound with AsyncResource.bind runs in the context of the job that registered it,
+    // cleared once that job ended: never another tenant's.
+    seen.length = 0;
+    const emitters = await enqueue(6, () => ({ kind: 'emit' }));
+    await done(emitters);
+    await waitFor(
+      () => seen.filter((s) => s.where === 'bound-listener').length === 60,
+      'every listener',
+    );
+    const bound = seen.filter((s) => s.where === 'bound-listener');
+    expect(bound.map((s) => s.tenantId)).toEqual(bound.map(() => undefined));
+    const plain = seen.filter((s) => s.where === 'listener');
+    expect(plain).toHaveLength(60);
+    expect(plain.every((s) => TENANTS.includes(s.tenantId!))).toBe(true);
+  });
+
   it("TenantContext.run(other) in a job hands off with actor system and the job's correlation id", async () => {
     kids.length = 0;
     const ids = await enqueue(30, (i) => ({
@@ -175,5 +229,13 @@ describe('tenant context inside and around jobs (concurrency 20, three tenants)'
       });
       expect(kid.envelope?.actorId).toBeUndefined();
     }
+  });
+
+  it("BullMQ's own worker and QueueEvents listeners run in no tenant context", async () => {
+    await waitFor(() => queueEventsSeen.length >= 60, 'queue events');
+    expect(rawEvents.length).toBeGreaterThanOrEqual(60);
+    expect(rawEvents.map((s) => s.tenantId)).toEqual(rawEvents.map(() => undefined));
+    expect(rawEvents.every((s) => TENANTS.includes(s.own!))).toBe(true);
+    expect(queueEventsSeen).toEqual(queueEventsSeen.map(() => undefined));
   });
 });
