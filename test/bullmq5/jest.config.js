@@ -16,7 +16,7 @@ for (const [name, [, folder]] of Object.entries(swaps)) {
 module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
   // What differs under bullmq 5: the queue's client and backend (lib/core/bullmq), BullMQ's add,
   // addBulk and priorities behind the fair gate's hand-over and its turns at add (prioritized
-  // scores), worker events and stalled recovery in
+  // scores), worker events (and the context of a worker's main loop) and stalled recovery in
   // forked workers, job schedulers and @TenantCron, dead letters (our Lua reads BullMQ's job hash
   // and failed set), bull-board's adapter, the @nestjs/bullmq bridge, bullmq-otel 1.x, and plain
   // Queue.add's option checks. Suites that only drive the module's own Lua through the same calls
@@ -30,6 +30,7 @@ module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
         'fairness-lanes-order',
         'fairness-processes',
         'worker-path',
+        'context-around-jobs',
         'scheduler',
         'scheduler-cron',
         'containment',

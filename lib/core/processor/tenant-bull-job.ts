@@ -1,4 +1,5 @@
 import { Job, UnrecoverableError, Worker } from 'bullmq';
+import { ClsServiceManager } from 'nestjs-cls';
 import { Messages } from '../../tenant-queue.messages';
 import { TenantEnvelope } from '../types/tenant-envelope.interface';
 import { ENVELOPE_KEY } from '../../tenant-queue.constants';
@@ -63,6 +64,15 @@ export class TenantBullJob<T = any, R = any, N extends string = string> extends 
 export class TenantWorker<T = any, R = any, N extends string = string> extends Worker<T, R, N> {
   protected override get Job(): typeof Job {
     return TenantBullJob as typeof Job;
+  }
+
+  /**
+   * Starts the main loop outside any tenant context, whoever calls it: BullMQ's `resume()` calls
+   * `run()`, and the loop it starts is the context of every worker event and of the module's
+   * worker hooks (their listeners, log lines). Each job opens its own context anyway.
+   */
+  override run(): Promise<void> {
+    return ClsServiceManager.getClsService().exit(() => super.run());
   }
 }
 

@@ -34,7 +34,7 @@ const kids: { where: string; parent: string; envelope: TenantEnvelope | undefine
 const bus = new EventEmitter().setMaxListeners(0);
 const TENANTS = ['tenant-a', 'tenant-b', 'tenant-c'];
 
-type Work = { kind: 'late' | 'emit' | 'hand-off'; other?: string };
+type Work = { kind: 'late' | 'emit' | 'hand-off' | 'noop'; other?: string };
 
 @TenantProcessor('work', { concurrency: 20 })
 class WorkProcessor extends TenantWorkerHost {
@@ -84,7 +84,7 @@ class WorkProcessor extends TenantWorkerHost {
       );
     } else if (job.data.kind === 'emit') {
       bus.emit('emit');
-    } else {
+    } else if (job.data.kind === 'hand-off') {
       await this.tenant.run(job.data.other!, () =>
         this.kids.add('kid', { parent: jobId, where: 'run-other' }),
       );
@@ -237,5 +237,29 @@ describe('tenant context inside and around jobs (concurrency 20, three tenants)'
     expect(rawEvents.map((s) => s.tenantId)).toEqual(rawEvents.map(() => undefined));
     expect(rawEvents.every((s) => TENANTS.includes(s.own!))).toBe(true);
     expect(queueEventsSeen).toEqual(queueEventsSeen.map(() => undefined));
+  });
+
+  it('keeps them out of tenant contexts after the worker is resumed inside one', async () => {
+    const worker = moduleRef.get(TenantQueueRegistry).getWorker('work')!;
+    const after: Seen[] = [];
+    const listener = (job: Job) =>
+      after.push({
+        jobId: job.id!,
+        own: (job as TenantJob).tenant?.tenantId,
+        where: 'worker.on(completed)',
+        tenantId: tenant.tenantId,
+      });
+    worker.on('completed', listener);
+    try {
+      await worker.pause();
+      // BullMQ's resume() restarts the main loop in the caller's context: an admin route's.
+      await tenant.run('tenant-z', () => worker.resume());
+      await enqueue(9, () => ({ kind: 'noop' }));
+      await waitFor(() => after.length === 9, 'the jobs after the resume');
+    } finally {
+      worker.off('completed', listener);
+    }
+    expect(after.map((s) => s.own).sort()).toEqual([...TENANTS, ...TENANTS, ...TENANTS].sort());
+    expect(after.map((s) => s.tenantId)).toEqual(after.map(() => undefined));
   });
 });
