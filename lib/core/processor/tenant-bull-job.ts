@@ -72,8 +72,13 @@ export class TenantWorker<T = any, R = any, N extends string = string> extends W
    * worker hooks (their listeners, log lines). Each job opens its own context anyway.
    */
   override run(): Promise<void> {
-    return ClsServiceManager.getClsService().exit(() => super.run());
+    return outsideTenantContext(() => super.run());
   }
+}
+
+/** @internal Calls `fn` outside any tenant (CLS) context: where a worker's main loop starts. */
+export function outsideTenantContext<T>(fn: () => T): T {
+  return ClsServiceManager.getClsService().exit(fn);
 }
 
 /** Why JSON cannot hold `value`, or undefined when it can. */

@@ -10,6 +10,7 @@ import { TenantJobPipeline } from './tenant-job-pipeline';
 import { TenantJobRunner } from './tenant-job.runner';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
+import { outsideTenantContext } from './tenant-bull-job';
 import { StartedConsumer, TENANT_WORKER_BACKEND, TenantWorkerBackend } from './worker-backend';
 import { isRedisConnectionError } from '../redis/connection-errors';
 
@@ -57,6 +58,10 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
 
   /** Takes in a worker started elsewhere (an adopted `@nestjs/bullmq` processor's). */
   adopt(worker: Worker, definition: TenantQueueDefinition, options: TenantProcessorOptions): void {
+    // As for the module's own workers (`TenantWorker.run`): BullMQ's resume() calls run() in the
+    // caller's context, and the main loop it starts is the context of every worker event.
+    const run = worker.run.bind(worker);
+    worker.run = () => outsideTenantContext(run);
     this.keep(worker, definition, options, true);
   }
 

@@ -13,6 +13,7 @@ import {
   TenantFairness,
   TenantQueue,
   TenantQueueModule,
+  TenantQueueRegistry,
   TenantQueueRootMissingError,
 } from '../../../lib';
 import { TenantBullMqModule } from '../../../lib/bullmq-compat';
@@ -149,6 +150,27 @@ describe('@nestjs/bullmq processors on tenant queues (TenantBullMqModule)', () =
     expect(refused?.failedReason).toMatch(/^\[cancelled:MISSING_TENANT\]/);
     expect(refused?.failedReason).toContain('"media"');
     expect(producer.tenant.tenantId).toBeUndefined();
+  });
+
+  it("keeps BullMQ's listeners out of tenant contexts after the worker is resumed inside one", async () => {
+    const worker = moduleRef.get(TenantQueueRegistry).getWorker('media')!;
+    const after: (string | undefined)[] = [];
+    const listener = () => after.push(producer.tenant.tenantId);
+    worker.on('completed', listener);
+    try {
+      await worker.pause();
+      // BullMQ's resume() restarts the main loop in the caller's context: an admin route's.
+      await producer.tenant.run('globex', () => worker.resume());
+      for (let i = 0; i < 4; i++) {
+        await producer.tenant.run('acme', () =>
+          producer.media.add('resize', { label: `resumed-${i}` }),
+        );
+      }
+      await waitFor(() => after.length === 4, 'the jobs after the resume');
+    } finally {
+      worker.off('completed', listener);
+    }
+    expect(after).toEqual([undefined, undefined, undefined, undefined]);
   });
 
   it("applies the module's job guards: a suspended tenant's job is cancelled, not run", async () => {
