@@ -74,7 +74,14 @@ export class TenantContext {
   snapshot(): Readonly<TenantState> | undefined {
     const state = this.state();
     if (!state) return undefined;
-    const { request: _request, attempt: _attempt, ...rest } = state;
+    const {
+      request: _request,
+      attempt: _attempt,
+      ended: _ended,
+      ...rest
+    } = state as TenantState & {
+      ended?: boolean;
+    };
     return rest;
   }
 
