@@ -32,6 +32,9 @@ interface Seen {
 const seen: Seen[] = [];
 const kids: { where: string; parent: string; envelope: TenantEnvelope | undefined }[] = [];
 const bus = new EventEmitter().setMaxListeners(0);
+const snapshots: string[][] = [];
+/** The jobs BullMQ has recorded as completed (its `completed` event). */
+const finished = new Set<string>();
 const TENANTS = ['tenant-a', 'tenant-b', 'tenant-c'];
 
 type Work = { kind: 'late' | 'emit' | 'hand-off' | 'noop'; other?: string };
@@ -57,25 +60,29 @@ class WorkProcessor extends TenantWorkerHost {
         (error: Error) => note(`${where}:add`, error),
       );
     if (job.data.kind === 'late') {
-      // Each of these runs after process() returned.
-      setTimeout(() => {
+      // Each of these runs once BullMQ has recorded the job's completion (a loaded machine may
+      // stretch a job past any fixed delay); timers armed by timers keep the job's context.
+      const afterJob = (fn: () => void) => {
+        const check = () => (finished.has(jobId) ? fn() : setTimeout(check, 10));
+        setTimeout(check, 10);
+      };
+      afterJob(() => {
         note('timeout');
         void addLate('timeout');
-      }, 40);
-      let ticks = 0;
+      });
       const interval = setInterval(() => {
-        if (++ticks < 8) return;
+        if (!finished.has(jobId)) return;
         clearInterval(interval);
         note('interval');
         void addLate('interval');
       }, 10);
-      void sleep(50).then(() => {
+      void new Promise<void>((resolve) => afterJob(resolve)).then(() => {
         note('promise');
         return addLate('promise');
       });
       const stream = new PassThrough({ objectMode: true });
       stream.on('data', () => note('stream'));
-      setTimeout(() => stream.write('late'), 45);
+      afterJob(() => stream.write('late'));
       // Listeners: an emitter calls them in the context of the code that emits.
       bus.once('emit', () => note('listener'));
       bus.once(
@@ -85,6 +92,7 @@ class WorkProcessor extends TenantWorkerHost {
     } else if (job.data.kind === 'emit') {
       bus.emit('emit');
     } else if (job.data.kind === 'hand-off') {
+      snapshots.push(Object.keys(this.tenant.snapshot() ?? {}));
       await this.tenant.run(job.data.other!, () =>
         this.kids.add('kid', { parent: jobId, where: 'run-other' }),
       );
@@ -123,6 +131,7 @@ describe('tenant context inside and around jobs (concurrency 20, three tenants)'
     tenant = moduleRef.get(TenantContext);
     const registry = moduleRef.get(TenantQueueRegistry);
     work = registry.getQueue('work') as TenantQueue<Work>;
+    registry.getWorker('work')!.on('completed', (job: Job) => finished.add(job.id!));
     registry.getWorker('work')!.on('completed', (job: Job) =>
       rawEvents.push({
         jobId: job.id!,
@@ -228,6 +237,13 @@ describe('tenant context inside and around jobs (concurrency 20, three tenants)'
         correlationId: `corr-${i}`,
       });
       expect(kid.envelope?.actorId).toBeUndefined();
+    }
+    // The job's snapshot (for logs or a hand-off) holds its tenant, none of the runner's fields.
+    expect(snapshots).toHaveLength(30);
+    for (const keys of snapshots) {
+      expect(keys).toEqual(expect.arrayContaining(['tenantId', 'actor', 'correlationId']));
+      expect(keys).not.toEqual(expect.arrayContaining(['ended']));
+      expect(keys).not.toEqual(expect.arrayContaining(['attempt']));
     }
   });
 
