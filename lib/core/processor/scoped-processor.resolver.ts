@@ -7,7 +7,7 @@ import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/cor
 import { TenantJobRequest } from '../scope/tenant-job-request';
 import { TenantJob } from '../types/tenant-job.interface';
 import { TENANT_JOB_CONTEXT_TYPE } from '../../tenant-queue.constants';
-import { createLocalContextCreator } from './job-context-creator';
+import { createJobContextCreator } from './job-context-creator';
 import { JobHandler as Handler } from './job-run';
 import { TenantWorkerHost } from './tenant-worker-host';
 
@@ -34,9 +34,7 @@ export class ScopedProcessorResolver {
     private readonly moduleRef: ModuleRef,
   ) {
     this.globalEnhancers = options.globalEnhancers;
-    this.contextCreator = options.globalEnhancers
-      ? externalContextCreator
-      : createLocalContextCreator(externalContextCreator);
+    this.contextCreator = createJobContextCreator(externalContextCreator, options.globalEnhancers);
   }
 
   /** @internal Called by the explorer for a processor whose dependency tree is request-scoped. */
