@@ -11,6 +11,10 @@ export const Messages = {
     `timer, listener or promise it left running has none. Enqueue it before process() returns ` +
     `(await that work), or take the tenant from the job (job.tenant.tenantId) and use ` +
     `TenantQueue.addForTenant(tenantId, ...).`,
+  missingTenantAfterJobInContext: (jobId: string | undefined) =>
+    `No tenant in the current context: this code runs after the job that started it ` +
+    `(${jobId ?? 'no id'}) ended, and a job's tenant is cleared when the job ends. Use the ` +
+    `tenant before process() returns (await that work), or take it from the job (job.tenant.tenantId).`,
   missingTenantInContext: () =>
     `No tenant in the current context. Send the tenant (e.g. the "x-tenant-id" header) or wrap ` +
     `the call in TenantContext.run(tenantId, fn).`,

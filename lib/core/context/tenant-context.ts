@@ -6,7 +6,7 @@ import { TenantEnvelope } from '../types/tenant-envelope.interface';
 import { Messages } from '../../tenant-queue.messages';
 import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
 import { TenantResolver } from './tenant-resolver';
-import { TENANT_STATE, TenantState, stateFromEnvelope } from './tenant-state';
+import { JobTenantState, TENANT_STATE, TenantState, stateFromEnvelope } from './tenant-state';
 
 /**
  * Input of `TenantContext.run`: a tenant id, an envelope, or a partial state.
@@ -34,9 +34,14 @@ export class TenantContext {
 
   /** The tenant id; throws `MissingTenantError` when there is none. */
   getTenantIdOrThrow(): string {
-    const tenantId = this.tenantId;
-    if (tenantId === undefined) throw new MissingTenantError(Messages.missingTenantInContext());
-    return tenantId;
+    const state = this.state();
+    const tenantId = state?.tenantId;
+    if (tenantId !== undefined) return tenantId;
+    throw new MissingTenantError(
+      state instanceof JobTenantState && state.ended
+        ? Messages.missingTenantAfterJobInContext(state.jobId)
+        : Messages.missingTenantInContext(),
+    );
   }
 
   get actor(): TenantActor | undefined {

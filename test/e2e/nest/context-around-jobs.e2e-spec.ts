@@ -69,6 +69,11 @@ class WorkProcessor extends TenantWorkerHost {
       afterJob(() => {
         note('timeout');
         void addLate('timeout');
+        try {
+          this.tenant.getTenantIdOrThrow();
+        } catch (error) {
+          note('timeout:read', error as Error);
+        }
       });
       const interval = setInterval(() => {
         if (!finished.has(jobId)) return;
@@ -199,6 +204,14 @@ describe('tenant context inside and around jobs (concurrency 20, three tenants)'
         `runs after the job that started it (${record.jobId}) ended`,
       );
       expect(record.error!.message).toContain('TenantQueue.addForTenant(tenantId, ...)');
+    }
+    const reads = seen.filter((s) => s.where === 'timeout:read');
+    expect(reads).toHaveLength(60);
+    for (const record of reads) {
+      expect(record.error).toBeInstanceOf(MissingTenantError);
+      expect(record.error!.message).toContain(
+        `runs after the job that started it (${record.jobId}) ended`,
+      );
     }
     // Nothing was enqueued from late code.
     expect(kids.filter((kid) => ids.has(kid.parent))).toEqual([]);
