@@ -82,9 +82,10 @@ export class TenantJobRunner {
       if (envelope && job instanceof TenantBullJob && job.tenant === undefined) {
         job.tenant = envelope;
       }
-      if (envelope) {
-        const state = new JobTenantState(undefined);
-        state.fill(envelope);
+      if (job) {
+        // The event's job, named in the listener's log lines (`tenantLogFields`), with its tenant.
+        const state = new JobTenantState(undefined, job.id);
+        if (envelope) state.fill(envelope);
         this.cls.set(TENANT_STATE, state);
       }
       return this.pipeline.aroundWorkerEvent(job, listener);

@@ -7,6 +7,7 @@ import { Job, QueueEvents } from 'bullmq';
 import {
   InjectTenantQueue,
   MissingTenantError,
+  OnTenantWorkerEvent,
   TenantContext,
   TenantEnvelope,
   TenantJob,
@@ -15,6 +16,7 @@ import {
   TenantQueueModule,
   TenantQueueRegistry,
   TenantWorkerHost,
+  tenantLogFields,
 } from '../../../lib';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
 import { bootTestModule, testRootImports } from '../../support/test-module';
@@ -35,6 +37,8 @@ const bus = new EventEmitter().setMaxListeners(0);
 const snapshots: string[][] = [];
 /** The jobs BullMQ has recorded as completed (its `completed` event). */
 const finished = new Set<string>();
+/** What an @OnTenantWorkerEvent listener's log fields name: [job id, its tenant, the fields]. */
+const eventLogs: [string, string | undefined, string][] = [];
 const TENANTS = ['tenant-a', 'tenant-b', 'tenant-c'];
 
 type Work = { kind: 'late' | 'emit' | 'hand-off' | 'noop'; other?: string };
@@ -104,6 +108,11 @@ class WorkProcessor extends TenantWorkerHost {
     }
     await sleep(Math.random() * 10);
     return own;
+  }
+
+  @OnTenantWorkerEvent('completed')
+  onCompleted(job: TenantJob<Work>) {
+    eventLogs.push([job.id!, job.tenant?.tenantId, tenantLogFields()]);
   }
 }
 
@@ -260,12 +269,17 @@ describe('tenant context inside and around jobs (concurrency 20, three tenants)'
     }
   });
 
-  it("BullMQ's own worker and QueueEvents listeners run in no tenant context", async () => {
+  it("runs BullMQ's and QueueEvents' listeners in no tenant context, @OnTenantWorkerEvent's in the job's", async () => {
     await waitFor(() => queueEventsSeen.length >= 60, 'queue events');
     expect(rawEvents.length).toBeGreaterThanOrEqual(60);
     expect(rawEvents.map((s) => s.tenantId)).toEqual(rawEvents.map(() => undefined));
     expect(rawEvents.every((s) => TENANTS.includes(s.own!))).toBe(true);
     expect(queueEventsSeen).toEqual(queueEventsSeen.map(() => undefined));
+    // @OnTenantWorkerEvent listeners: the job's tenant, and the job named in their log lines.
+    expect(eventLogs.length).toBeGreaterThanOrEqual(60);
+    for (const [jobId, own, fields] of eventLogs) {
+      expect(fields).toMatch(new RegExp(`^tenant=${own} job=${jobId} correlation=corr-\\d+$`));
+    }
   });
 
   it('keeps them out of tenant contexts after the worker is resumed inside one', async () => {
