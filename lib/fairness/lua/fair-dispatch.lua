@@ -217,13 +217,16 @@ local function dispatchOnce(maxN, now)
     else
       local t, pass = c[1], c[2]
       local r = tenant(t)
-      -- GCRA: the tenant's theoretical arrival time. A tenant that was waiting for its turn and
-      -- is picked a little late (less than one interval) keeps its schedule, so wake-up latency
-      -- does not lower its rate; an idle tenant starts from now.
+      -- GCRA: the tenant's theoretical arrival time, now where it is past. A tenant its rate
+      -- held back, woken in this call (r.woke, wakeLimited) and picked a little late (less than
+      -- one interval) keeps its schedule, so wake-up latency does not lower its rate. Any other
+      -- (idle, or held by its cap, pause or turn) starts from now: a spell it did not wait for
+      -- its rate earns no credit, else its next start could follow the one before by less than
+      -- the interval (burst + elapsed / interval is the most in any stretch; as fair-floor.lua).
       local tat = nil
       if r.rl then
         tat = r.tat
-        if tat < now - r.rl[1] then tat = now end
+        if tat < now and not (r.woke and tat >= now - r.rl[1]) then tat = now end
       end
       if r.paused or capped(r) then
         off[t] = true

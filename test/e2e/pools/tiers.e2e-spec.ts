@@ -93,6 +93,31 @@ describe('tiers and isolation: rate limits, tiers, lanes (one process, real Redi
     expect(Math.max(...times.slice(0, 23)) - enqueuedAt).toBeGreaterThanOrEqual(20 * 100 - 20);
   });
 
+  it('gives an idle tenant no early start: its next jobs keep the interval (burst 1)', async () => {
+    // One start every 2 s, burst 1. The tenant's first job starts, then it idles 2.6 s, past its
+    // schedule (its tat, 2 s after that start) but by less than one interval: the schedule kept
+    // for a tenant picked late must not give it back that idle time, which let its next two
+    // jobs start 1.4 s apart (the gate kept the old schedule for any tenant less than an
+    // interval behind it, not only one its rate had held back).
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: { rateLimit: { max: 1, per: 2000 } },
+      concurrency: 2,
+      started,
+    });
+    await enqueue(moduleRef, 'fair', 'idler', many<FairJobData>(1, { ms: 1 }));
+    await waitFor(() => of(started, 'idler').length === 1, 'the first job');
+    await sleep(2600);
+    const later = await enqueue(moduleRef, 'fair', 'idler', many<FairJobData>(2, { ms: 1 }));
+    await waitFor(() => of(started, 'idler').length === 3, 'the two later jobs', 15_000);
+    const admitted = await admissionTimes(
+      moduleRef.get(TenantQueueRegistry).getQueue('fair').bullQueue,
+    );
+    const [a, b] = later.map((job) => admitted.get(job.id)!);
+    expect(b - a).toBeGreaterThanOrEqual(2000 - 20);
+  });
+
   it('takes weight, cap and rate limit from the tier, with per-queue and per-tenant overrides', async () => {
     const started: Started[] = [];
     const directory = new InMemoryTenantDirectory([

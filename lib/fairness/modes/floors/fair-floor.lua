@@ -68,7 +68,7 @@ local function floorPicks(lanes, picks, off, budget, now)
           local tat = nil
           if r.rl then
             tat = r.tat
-            if tat < now - r.rl[1] then tat = now end
+            if tat < now and not (r.woke and tat >= now - r.rl[1]) then tat = now end
             if tat - now > r.rl[2] then
               off[t] = true
               redis.call('ZADD', kLimited, fmt(tat - r.rl[2]), t)

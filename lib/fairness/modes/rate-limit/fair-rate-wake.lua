@@ -12,7 +12,10 @@ local function wakeLimited(now)
   if #due == 0 then return end
   variadic('ZREM', kLimited, due)
   loadTenants(due)
-  for _, t in ipairs(due) do activate(t) end
+  for _, t in ipairs(due) do
+    tenants[t].woke = true
+    activate(t)
+  end
 end
 
 -- Milliseconds until the next rate-limited tenant may start (-1 when none waits), so the
