@@ -62,7 +62,9 @@ local r = tenant(t)
 -- Priority by turn: what the tenant has queued in BullMQ by its turns comes back to the gate,
 -- which holds it under the rule (fair-turns.lua).
 if cfg.dt and ruleHeld(r) then recallTurns(t, nowMs()) end
-if r.paused or capped(r) then deactivate(t) else activate(t) end
+-- activate records a budget's hold of a tenant at its cap (else no release would wake it here).
+if r.paused or capped(r) then deactivate(t) end
+activate(t)
 local now = nowMs()
 local out = dispatch(tonumber(ARGV[2]), now)
 flushTenants(now)
