@@ -83,4 +83,16 @@ describe("a budget's cap reached through another queue (real Redis)", () => {
     );
     expect(app.most.get('acme')).toBe(1);
   });
+
+  it("keeps a floor tenant within the budget's cap across the queues", async () => {
+    // Each queue topped its floor tenant up to twice its floor (at most its cap) by the tenant's
+    // jobs in flight on that queue alone: a floor of 1 and a cap of 2 ran 4 at once over two
+    // queues of one budget.
+    const app = await bootBudget({ defaultConcurrency: 2, defaultMinConcurrency: 1, tickMs: 200 });
+    moduleRef = app.moduleRef;
+    const a = await app.add('bh-a', 'acme', 8, 150);
+    const b = await app.add('bh-b', 'acme', 8, 150);
+    await waitFor(() => app.done.length === a.length + b.length, 'every job', 30_000);
+    expect(app.most.get('acme')).toBe(2);
+  });
 });

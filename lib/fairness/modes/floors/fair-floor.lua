@@ -36,7 +36,9 @@ end
 -- A floor tenant left below its target with work it may start now (not paused, not held by its
 -- rate limit: the limit's wake-up loads it again).
 local function belowFloor(r, now)
-  if r.min <= 0 or r.paused or r.inf >= floorTarget(r) or backlog(r) == 0 then return false end
+  if r.min <= 0 or r.paused or r.inf >= floorTarget(r) or capped(r) or backlog(r) == 0 then
+    return false
+  end
   return not (r.rl and r.tat - now > r.rl[2])
 end
 
@@ -64,7 +66,9 @@ local function floorPicks(lanes, picks, off, budget, now)
       seen[t] = true
       local target = floorTarget(r)
       for _, s in ipairs(lanes) do
-        while r.inf < target and n < budget and len(r, s.l) - (s.take[t] or 0) > 0 do
+        -- capped: with a budget, its jobs in flight on every queue of the budget count.
+        while r.inf < target and not capped(r) and n < budget
+              and len(r, s.l) - (s.take[t] or 0) > 0 do
           local tat = nil
           if r.rl then
             tat = r.tat
