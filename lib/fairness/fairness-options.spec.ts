@@ -24,10 +24,52 @@ describe('resolveFairnessOptions', () => {
     [{ share: 'cpu' }, 'fairness.share'],
     [{ fairKey: 'user' }, 'fairness.fairKey'],
     [{ fairKey: true }, 'fairness.fairKey'],
+    [
+      { priorityByTurn: true, lanes: { a: { share: 0.5 }, b: { share: 0.5 } } },
+      'fairness.priorityByTurn',
+    ],
   ])('rejects %j naming %s', (input, field) => {
     const run = () => resolveFairnessOptions('q', input as never);
     expect(run).toThrow(InvalidTenantQueueOptionsError);
     expect(run).toThrow(`registerQueue(q).${field}`);
+  });
+
+  it('takes every pair of modes on one queue; refuses only what cannot work', () => {
+    const modes: Record<string, object> = {
+      cap: { defaultConcurrency: 2 },
+      rate: { rateLimit: { max: 10, per: 1000, burst: 2 } },
+      lanes: { lanes: { now: { share: 0.5 }, bulk: { share: 0.5, jobs: ['bulk'] } } },
+      slow: { slowLane: { failureThreshold: 3, windowMs: 3000, recoverAt: 0 } },
+      time: { share: 'time' },
+      floors: { defaultMinConcurrency: 1 },
+      keys: { fairKey: 'job' },
+      backlog: { maxBacklog: 10 },
+      byTurn: { priorityByTurn: true },
+    };
+    const names = Object.keys(modes);
+    const refused: string[] = [];
+    for (const [i, a] of names.entries()) {
+      for (const b of names.slice(i + 1)) {
+        try {
+          resolveFairnessOptions('q', { ...modes[a], ...modes[b] });
+        } catch (error) {
+          expect(error).toBeInstanceOf(InvalidTenantQueueOptionsError);
+          refused.push(`${a}+${b}: ${(error as Error).message}`);
+        }
+      }
+    }
+    expect(refused).toEqual([
+      'lanes+byTurn: Invalid TenantQueueModule option "registerQueue(q).fairness.priorityByTurn": ' +
+        "cannot be true on a queue with lanes, whose jobs take their lane's BullMQ priority: " +
+        'remove priorityByTurn (turns still hold inside each lane), or declare one lane at most.',
+    ]);
+    // A floor above the cap is refused; one declared lane is the queue itself, so it may.
+    expect(() =>
+      resolveFairnessOptions('q', { defaultConcurrency: 2, defaultMinConcurrency: 3 }),
+    ).toThrow('must not be above defaultConcurrency (2)');
+    expect(
+      resolveFairnessOptions('q', { priorityByTurn: true, lanes: { only: { share: 1 } } }).lanes,
+    ).toHaveLength(1);
   });
 
   it("takes share 'jobs' (default) or 'time', whose maxConsecutive default is larger", () => {

@@ -143,7 +143,8 @@ export interface TenantFairnessOptions {
    * every job waits in the gate and is admitted in turns into BullMQ's wait list (a light
    * tenant's at its head). `true` on a queue that cannot take turns at add: admitted jobs carry
    * the tenant's count in flight as their priority. A job's own `priority` (or `lifo`) goes
-   * through the gate and keeps it; lanes use their own priorities.
+   * through the gate and keeps it; lanes use their own priorities, so `true` with two lanes or
+   * more is refused at `registerQueue` (`InvalidTenantQueueOptionsError`).
    * @default true where the queue allows it (see above), else false
    */
   priorityByTurn?: boolean;

@@ -17,6 +17,14 @@ export const lanesMode: FairMode = {
     if (input.defaultLane !== undefined && !lanes.some((lane) => lane.name === defaultLane)) {
       throw refuse('defaultLane', 'must name one of the declared lanes');
     }
+    // Lanes give every admitted job its lane's BullMQ priority: a turn cannot be one too.
+    if (lanes.length > 1 && input.priorityByTurn === true) {
+      throw refuse(
+        'priorityByTurn',
+        "cannot be true on a queue with lanes, whose jobs take their lane's BullMQ priority: " +
+          'remove priorityByTurn (turns still hold inside each lane), or declare one lane at most',
+      );
+    }
     resolved.lanes = lanes;
     resolved.defaultLane = defaultLane;
   },
