@@ -79,8 +79,12 @@ local function moveIntoBull(ids, prios, heads, up)
       -- job asked for its own priority or lifo.
       ahead = not (own > 0 or lifo)
     elseif p < 0 then
+      -- A floor tenant's job: at the head of the wait list (lifo where the queue has no
+      -- priorities, which tells the worker; else priority 0 at the head, ahead of the FIFO jobs).
       bp = 0
-      if not cfg.pr and not lifo then
+      if cfg.pr then
+        ahead = true
+      elseif not lifo then
         lifo = true
         if opts == '{}' then opts = '{"lifo":true}' else opts = '{"lifo":true,' .. string.sub(opts, 2) end
       end
