@@ -317,6 +317,15 @@ export const Messages = {
       ? `The job was NOT written and this call will never write it; retry once Redis is back.`
       : `The write was sent before the connection dropped, so Redis may have run it: retry with ` +
         `the same jobId so a repeat is harmless.`),
+  enqueueRedisFull: (queue: string, written: false | 'unknown') =>
+    `Enqueue on queue "${queue}" failed: Redis is out of memory (OOM: its maxmemory is reached and ` +
+    `its maxmemory-policy evicts nothing) and refused the write. ` +
+    (written === false
+      ? `The job was NOT written. `
+      : `That write was NOT run, but an earlier one of this call was (a jobId's claim, another ` +
+        `pool's jobs): retry with the same jobId so a repeat is harmless. `) +
+    `Free memory in Redis (let workers drain the queues, keep fewer finished jobs with ` +
+    `removeOnComplete/removeOnFail), or raise maxmemory, then retry.`,
   redisDown: (client: string, why: string, wasUp = true) =>
     `Redis connection "${client}" ${wasUp ? 'lost' : 'not connected yet'} (${why}); retrying in the background (logged once per ` +
     `outage). Until it is back, enqueues fail with EnqueueUnavailableError and workers and ` +

@@ -61,6 +61,7 @@ export class EnqueueBound {
       result = await until(write(call), call.deadline);
     } catch (error) {
       if (isRedisConnectionError(error)) throw call.unavailable((error as Error).message, error);
+      if (isOutOfMemoryReply(error)) throw call.full(error);
       throw error;
     }
     if (result === TIMEOUT) {
@@ -105,6 +106,20 @@ export class EnqueueCall {
     this.sent++;
   }
 
+  /**
+   * Redis refused a write for want of memory. The refused command wrote nothing, so only a call
+   * that had written before it (a caller-chosen id's claim) may have left something.
+   */
+  full(cause: unknown): EnqueueUnavailableError {
+    const written = this.sent > 1 ? 'unknown' : false;
+    return new EnqueueUnavailableError(
+      this.queueName,
+      written,
+      Messages.enqueueRedisFull(this.queueName, written),
+      { cause },
+    );
+  }
+
   unavailable(why: string, cause?: unknown): EnqueueUnavailableError {
     // ioredis refuses a command it cannot write at once (no offline queue): when that was the
     // call's first write, nothing reached Redis.
@@ -117,6 +132,15 @@ export class EnqueueCall {
       cause === undefined ? undefined : { cause },
     );
   }
+}
+
+/**
+ * Redis's refusal of a write while it is at `maxmemory` under a policy that evicts nothing
+ * (`noeviction`, or no key it may evict): it runs no part of the refused command, and a script
+ * is refused at its first write.
+ */
+function isOutOfMemoryReply(error: unknown): boolean {
+  return error instanceof Error && /^OOM /.test(error.message);
 }
 
 /**

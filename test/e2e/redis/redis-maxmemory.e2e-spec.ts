@@ -1,0 +1,94 @@
+import { Module } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
+import IORedis from 'ioredis';
+import { ClsModule } from 'nestjs-cls';
+import {
+  EnqueueUnavailableError,
+  TenantContext,
+  TenantQueue,
+  TenantQueueModule,
+  TenantQueueRegistry,
+} from '../../../lib';
+import { hasRedisServer, startRedis, StartedRedis } from '../../support/redis-server';
+import { isClusterRun } from '../../support/test-redis';
+
+jest.setTimeout(120_000);
+
+const run = hasRedisServer() && !isClusterRun() ? describe : describe.skip;
+
+/** A payload big enough that a few hundred jobs fill the little memory left. */
+const DATA = { blob: 'x'.repeat(8_000) };
+
+run('Redis at maxmemory with noeviction (own redis-server)', () => {
+  let server: StartedRedis;
+  let admin: IORedis;
+  let app: TestingModule;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    admin = new IORedis(server.port, '127.0.0.1');
+    @Module({
+      imports: [
+        ClsModule.forRoot({ global: true }),
+        TenantQueueModule.forRoot({
+          connection: { host: '127.0.0.1', port: server.port },
+          prefix: 'full',
+        }),
+        // No worker: the jobs stay, and memory only grows.
+        TenantQueueModule.registerQueue({ name: 'plain' }, { name: 'fair', fairness: {} }),
+      ],
+    })
+    class FullModule {}
+    app = await Test.createTestingModule({ imports: [FullModule] }).compile();
+    await app.init();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await admin?.quit();
+    await server?.stop();
+  });
+
+  const queue = (name: string): TenantQueue<any> => app.get(TenantQueueRegistry).getQueue(name);
+  const stored = async (name: string) =>
+    Object.values(await queue(name).bullQueue.getJobCounts()).reduce((a, b) => a + b, 0);
+
+  it.each(['plain', 'fair'])(
+    '%s queue: add() fails with EnqueueUnavailableError saying what to do, and writes nothing',
+    async (name) => {
+      const tenant = app.get(TenantContext);
+      await tenant.run('acme', () => queue(name).add('warm', {}));
+      const used = Number((await admin.info('memory')).match(/used_memory:(\d+)/)![1]);
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      await admin.config('SET', 'maxmemory', String(used + 1_000_000));
+      try {
+        let accepted = 1;
+        let refused: unknown;
+        while (!refused && accepted < 2_000) {
+          await tenant
+            .run('acme', () => queue(name).add('fill', DATA))
+            .then(
+              () => accepted++,
+              (error: unknown) => (refused = error),
+            );
+        }
+        expect(refused).toBeInstanceOf(EnqueueUnavailableError);
+        const error = refused as EnqueueUnavailableError;
+        expect(error.written).toBe(false);
+        expect(error.message).toContain('out of memory');
+        expect(error.message).toContain('maxmemory');
+        expect(error.message).toContain('NOT written');
+        // Every job add() accepted is stored, and none of the refused call.
+        expect(await stored(name)).toBe(accepted);
+
+        // Memory back: the next add is taken.
+        await admin.config('SET', 'maxmemory', '0');
+        await tenant.run('acme', () => queue(name).add('after', {}));
+        expect(await stored(name)).toBe(accepted + 1);
+      } finally {
+        await admin.config('SET', 'maxmemory', '0');
+        await queue(name).bullQueue.obliterate({ force: true });
+      }
+    },
+  );
+});
