@@ -149,6 +149,15 @@ export const Messages = {
   tickFailed: (why: string) =>
     `scheduler tick failed: ${why.replace(/\.+$/, '')}. Logged once until a tick succeeds; until then no schedule ` +
     `fires from this process, and after 5 tick intervals the health check says "stalled".`,
+  scheduleEnqueueFailed: (
+    failed: number,
+    claimed: number,
+    member: string,
+    why: string,
+    claimTimeoutMs: number,
+  ) =>
+    `cannot enqueue ${failed} of ${claimed} claimed schedule occurrence(s); each is re-sent after ` +
+    `scheduler.claimTimeout (${claimTimeoutMs} ms) under the same job id. The first, ${member}: ${why}`,
   ticksBack: (failed: number) => `scheduler ticks succeed again, after ${failed} failed tick(s)`,
   badCancelReason: (reason: unknown) =>
     `JobCancelledError: reason ${JSON.stringify(reason)} is not a cancel reason. Use 1-64 ` +

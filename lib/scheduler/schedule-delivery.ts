@@ -95,6 +95,10 @@ export class ScheduleDelivery {
     missing.forEach((id, i) => byId.set(id, records[i]));
     const done: string[] = [];
     const handBack: string[] = [];
+    // One line for the whole call: a Redis that stalls mid-delivery fails every claimed
+    // occurrence (one a tenant), and a line each was a flood of hundreds in one second.
+    let failed = 0;
+    let first: { member: string; error: Error } | undefined;
     await Promise.all(
       members.map(async (member) => {
         const [id, spec] = splitMember(member);
@@ -106,12 +110,16 @@ export class ScheduleDelivery {
           if (record) result.jobIds.push(await this.enqueue(record, spec));
           done.push(member);
         } catch (error) {
-          this.logger.error(
-            `${tenantLogFields()} cannot enqueue ${member} (retried later): ${(error as Error).message}`,
-          );
+          failed++;
+          first ??= { member, error: error as Error };
         }
       }),
     );
+    if (first) {
+      this.logger.error(
+        `${tenantLogFields()} ${Messages.scheduleEnqueueFailed(failed, members.length, first.member, first.error.message, this.options.claimTimeout)}`,
+      );
+    }
     result.enqueued += done.length;
     await this.store.ack(done);
     // Leased again at once, so a process that registers the queue re-sends it at its next tick.

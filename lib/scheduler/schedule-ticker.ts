@@ -135,7 +135,7 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
     const stale = await this.store.recover(now, lease, this.options.batchSize);
     if (stale.length > 0) {
       this.logger.warn(
-        `${tenantLogFields()} re-sending ${stale.length} claimed occurrence(s) left by a stopped instance`,
+        `${tenantLogFields()} re-sending ${stale.length} claimed occurrence(s) not enqueued within scheduler.claimTimeout (an instance stopped, or their enqueue failed)`,
       );
       result.recovered = stale.length;
       await this.delivery.deliver(stale, result, this.refuseRecord);
