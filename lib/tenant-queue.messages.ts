@@ -158,6 +158,10 @@ export const Messages = {
   ) =>
     `cannot enqueue ${failed} of ${claimed} claimed schedule occurrence(s); each is re-sent after ` +
     `scheduler.claimTimeout (${claimTimeoutMs} ms) under the same job id. The first, ${member}: ${why}`,
+  schedulesMissedRuns: (schedules: number, missed: string, caughtUp: number, first: string) =>
+    `${schedules} schedules missed runs while no scheduler ticked: ${missed} run(s) in all, of ` +
+    `which their missed policies run ${caughtUp} now (each schedule's line is logged at debug ` +
+    `level); the first, ${first}`,
   ticksBack: (failed: number) => `scheduler ticks succeed again, after ${failed} failed tick(s)`,
   badCancelReason: (reason: unknown) =>
     `JobCancelledError: reason ${JSON.stringify(reason)} is not a cancel reason. Use 1-64 ` +

@@ -140,6 +140,23 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
       result.recovered = stale.length;
       await this.delivery.deliver(stale, result, this.refuseRecord);
     }
+    // Logged together at the end of the tick: after a downtime, every tenant's schedule has
+    // missed runs, and a line each was thousands of lines at once.
+    const missedRuns: MissedRuns[] = [];
+    try {
+      await this.tickRounds(now, lease, result, missedRuns);
+    } finally {
+      this.logMissed(missedRuns);
+    }
+    return result;
+  }
+
+  private async tickRounds(
+    now: number,
+    lease: number,
+    result: SchedulerTickResult,
+    missedRuns: MissedRuns[],
+  ): Promise<void> {
     // Unreadable records stay due and unclaimed; later rounds read past them.
     let skipped = 0;
     for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -174,7 +191,7 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
         result.claimed++;
         members.push(...claim.members);
         if (schedule) known.set(claim.id, schedule);
-        if (missed) this.logMissed(missed);
+        if (missed) missedRuns.push(missed);
       });
       await this.delivery.deliver(members, result, this.refuseRecord, known);
       // Stop when the batch was short, or when every claim was lost to other instances (a batch
@@ -182,7 +199,6 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
       if (due.length < this.options.batchSize) break;
       if (planned.length > 0 && !won.some(Boolean)) break;
     }
-    return result;
   }
 
   /**
@@ -212,11 +228,38 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
     }
   }
 
-  private logMissed({ owner, schedule, plan }: MissedRuns): void {
-    const ref = schedule.kind === 'tenant' ? { tenantId: schedule.tenantId } : {};
+  /**
+   * One schedule's missed runs: one line, with its tenant. Several in one tick: one line for all
+   * (their count, the runs missed and run, the first), and each one's own line at debug level.
+   */
+  private logMissed(missedRuns: MissedRuns[]): void {
+    if (missedRuns.length === 1) {
+      const [{ schedule }] = missedRuns;
+      const ref = schedule.kind === 'tenant' ? { tenantId: schedule.tenantId } : {};
+      this.logger.warn(`${tenantLogFields(ref)} ${missedLine(missedRuns[0])}`);
+      return;
+    }
+    if (missedRuns.length === 0) return;
+    let missed = 0;
+    let exact = true;
+    let caughtUp = 0;
+    for (const one of missedRuns) {
+      missed += one.plan.missed;
+      exact &&= one.plan.missedExact;
+      caughtUp += one.plan.caughtUp;
+      const ref = one.schedule.kind === 'tenant' ? { tenantId: one.schedule.tenantId } : {};
+      this.logger.debug(`${tenantLogFields(ref)} ${missedLine(one)}`);
+    }
     this.logger.warn(
-      `${tenantLogFields(ref)} ${owner}: ${plan.missed}${plan.missedExact ? '' : '+'} missed run(s); ` +
-        `policy "${schedule.missed}" runs ${plan.caughtUp} of them`,
+      `${tenantLogFields()} ${Messages.schedulesMissedRuns(missedRuns.length, `${missed}${exact ? '' : '+'}`, caughtUp, missedLine(missedRuns[0]))}`,
     );
   }
+}
+
+/** `tenant t schedule "k": 5 missed run(s); policy "once" runs 1 of them`. */
+function missedLine({ owner, schedule, plan }: MissedRuns): string {
+  return (
+    `${owner}: ${plan.missed}${plan.missedExact ? '' : '+'} missed run(s); ` +
+    `policy "${schedule.missed}" runs ${plan.caughtUp} of them`
+  );
 }

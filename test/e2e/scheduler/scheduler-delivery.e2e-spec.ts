@@ -77,3 +77,57 @@ describe('TenantScheduler: a delivery whose enqueues fail', () => {
     expect(errors.filter((line) => line.includes('cannot enqueue'))).toHaveLength(2);
   });
 });
+
+/** After a downtime every tenant's schedule has missed runs: one line for all of them. */
+describe('TenantScheduler: many schedules that missed runs while no scheduler ran', () => {
+  let app: TestingModule;
+  const clock = new ManualClock(Date.parse('2026-05-01T08:30:00Z'));
+
+  beforeAll(async () => {
+    app = await bootSchedulerApp({
+      prefix: uniquePrefix(),
+      clock,
+      directory: new InMemoryTenantDirectory(TENANTS.map((id) => ({ id }))),
+      queues: ['reports'],
+    });
+  });
+  afterAll(async () => app?.close());
+
+  it('logs one warning for all of them, and each schedule at debug level', async () => {
+    const scheduler = app.get(TenantScheduler);
+    for (const tenant of TENANTS) {
+      await scheduler.upsert(tenant, 'hourly', {
+        cron: '0 * * * *',
+        missed: tenant === 'tenant-0' ? 'once' : 'skip',
+        job: { queue: 'reports', name: 'report' },
+      });
+    }
+    const warned: string[] = [];
+    const debugged: string[] = [];
+    const warn = jest
+      .spyOn(Logger.prototype, 'warn')
+      .mockImplementation((message: unknown) => void warned.push(String(message)));
+    const debug = jest
+      .spyOn(Logger.prototype, 'debug')
+      .mockImplementation((message: unknown) => void debugged.push(String(message)));
+    try {
+      // Down from 08:30 to 13:10: 09:00 to 13:00, 5 runs each, missed.
+      clock.set('2026-05-01T13:10:00Z');
+      expect(await scheduler.tick()).toMatchObject({ claimed: 20, enqueued: 1 });
+    } finally {
+      warn.mockRestore();
+      debug.mockRestore();
+    }
+    const missed = warned.filter((line) => line.includes('missed run'));
+    expect(missed).toHaveLength(1);
+    expect(missed[0]).toContain(
+      '20 schedules missed runs while no scheduler ticked: 100 run(s) in all, of which their missed policies run 1 now',
+    );
+    expect(missed[0]).toMatch(/the first, tenant tenant-\d+ schedule "hourly": 5 missed run\(s\)/);
+    const lines = debugged.filter((line) => line.includes('missed run'));
+    expect(lines).toHaveLength(20);
+    expect(lines.find((line) => line.startsWith('tenant=tenant-0 '))).toContain(
+      'tenant tenant-0 schedule "hourly": 5 missed run(s); policy "once" runs 1 of them',
+    );
+  });
+});
