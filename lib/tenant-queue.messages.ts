@@ -335,8 +335,8 @@ export const Messages = {
     `its maxmemory-policy evicts nothing) and refused the write. ` +
     (written === false
       ? `The job was NOT written. `
-      : `That write was NOT run, but an earlier one of this call was (a jobId's claim, another ` +
-        `pool's jobs): retry with the same jobId so a repeat is harmless. `) +
+      : `Part of this call may have been written (a jobId's claim, another pool's jobs, the ` +
+        `first jobs of an addBulk): retry with the same jobIds so a repeat is harmless. `) +
     `Free memory in Redis (let workers drain the queues, keep fewer finished jobs with ` +
     `removeOnComplete/removeOnFail), or raise maxmemory, then retry.`,
   redisDown: (client: string, why: string, wasUp = true) =>

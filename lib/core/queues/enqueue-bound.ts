@@ -77,6 +77,8 @@ export class EnqueueCall {
   expired = false;
   /** Writes handed to the connection so far. */
   sent = 0;
+  /** Whether a write carried several jobs. */
+  batched = false;
 
   constructor(
     private readonly bound: EnqueueBound,
@@ -100,18 +102,21 @@ export class EnqueueCall {
     if (this.expired) throw this.unavailable('no answer');
   }
 
-  /** Called right before a write: none starts once the call has failed. */
-  send(): void {
+  /** Called right before a write (of `jobs` jobs): none starts once the call has failed. */
+  send(jobs = 1): void {
     if (this.expired) throw this.unavailable('no answer');
     this.sent++;
+    if (jobs > 1) this.batched = true;
   }
 
   /**
-   * Redis refused a write for want of memory. The refused command wrote nothing, so only a call
-   * that had written before it (a caller-chosen id's claim) may have left something.
+   * Redis refused a write for want of memory. The refused command wrote nothing; but a call that
+   * wrote before it (a caller-chosen id's claim), or wrote several jobs (BullMQ's `addBulk` is
+   * not atomic on every client: under ioredis 6 the first job of two was stored), may have left
+   * something.
    */
   full(cause: unknown): EnqueueUnavailableError {
-    const written = this.sent > 1 ? 'unknown' : false;
+    const written = this.sent > 1 || this.batched ? 'unknown' : false;
     return new EnqueueUnavailableError(
       this.queueName,
       written,

@@ -289,7 +289,7 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     call: EnqueueCall | undefined,
   ): Promise<EnqueuedJob[]> {
     this.dispatcher ??= this.dispatcherOf();
-    call?.send();
+    call?.send(jobs.length);
     await this.dispatcher.dispatch(this.bullQueue, jobs);
     this.onWritten?.(jobs);
     return jobs.map((job) => ({

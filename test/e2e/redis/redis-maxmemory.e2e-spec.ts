@@ -53,9 +53,15 @@ run('Redis at maxmemory with noeviction (own redis-server)', () => {
   const stored = async (name: string) =>
     Object.values(await queue(name).bullQueue.getJobCounts()).reduce((a, b) => a + b, 0);
 
-  it.each(['plain', 'fair'])(
-    '%s queue: add() fails with EnqueueUnavailableError saying what to do, and writes nothing',
-    async (name) => {
+  it.each([
+    ['plain', 'add'],
+    ['fair', 'add'],
+    ['plain', 'addBulk'],
+    ['fair', 'addBulk'],
+  ])(
+    '%s queue: %s() fails with EnqueueUnavailableError saying what to do, and writes nothing',
+    async (name, method) => {
+      const jobs = method === 'add' ? 1 : 2;
       const tenant = app.get(TenantContext);
       await tenant.run('acme', () => queue(name).add('warm', {}));
       const used = Number((await admin.info('memory')).match(/used_memory:(\d+)/)![1]);
@@ -66,20 +72,37 @@ run('Redis at maxmemory with noeviction (own redis-server)', () => {
         let refused: unknown;
         while (!refused && accepted < 2_000) {
           await tenant
-            .run('acme', () => queue(name).add('fill', DATA))
+            .run('acme', () =>
+              method === 'add'
+                ? queue(name).add('fill', DATA)
+                : queue(name).addBulk([
+                    { name: 'fill', data: DATA },
+                    { name: 'fill', data: DATA },
+                  ]),
+            )
             .then(
-              () => accepted++,
+              () => (accepted += jobs),
               (error: unknown) => (refused = error),
             );
         }
         expect(refused).toBeInstanceOf(EnqueueUnavailableError);
         const error = refused as EnqueueUnavailableError;
-        expect(error.written).toBe(false);
         expect(error.message).toContain('out of memory');
         expect(error.message).toContain('maxmemory');
-        expect(error.message).toContain('NOT written');
-        // Every job add() accepted is stored, and none of the refused call.
-        expect(await stored(name)).toBe(accepted);
+        // Every job accepted is stored; of the refused call, none when it says so.
+        const after = await stored(name);
+        if (method === 'add') {
+          expect(error.written).toBe(false);
+          expect(error.message).toContain('NOT written');
+          expect(after).toBe(accepted);
+        } else {
+          // BullMQ's addBulk is not atomic on every client (ioredis 6 stored the first job).
+          expect(error.written).toBe('unknown');
+          expect(error.message).toContain('retry with the same jobIds');
+          expect(after).toBeGreaterThanOrEqual(accepted);
+          expect(after).toBeLessThan(accepted + jobs);
+        }
+        accepted = after;
 
         // Memory back: the next add is taken.
         await admin.config('SET', 'maxmemory', '0');
