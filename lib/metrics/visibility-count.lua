@@ -7,16 +7,18 @@
   ARGV[2]  '1' when a fair gate counts the jobs waiting their turn in the prioritized set (even
            priorities, priority by turn): they are not counted as waiting here (their oldest
            still is)
+  ARGV[3]  the slot of jobs without a tenant (`NO_TENANT`, longer than any tenant id)
   Returns {complete (1 when every job was read), then per tenant: tenant, waiting (wait,
   paused, prioritized), delayed (not started yet; not the jobs a fair gate holds there, which
   the gate counts), running (active), retrying (delayed after a
   failed attempt), oldest due time of a waiting job (ms, -1 = none), oldest enqueuedAt among
   waiting jobs without a delay ('' = none)}. The tenant is read from the job's `_tenant`
-  envelope ('-' when it has none).
+  envelope (ARGV[3] when it has none).
 ]]
 local p = KEYS[1]
 local budget = tonumber(ARGV[1])
 local byTurn = ARGV[2] == '1'
+local none = ARGV[3]
 local complete = 1
 local stats, order = {}, {}
 
@@ -45,7 +47,7 @@ end
 
 local function read(id)
   local r = redis.call('HMGET', p .. id, 'data', 'timestamp', 'delay', 'atm', 'priority')
-  local data, t, iso = r[1], '-', ''
+  local data, t, iso = r[1], none, ''
   if data then
     -- The envelope is written last; a payload's own nested `_tenant` comes before it.
     local at, from = nil, 1
@@ -56,7 +58,7 @@ local function read(id)
     end
     if at then
       local _, open = string.find(data, '"tenantId":"', at, true)
-      t = open and jsonText(data, open + 1) or '-'
+      t = open and jsonText(data, open + 1) or none
       iso = string.match(data, '"enqueuedAt":"([^"]*)"', at) or ''
     end
   end

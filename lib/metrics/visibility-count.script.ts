@@ -1,12 +1,17 @@
 import { RedisClient } from '../core/redis/tenant-queue.redis';
 import { LuaScripts } from '../core/redis/lua-scripts';
-import { VisibilityKeys } from './visibility-keys';
+import { NO_TENANT, VisibilityKeys } from './visibility-keys';
 
 /** Jobs BullMQ holds read per count (~5-20 ms of Redis time): above it, backlogs come from the counters. */
 export const COUNT_BUDGET = 1000;
 
 type Commands = {
-  tqVisCount(prefix: string, budget: number, byTurn: string): Promise<(string | number)[]>;
+  tqVisCount(
+    prefix: string,
+    budget: number,
+    byTurn: string,
+    none: string,
+  ): Promise<(string | number)[]>;
   tqVisReconcile(
     totals: string,
     reconcile: string,
@@ -66,7 +71,12 @@ export async function countBullJobs(
   keys: VisibilityKeys,
   byTurn = false,
 ): Promise<BullCounts> {
-  const flat = await commands(redis).tqVisCount(keys.bull, COUNT_BUDGET, byTurn ? '1' : '');
+  const flat = await commands(redis).tqVisCount(
+    keys.bull,
+    COUNT_BUDGET,
+    byTurn ? '1' : '',
+    NO_TENANT,
+  );
   const tenants = new Map<string, BullTenantCounts>();
   for (let i = 1; i + 6 < flat.length; i += 7) {
     const due = Number(flat[i + 5]);

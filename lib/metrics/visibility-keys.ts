@@ -1,8 +1,12 @@
 import { tenantKeyPart } from '../core/context/tenant-key';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
+import { SYSTEM_BUCKET } from '../tenant-queue.constants';
 
-/** A tenant slot for jobs without a tenant (system work). */
-export const NO_TENANT = '-';
+/**
+ * The slot of jobs without a tenant (system work): longer than any tenant id, so no tenant a
+ * `tenantIdPattern` admits (`-` included) shares its counters or is left out of the lists.
+ */
+export const NO_TENANT = SYSTEM_BUCKET;
 
 /**
  * Redis keys of the visibility figures of one queue, all under the queue's hash tag

@@ -62,3 +62,43 @@ describe('the inspector with tenant ids named like Object.prototype members', ()
     await expect(moduleRef.get(TenantMetricsGauges).refresh()).resolves.toBeUndefined();
   }, 30_000);
 });
+
+describe('the inspector with a tenant called "-" beside system jobs (no tenant)', () => {
+  let moduleRef: TestingModule | undefined;
+  afterAll(() => moduleRef?.close());
+
+  it('counts the tenant "-" alone: system jobs have a slot no tenant id can name', async () => {
+    @TenantProcessor('dash', { concurrency: 4 })
+    class DashProcessor extends TenantWorkerHost {
+      async process() {}
+    }
+    @Module({
+      imports: [
+        ...testRootImports(uniquePrefix('dash'), {
+          tenantIdPattern: /^[-a-z]{1,64}$/,
+          metrics: { registry: new Registry(), flushIntervalMs: 100, gaugeIntervalMs: 0 },
+        }),
+        TenantQueueModule.registerQueue({ name: 'dash', systemJobs: ['sweep'] }),
+      ],
+      providers: [DashProcessor],
+    })
+    class DashAppModule {}
+    moduleRef = await bootTestModule({ imports: [DashAppModule] });
+    const queue = moduleRef.get(TenantQueueRegistry).getQueue('dash');
+    await queue.addForTenant('-', 'n', {});
+    await queue.addForTenant('-', 'n', {});
+    await queue.addForTenant('acme', 'n', {});
+    // Two system jobs, added as BullMQ's own clients add them: no envelope.
+    await queue.bullQueue.add('sweep', {});
+    await queue.bullQueue.add('sweep', {});
+    await queue.bullQueue.add('sweep', {});
+    await waitFor(async () => (await queue.bullQueue.getCompletedCount()) === 6, 'every job');
+    await moduleRef.get(TenantMetricsRecorder).flush();
+
+    const inspector = moduleRef.get(TenantQueueInspector);
+    const listed = await inspector.listTenants({ queue: 'dash' });
+    expect(listed.map((s) => s.tenantId).sort()).toEqual(['-', 'acme']);
+    expect((await inspector.getTenant('dash', '-')).results.completed).toBe(2);
+    expect(listed.find((s) => s.tenantId === '-')?.results.completed).toBe(2);
+  }, 30_000);
+});
