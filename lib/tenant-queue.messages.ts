@@ -32,9 +32,9 @@ export const Messages = {
   missingEnvelope: (queue: string, name: string) =>
     `Job "${name}" on tenant-scoped queue "${queue}" has no "_tenant" envelope, so it was not run ` +
     `under any tenant. Enqueue it through TenantQueue, or declare the job name in registerQueue({ systemJobs }).`,
-  missingPeer: (entryPoint: string, peer: string, range: string) =>
+  missingPeer: (entryPoint: string, peer: string, spec: string) =>
     `${entryPoint} needs ${peer}, an optional peer dependency of nestjs-tenant-queue that is not ` +
-    `installed. Install it: npm install "${peer}@${range}"`,
+    `installed. Install it: npm install "${spec}"`,
   invalidOptions: (field: string, why: string) =>
     `Invalid TenantQueueModule option "${field}": ${why}.`,
   connectionString: () =>

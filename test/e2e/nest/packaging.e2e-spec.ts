@@ -184,14 +184,20 @@ describe('the packed package (exports map, types, LICENSE)', () => {
     const refused = (entry: string, peer: string, range: string) =>
       `MissingPeerDependencyError: nestjs-tenant-queue/${entry} needs ${peer}, an optional peer ` +
       `dependency of nestjs-tenant-queue that is not installed. Install it: npm install "${peer}@${range}"`;
-    const terminus = refused('health', '@nestjs/terminus', '^11.0.0 || ^12.0.0');
+    // A @nestjs peer is named at the app's Nest major (npm would take 12 beside Nest 11).
+    const nest = run(
+      process.execPath,
+      ['-p', "require('@nestjs/core/package.json').version.split('.')[0]"],
+      app,
+    ).trim();
+    const terminus = refused('health', '@nestjs/terminus', `^${nest}`);
     for (const script of ['no-peers-require.cjs', 'no-peers-import.mjs']) {
       const out = run(process.execPath, ['-r', './no-peers.cjs', script], app);
       expect([script, JSON.parse(out.trim().split('\n').pop()!)]).toEqual([
         script,
         {
           'nestjs-tenant-queue/health': terminus,
-          'nestjs-tenant-queue/bullmq': refused('bullmq', '@nestjs/bullmq', '^11.0.5'),
+          'nestjs-tenant-queue/bullmq': refused('bullmq', '@nestjs/bullmq', `^${nest}`),
           'nestjs-tenant-queue/bull-board': refused('bull-board', '@bull-board/nestjs', '^9.10.1'),
           'nestjs-tenant-queue/dist/health': terminus,
         },
