@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ClsServiceManager } from 'nestjs-cls';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 import type { Logger } from '@nestjs/common';
 
@@ -82,7 +83,10 @@ export class FairGateUpkeep {
         this.ticking = undefined;
       }
     };
-    this.ticking = run();
+    // Outside any tenant context, whoever asks for it (a wake timer armed by a tenant's add, a
+    // release in a job): the tick acts for every tenant, and its log lines and the gate's events
+    // (slow lane) would otherwise carry the caller's tenant.
+    this.ticking = ClsServiceManager.getClsService().exit(run);
     return this.ticking;
   }
 
