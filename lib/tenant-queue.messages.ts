@@ -330,6 +330,12 @@ export const Messages = {
       ? `The job was NOT written and this call will never write it; retry once Redis is back.`
       : `The write was sent before the connection dropped, so Redis may have run it: retry with ` +
         `the same jobId so a repeat is harmless.`),
+  workerRedisFull: (queue: string, why: string, unlogged: number, intervalMs: number) =>
+    `worker ${queue}: ${why}: Redis is out of memory (its maxmemory is reached and its ` +
+    `maxmemory-policy evicts nothing), so the worker can neither take nor finish jobs until it ` +
+    `has room; it keeps trying. Free memory in Redis or raise maxmemory. Logged at most ` +
+    `once every ${intervalMs / 1000} s` +
+    (unlogged > 0 ? `; ${unlogged} more since the last line.` : '.'),
   enqueueRedisFull: (queue: string, written: false | 'unknown') =>
     `Enqueue on queue "${queue}" failed: Redis is out of memory (OOM: its maxmemory is reached and ` +
     `its maxmemory-policy evicts nothing) and refused the write. ` +

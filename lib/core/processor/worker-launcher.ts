@@ -12,7 +12,10 @@ import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
 import { outsideTenantContext } from './tenant-bull-job';
 import { StartedConsumer, TENANT_WORKER_BACKEND, TenantWorkerBackend } from './worker-backend';
-import { isRedisConnectionError } from '../redis/connection-errors';
+import { isOutOfMemoryReply, isRedisConnectionError } from '../redis/connection-errors';
+
+/** A worker's errors of a Redis out of memory are logged at most once per this interval. */
+const FULL_LOG_INTERVAL_MS = 60_000;
 
 /**
  * The one place that starts, keeps and closes the module's BullMQ workers (for
@@ -118,9 +121,26 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
     // Connection errors once per outage (a worker retries every second or so while Redis is
     // away, at boot too), the others each time. Without a listener BullMQ prints each one.
     const outage = this.redis.outageLog(`worker ${definition.name}`);
+    // Redis at maxmemory refuses every fetch and finish alike, hundreds a second: one line a
+    // minute, with how many were not logged.
+    let fullLoggedAt = -Infinity;
+    let fullUnlogged = 0;
     worker.on('error', (error) => {
-      if (isRedisConnectionError(error)) outage.error(error);
-      else this.logger.error(`${tenantLogFields()} worker ${definition.name}: ${error.message}`);
+      if (isRedisConnectionError(error)) return outage.error(error);
+      if (isOutOfMemoryReply(error)) {
+        const now = Date.now();
+        if (now - fullLoggedAt < FULL_LOG_INTERVAL_MS) {
+          fullUnlogged++;
+          return;
+        }
+        this.logger.error(
+          `${tenantLogFields()} ${Messages.workerRedisFull(definition.name, error.message, fullUnlogged, FULL_LOG_INTERVAL_MS)}`,
+        );
+        fullLoggedAt = now;
+        fullUnlogged = 0;
+        return;
+      }
+      this.logger.error(`${tenantLogFields()} worker ${definition.name}: ${error.message}`);
     });
     // Back: its first connection, or a fetch that found the queue empty.
     worker.on('ready', () => outage.ready());

@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import { EnqueueUnavailableError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
 import type { RedisClient } from '../redis/tenant-queue.redis';
-import { isRedisConnectionError } from '../redis/connection-errors';
+import { isOutOfMemoryReply, isRedisConnectionError } from '../redis/connection-errors';
 
 const TIMEOUT = Symbol('timeout');
 
@@ -137,15 +137,6 @@ export class EnqueueCall {
       cause === undefined ? undefined : { cause },
     );
   }
-}
-
-/**
- * Redis's refusal of a write while it is at `maxmemory` under a policy that evicts nothing
- * (`noeviction`, or no key it may evict): it runs no part of the refused command, and a script
- * is refused at its first write.
- */
-function isOutOfMemoryReply(error: unknown): boolean {
-  return error instanceof Error && /^OOM /.test(error.message);
 }
 
 /**

@@ -35,3 +35,12 @@ export function isRedisConnectionError(error: unknown): boolean {
     )
   );
 }
+
+/**
+ * Redis's refusal of a write while it is at `maxmemory` under a policy that evicts nothing
+ * (`noeviction`, or no key it may evict): it runs no part of the refused command, and a script
+ * is refused at its first write.
+ */
+export function isOutOfMemoryReply(error: unknown): boolean {
+  return error instanceof Error && /^OOM /.test(error.message);
+}

@@ -1,16 +1,20 @@
-import { Module } from '@nestjs/common';
+import { Logger, Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import IORedis from 'ioredis';
 import { ClsModule } from 'nestjs-cls';
 import {
   EnqueueUnavailableError,
   TenantContext,
+  TenantJob,
+  TenantProcessor,
   TenantQueue,
   TenantQueueModule,
   TenantQueueRegistry,
+  TenantWorkerHost,
 } from '../../../lib';
 import { hasRedisServer, startRedis, StartedRedis } from '../../support/redis-server';
 import { isClusterRun } from '../../support/test-redis';
+import { waitFor } from '../../support/wait';
 
 jest.setTimeout(120_000);
 
@@ -114,4 +118,69 @@ run('Redis at maxmemory with noeviction (own redis-server)', () => {
       }
     },
   );
+});
+
+run('a worker while Redis is at maxmemory (own redis-server)', () => {
+  let server: StartedRedis;
+  let admin: IORedis;
+  let app: TestingModule;
+  const ran: string[] = [];
+
+  @TenantProcessor('work', { concurrency: 4, autorun: false })
+  class WorkProcessor extends TenantWorkerHost {
+    async process(job: TenantJob) {
+      ran.push(job.id!);
+    }
+  }
+
+  beforeAll(async () => {
+    server = await startRedis();
+    admin = new IORedis(server.port, '127.0.0.1');
+    @Module({
+      imports: [
+        ClsModule.forRoot({ global: true }),
+        TenantQueueModule.forRoot({
+          connection: { host: '127.0.0.1', port: server.port },
+          prefix: 'fullw',
+        }),
+        TenantQueueModule.registerQueue({ name: 'work' }),
+      ],
+      providers: [WorkProcessor],
+    })
+    class WorkModule {}
+    app = await Test.createTestingModule({ imports: [WorkModule] }).compile();
+    await app.init();
+  });
+
+  afterAll(async () => {
+    await admin?.config('SET', 'maxmemory', '0');
+    await app?.close();
+    await admin?.quit();
+    await server?.stop();
+  });
+
+  it('logs its refused fetches once (at most once a minute), not once each, and works once Redis has room', async () => {
+    const queue: TenantQueue<any> = app.get(TenantQueueRegistry).getQueue('work');
+    for (let i = 0; i < 20; i++) await queue.addForTenant('acme', 'n', {});
+    const errors: string[] = [];
+    const spy = jest
+      .spyOn(Logger.prototype, 'error')
+      .mockImplementation((message: unknown) => void errors.push(String(message)));
+    try {
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      await admin.config('SET', 'maxmemory', '1');
+      void app.get(TenantQueueRegistry).getWorker('work')!.run();
+      // The worker's fetches are refused, each an 'error' event, for a few seconds.
+      await new Promise((done) => setTimeout(done, 3_000));
+      const full = errors.filter((line) => line.includes('worker work: OOM'));
+      expect(full).toHaveLength(1);
+      expect(full[0]).toContain('Redis is out of memory');
+      expect(full[0]).toContain('Logged at most once every 60 s');
+      expect(ran).toHaveLength(0);
+    } finally {
+      spy.mockRestore();
+      await admin.config('SET', 'maxmemory', '0');
+    }
+    await waitFor(() => ran.length === 20, 'the jobs once Redis has room', 30_000);
+  });
 });
