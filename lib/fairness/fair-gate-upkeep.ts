@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ClsServiceManager } from 'nestjs-cls';
+import { outsideTenantContext } from '../core/context/outside-tenant-context';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 import type { Logger } from '@nestjs/common';
 
@@ -86,7 +86,7 @@ export class FairGateUpkeep {
     // Outside any tenant context, whoever asks for it (a wake timer armed by a tenant's add, a
     // release in a job): the tick acts for every tenant, and its log lines and the gate's events
     // (slow lane) would otherwise carry the caller's tenant.
-    this.ticking = ClsServiceManager.getClsService().exit(run);
+    this.ticking = outsideTenantContext(run);
     return this.ticking;
   }
 

@@ -1,5 +1,5 @@
 import { Job, UnrecoverableError, Worker } from 'bullmq';
-import { ClsServiceManager } from 'nestjs-cls';
+import { outsideTenantContext } from '../context/outside-tenant-context';
 import { Messages } from '../../tenant-queue.messages';
 import { TenantEnvelope } from '../types/tenant-envelope.interface';
 import { ENVELOPE_KEY } from '../../tenant-queue.constants';
@@ -74,11 +74,6 @@ export class TenantWorker<T = any, R = any, N extends string = string> extends W
   override run(): Promise<void> {
     return outsideTenantContext(() => super.run());
   }
-}
-
-/** @internal Calls `fn` outside any tenant (CLS) context: where a worker's main loop starts. */
-export function outsideTenantContext<T>(fn: () => T): T {
-  return ClsServiceManager.getClsService().exit(fn);
 }
 
 /** Why JSON cannot hold `value`, or undefined when it can. */

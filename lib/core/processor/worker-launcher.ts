@@ -10,7 +10,7 @@ import { TenantJobPipeline } from './tenant-job-pipeline';
 import { TenantJobRunner } from './tenant-job.runner';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
-import { outsideTenantContext } from './tenant-bull-job';
+import { outsideTenantContext } from '../context/outside-tenant-context';
 import { StartedConsumer, TENANT_WORKER_BACKEND, TenantWorkerBackend } from './worker-backend';
 import { isOutOfMemoryReply, isRedisConnectionError } from '../redis/connection-errors';
 
