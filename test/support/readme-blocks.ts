@@ -183,3 +183,63 @@ export function brokenLinks(pages = docPages()): BrokenLink[] {
   }
   return broken;
 }
+
+const REPO_FOLDERS = ['lib', 'test', 'sample-app', 'bench', 'scripts'];
+
+/** Every file under the folders a page may name (node_modules left out), from the repository root. */
+function repoFiles(): string[] {
+  const files: string[] = [];
+  const walk = (folder: string) => {
+    for (const entry of readdirSync(join(REPO_ROOT, folder), { withFileTypes: true })) {
+      if (entry.name === 'node_modules') continue;
+      const path = `${folder}/${entry.name}`;
+      if (entry.isDirectory()) walk(path);
+      else files.push(path);
+    }
+  };
+  REPO_FOLDERS.forEach(walk);
+  return files;
+}
+
+/** A path whose `*` matches within one folder and whose `**` segment any folders, as a pattern. */
+function globPattern(path: string): RegExp {
+  const parts = path.split('**/').map((part) =>
+    part
+      .split('*')
+      .map((text) => text.replace(/[.+?^$()|[\]\\]/g, '\\$&'))
+      .join('[^/]*'),
+  );
+  return new RegExp('^' + parts.join('(?:.*/)?') + '$');
+}
+
+/**
+ * The repository paths a written page names in its prose (`lib/...`, `test/...`, `sample-app/...`,
+ * `bench/...`, `scripts/...`; `*` within one folder, a `**` segment any folders) that match no file or folder.
+ * Paths with a placeholder (`<name>`) or a brace list are left out.
+ */
+export function missingRepoPaths(pages = docPages()): BrokenLink[] {
+  const files = repoFiles();
+  const folders = new Set(
+    files.flatMap((file) =>
+      file
+        .split('/')
+        .slice(0, -1)
+        .map((_, i, parts) => parts.slice(0, i + 1).join('/')),
+    ),
+  );
+  const missing: BrokenLink[] = [];
+  for (const page of pages.filter((path) => !path.startsWith('docs/api/'))) {
+    proseLines(readFileSync(join(REPO_ROOT, page), 'utf8')).forEach((text, index) => {
+      for (const [, named] of text.matchAll(
+        /`((?:lib|test|sample-app|bench|scripts)\/[^`\s]*)`/g,
+      )) {
+        if (/[<{]/.test(named)) continue;
+        const path = named.replace(/[/:,.]+$/, '');
+        const pattern = globPattern(path);
+        if (!files.some((file) => pattern.test(file)) && ![...folders].some((f) => pattern.test(f)))
+          missing.push({ page, line: index + 1, target: named, why: 'no such file or folder' });
+      }
+    });
+  }
+  return missing;
+}

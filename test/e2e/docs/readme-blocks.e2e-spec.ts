@@ -18,6 +18,7 @@ import {
   brokenLinks,
   docPages,
   headingAnchors,
+  missingRepoPaths,
   pageSnippets,
   readmeFiles,
   sectionSlug,
@@ -156,6 +157,10 @@ describe('the code and links of README.md and docs/', () => {
     const pages = docPages();
     expect(pages).toEqual(expect.arrayContaining(['README.md', 'docs/README.md', 'docs/tour.md']));
     expect(brokenLinks(pages)).toEqual([]);
+  });
+
+  it('no page names a repository path (lib/, test/, sample-app/, ...) that does not exist', () => {
+    expect(missingRepoPaths()).toEqual([]);
   });
 
   it('every written page links to the API reference and the errors page', () => {
