@@ -37,7 +37,8 @@ const STATUSES: [error: Mapped, status: HttpStatus, retryLater: boolean][] = [
  * active or a conflicting tenant source, 409 for a job id taken or a dead letter already run again
  * outside `replay`, 404 for a dead letter the tenant does not have (another tenant's job id reads
  * the same as none). Every other error goes on to
- * Nest's own handling (a 500 for an unexpected one). Apply it with
+ * Nest's own handling (a 500 for an unexpected one), and so does every error outside HTTP (a
+ * GraphQL resolver, an RPC handler). Apply it with
  * `app.useGlobalFilters(new TenantQueueExceptionFilter())`, `@UseFilters(...)`, or the
  * `APP_FILTER` provider. The body is Nest's shape: `{ statusCode, error, message }`.
  * @publicApi
@@ -48,6 +49,9 @@ export class TenantQueueExceptionFilter implements ExceptionFilter {
   protected readonly retryAfterSeconds: number = 5;
 
   catch(error: Error, host: ArgumentsHost): void {
+    // Outside HTTP (a GraphQL resolver, an RPC handler) there is no response to write: returning
+    // nothing hands the error to that transport's own handling.
+    if (host.getType() !== 'http') return;
     const [, status, retryLater] = STATUSES.find(([type]) => error instanceof type)!;
     // Express (`setHeader`, `status().json()`) or Fastify (`header`, `code().send()`).
     const response = host.switchToHttp().getResponse<Record<string, (...args: any[]) => any>>();

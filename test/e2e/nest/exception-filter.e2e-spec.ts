@@ -1,10 +1,12 @@
 import { Controller, INestApplication, Module, Param, Post } from '@nestjs/common';
+import { ExternalContextCreator } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import {
   DeadLetters,
   TenantScheduler,
   InjectTenantQueue,
+  MissingTenantError,
   TenantContext,
   TenantQueue,
   TenantQueueExceptionFilter,
@@ -94,5 +96,27 @@ describe('TenantQueueExceptionFilter: what the client can do, as an HTTP status'
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ statusCode: 400, error: 'InvalidScheduleError' });
     expect(bad.body.message).toMatch(/Invalid cron expression "61 \* \* \* \*".*Use five fields/);
+  });
+
+  it('steps aside outside HTTP: a GraphQL-style resolver (global filters on) gets the error itself', async () => {
+    // How @nestjs/graphql builds a resolver: ExternalContextCreator, filters on, type 'graphql'.
+    const routes = app.get(RoutesController);
+    const resolver = app
+      .get(ExternalContextCreator)
+      .create(
+        routes,
+        routes.add,
+        'add',
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        { guards: true, interceptors: true, filters: true },
+        'graphql',
+      );
+    const outcome = await Promise.resolve()
+      .then(() => resolver({}, {}, {}, {}))
+      .catch((error: unknown) => error);
+    expect(outcome).toBeInstanceOf(MissingTenantError);
   });
 });
