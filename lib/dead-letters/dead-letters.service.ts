@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { TenantContext } from '../core/context/tenant-context';
 import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
@@ -6,7 +6,6 @@ import { TenantNotActiveError } from '../core/errors';
 import { DeadLetterResolvedError } from './dead-letter-resolved.error';
 import { DeadLetterNotFoundError } from './dead-letter-not-found.error';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
-import { TenantDirectory } from '../core/types/tenant-directory.interface';
 import { EnqueuedJob } from '../core/types/tenant-job.interface';
 import { RUN_OPTIONS_KEY } from '../core/envelope/job-run-options';
 import { Messages } from '../tenant-queue.messages';
@@ -23,6 +22,7 @@ import { DeadLettersScript } from './dead-letters.script';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { moduleJobOptions } from '../core/queues/job-id.check';
+import { TenantStatusService } from '../guards';
 
 const MAX_LIMIT = 100;
 
@@ -44,7 +44,7 @@ export class DeadLetters {
     private readonly registry: TenantQueueRegistry,
     private readonly codec: TenantEnvelopeCodec,
     private readonly context: TenantContext,
-    @Optional() @Inject(TenantDirectory) private readonly directory?: TenantDirectory,
+    private readonly status: TenantStatusService,
   ) {
     this.script = new DeadLettersScript(() => redis.client);
   }
@@ -109,7 +109,8 @@ export class DeadLetters {
    * Enqueues the job again for the same tenant (same actor and correlation id, same run id; on a
    * fair queue the same lane and fair key; a fresh attempt count) and removes the dead letter,
    * and the failed job it recorded from BullMQ (so no `job.retry()` can run it a second time).
-   * Refused with `TenantNotActiveError` when the `TenantDirectory` says the tenant is not active;
+   * Refused with `TenantNotActiveError` when the `TenantDirectory` says the tenant is not active,
+   * `TenantPortUnavailableError` when it throws or does not answer within `guards.portTimeoutMs`;
    * `DeadLetterNotFoundError` when the tenant has no such dead letter; `DeadLetterResolvedError`
    * when its job ran again by another path (BullMQ's `job.retry()`, bull-board's Retry) and
    * completed or is still on its way.
@@ -328,8 +329,8 @@ export class DeadLetters {
   }
 
   private async assertActive(tenantId: string): Promise<void> {
-    if (!this.directory) return;
-    const tenant = await this.directory.getTenant(tenantId);
+    // With the guards' deadline: a directory that is down or silent is an outage (503), not a hang.
+    const tenant = await this.status.lookup(tenantId);
     if (!tenant || tenant.status !== 'active') {
       throw new TenantNotActiveError(
         Messages.replayTenantNotActive(tenantId, tenant ? tenant.status : 'unknown'),

@@ -9,4 +9,6 @@ export type { TenantGuardOptions } from './tenant-guard-options.interface';
 export * from './tenant-queue-ports.interface';
 // @internal: for the testing module.
 export { PORT_TOKENS, omitPortOptions, portProviders } from './port-providers';
+// @internal: for DeadLetters.replay's tenant check.
+export { TenantStatusService } from './tenant-status.service';
 export { TenantPortUnavailableError } from './tenant-port-unavailable.error';

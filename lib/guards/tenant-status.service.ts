@@ -65,7 +65,11 @@ export class TenantStatusService {
     }
   }
 
-  private async lookup(tenantId: string): Promise<TenantRecord | null> {
+  /**
+   * The directory's record of a tenant (`null`: unknown), with `check`'s deadline and cache: a
+   * throw or timeout is `TenantPortUnavailableError`. `DeadLetters.replay` asks it too.
+   */
+  async lookup(tenantId: string): Promise<TenantRecord | null> {
     const ttl = this.guardOptions.tenantCacheTtlMs;
     const now = Date.now();
     const hit = ttl > 0 ? this.cache.get(tenantId) : undefined;

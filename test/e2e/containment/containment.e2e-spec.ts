@@ -14,6 +14,7 @@ import {
   TenantContext,
   TenantJob,
   TenantNotActiveError,
+  TenantPortUnavailableError,
   TenantProcessor,
   TenantQueue,
   TenantQueueModule,
@@ -24,6 +25,7 @@ import {
   withRunOptions,
 } from '../../../lib';
 import { DeadLetterWorkerPlugin } from '../../../lib/dead-letters/dead-letter.plugin';
+import { FlakyTenantDirectory } from '../../support/guard-fixtures';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
 import { testRootImports, bootTestModule } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
@@ -120,7 +122,9 @@ class Producer {
   }
 }
 
-const directory = new InMemoryTenantDirectory([{ id: 'acme' }, { id: 'globex' }]);
+const directory = new FlakyTenantDirectory(
+  new InMemoryTenantDirectory([{ id: 'acme' }, { id: 'globex' }]),
+);
 
 describe('failure containment', () => {
   let app: TestingModule;
@@ -134,7 +138,10 @@ describe('failure containment', () => {
     prefix = uniquePrefix('dlq');
     @Module({
       imports: [
-        ...testRootImports(prefix, { directory: { useValue: directory } }),
+        ...testRootImports(prefix, {
+          directory: { useValue: directory },
+          guards: { portTimeoutMs: 300 },
+        }),
         TenantQueueModule.registerQueue(
           { name: 'faults', attempts: 3, backoff: { type: 'fixed', delay: 50 } },
           { name: 'mixed', attempts: 2, backoff: { type: 'fixed', delay: 5_000 } },
@@ -370,12 +377,32 @@ describe('failure containment', () => {
     replayFixed = false;
     const job = await producer.add('acme', 'faults', 'until-fixed', { label: 'fix2' });
     await waitForLetter('acme', job.id);
-    directory.setStatus('acme', 'suspended');
+    directory.inner.setStatus('acme', 'suspended');
     try {
       await expect(deadLetters.replay('acme', job.id)).rejects.toBeInstanceOf(TenantNotActiveError);
     } finally {
-      directory.setStatus('acme', 'active');
+      directory.inner.setStatus('acme', 'active');
     }
+    expect(await letterOf('acme', job.id)).toBeDefined();
+    expect(await registry.getQueue('faults').bullQueue.getJob(`${job.id}.r1`)).toBeUndefined();
+  });
+
+  it('answers a replay while the directory is down or silent with TenantPortUnavailableError', async () => {
+    replayFixed = false;
+    const job = await producer.add('acme', 'faults', 'until-fixed', { label: 'fix3' });
+    await waitForLetter('acme', job.id);
+    directory.failNext('acme', 1);
+    await expect(deadLetters.replay('acme', job.id)).rejects.toBeInstanceOf(
+      TenantPortUnavailableError,
+    );
+    // A directory that never answers is an outage after guards.portTimeoutMs (300 ms here),
+    // as for a job's guards: the replay does not hang with it.
+    directory.hangNext('acme', 1);
+    const started = Date.now();
+    await expect(deadLetters.replay('acme', job.id)).rejects.toBeInstanceOf(
+      TenantPortUnavailableError,
+    );
+    expect(Date.now() - started).toBeLessThan(2_000);
     expect(await letterOf('acme', job.id)).toBeDefined();
     expect(await registry.getQueue('faults').bullQueue.getJob(`${job.id}.r1`)).toBeUndefined();
   });
