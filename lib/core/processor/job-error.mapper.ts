@@ -9,6 +9,7 @@ import {
   NonRetryableError,
   TIMEOUT_REASON_PREFIX,
   formatCancelledReason,
+  parseCancelReason,
 } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
 
@@ -20,6 +21,12 @@ import { Messages } from '../../tenant-queue.messages';
 export function toBullError(error: unknown, job: Job, logger: Logger): unknown {
   if (error instanceof JobCancelledError)
     return cancelled(error.reason, error.message, job, logger);
+  // Any other error whose message reads as a cancellation (a parent rethrowing its child's
+  // failedReason) would be recorded as one: no dead letter, a cancelled count per attempt.
+  // BullMQ stores it as the error's toString() instead.
+  if (error instanceof Error && parseCancelReason(error.message)) {
+    error.message = `${error.name}: ${error.message}`;
+  }
   // What ExternalContextCreator throws when a Nest guard on the processor returns false. Only
   // that one: a ForbiddenException of the handler's (or a guard's own) is an error like any other.
   if (error instanceof ForbiddenException && error.message === FORBIDDEN_MESSAGE) {

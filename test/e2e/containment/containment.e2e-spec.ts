@@ -82,6 +82,9 @@ class FaultsProcessor extends TenantWorkerHost {
         throw new JobCancelledError('TENANT_SUSPENDED', 'tenant suspended');
       case 'cancel-own':
         throw new JobCancelledError('over-quota', 'over the plan this month');
+      case 'reads-as-cancel':
+        // E.g. a parent rethrowing its child's failedReason: an error, not a cancellation.
+        throw new Error('[cancelled:TENANT_SUSPENDED] what the child job said');
       case 'flaky':
         if (seen(job.data.label).length < 3) throw new Error('flaky failure');
         return 'third time lucky';
@@ -310,6 +313,20 @@ describe('failure containment', () => {
     expect(failed?.attemptsMade).toBe(1);
     expect(seen('cancel-own')).toHaveLength(1);
     expect(await letterOf('acme', job.id)).toBeUndefined();
+  });
+
+  it('retries and dead-letters an error whose message reads like a cancellation', async () => {
+    const events: JobCancelledEvent[] = [];
+    const unsubscribe = app.get(JobCancellations).onCancelled((event) => events.push(event));
+    const job = await producer.add('acme', 'faults', 'reads-as-cancel', { label: 'reads' });
+    const letter = await waitForLetter('acme', job.id);
+    unsubscribe();
+    expect(seen('reads')).toHaveLength(3);
+    expect(letter).toMatchObject({ reason: 'ATTEMPTS_EXHAUSTED', attempts: 3 });
+    expect(letter.failedReason).toBe('Error: [cancelled:TENANT_SUSPENDED] what the child job said');
+    const failed = await registry.getQueue('faults').bullQueue.getJob(job.id);
+    expect(parseCancelReason(failed?.failedReason)).toBeUndefined();
+    expect(events.filter((event) => event.jobId === job.id)).toEqual([]);
   });
 
   it('refuses a bad page or an empty job id with a RangeError, and removes nothing', async () => {
