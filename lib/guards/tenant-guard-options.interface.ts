@@ -5,7 +5,8 @@
 export interface TenantGuardOptions {
   /**
    * Keep a directory answer for this many milliseconds, per process, to spare the directory on
-   * bursts. A suspension then takes up to this long to be seen. At most 30000.
+   * bursts. A suspension then takes up to this long to be seen, and so does a reactivation (the
+   * tenant's jobs run meanwhile are still cancelled, for good). At most 30000.
    * @default 0 (off: every job asks the directory)
    */
   tenantCacheTtlMs?: number;
