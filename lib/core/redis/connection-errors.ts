@@ -1,3 +1,5 @@
+import { TenantQueueError } from '../errors/tenant-queue.error';
+
 /** Socket error codes of a Redis that is away (down, unreachable, the connection cut). */
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED',
@@ -23,7 +25,9 @@ const CLUSTER_UNAVAILABLE =
  * outage log and the dashboard share.
  */
 export function isRedisConnectionError(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
+  // The module's own errors may quote a cause of another service (a directory's "connect
+  // ECONNREFUSED 127.0.0.1:5432"): they say what they are.
+  if (!(error instanceof Error) || error instanceof TenantQueueError) return false;
   const code = (error as NodeJS.ErrnoException).code;
   return (
     error.name === 'MaxRetriesPerRequestError' ||

@@ -63,7 +63,8 @@ class FlakyDirectory extends InMemoryTenantDirectory {
 
   override async getTenant(tenantId: string): Promise<TenantRecord | null> {
     this.lookups++;
-    if (this.failing) throw new Error('directory down');
+    // What a Postgres-backed directory throws while its database is down.
+    if (this.failing) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
     return super.getTenant(tenantId);
   }
 }
