@@ -214,6 +214,10 @@ export const Messages = {
   portNotConfigured: (port: string, option: string, processor: string, decorator: string) =>
     `${processor} uses ${decorator} but no ${port} is configured. Pass ` +
     `TenantQueueModule.forRoot({ ..., ${option}: { useClass | useExisting | useFactory | useValue } }).`,
+  replayTenantUnavailable: (tenantId: string, jobId: string, why: string) =>
+    `The status of tenant "${tenantId}" cannot be checked right now (${why}), so dead letter ` +
+    `"${truncate(jobId)}" was not replayed; it is kept. Replay it again once the TenantDirectory ` +
+    `answers.`,
   tenantUnavailableHttp: (tenantId: string) =>
     `The status of tenant "${tenantId}" cannot be checked right now. Try again shortly.`,
   unsignedEnvelope: () =>

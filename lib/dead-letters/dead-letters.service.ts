@@ -22,7 +22,7 @@ import { DeadLettersScript } from './dead-letters.script';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { moduleJobOptions } from '../core/queues/job-id.check';
-import { TenantStatusService } from '../guards';
+import { TenantPortUnavailableError, TenantStatusService } from '../guards';
 
 const MAX_LIMIT = 100;
 
@@ -119,7 +119,7 @@ export class DeadLetters {
     this.codec.assertTenantId(tenantId);
     const found = await this.find(tenantId, jobId, queue);
     if (!found) throw new DeadLetterNotFoundError(Messages.deadLetterNotFound(tenantId, jobId));
-    await this.assertActive(tenantId);
+    await this.assertActive(tenantId, jobId);
     const { letter, definition } = found;
     await this.assertOpen(definition, letter);
     await this.retire(definition, letter);
@@ -328,9 +328,24 @@ export class DeadLetters {
     }
   }
 
-  private async assertActive(tenantId: string): Promise<void> {
-    // With the guards' deadline: a directory that is down or silent is an outage (503), not a hang.
-    const tenant = await this.status.lookup(tenantId);
+  private async assertActive(tenantId: string, jobId: string): Promise<void> {
+    let tenant;
+    try {
+      // With the guards' deadline: a directory that is down or silent is an outage, not a hang.
+      tenant = await this.status.lookup(tenantId);
+    } catch (error) {
+      if (!(error instanceof TenantPortUnavailableError)) throw error;
+      const cause = error.cause;
+      const why =
+        cause === undefined
+          ? 'no answer within guards.portTimeoutMs'
+          : cause instanceof Error
+            ? cause.message
+            : String(cause);
+      throw new TenantPortUnavailableError(Messages.replayTenantUnavailable(tenantId, jobId, why), {
+        cause: error,
+      });
+    }
     if (!tenant || tenant.status !== 'active') {
       throw new TenantNotActiveError(
         Messages.replayTenantNotActive(tenantId, tenant ? tenant.status : 'unknown'),
