@@ -15,11 +15,13 @@ import {
   Post,
   Query,
   Req,
+  ServiceUnavailableException,
   Type,
   UseGuards,
   UseInterceptors,
 } from '@nestjs/common';
 import { DeadLetters, DeadLetterNotFoundError } from '../dead-letters';
+import { TenantPortUnavailableError } from '../guards';
 import { TenantQueueError, UnknownTenantQueueError } from '../core/errors';
 import { TenantQueueInspector, TenantQueueControls, TenantQueueStateSource } from '../metrics';
 import { TenantCronExplorer, TenantScheduler } from '../scheduler';
@@ -259,13 +261,20 @@ export class TenantQueueDashboardRoutes {
   }
 }
 
-/** Maps the module's typed errors to HTTP statuses (unknown queue or record 404, bad input 400). */
+/**
+ * Maps the module's typed errors to HTTP statuses (unknown queue or record 404, a directory
+ * outage 503, bad input 400).
+ */
 async function guarded<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
     if (error instanceof UnknownTenantQueueError || error instanceof DeadLetterNotFoundError) {
       throw new NotFoundException(error.message);
+    }
+    // The directory is down or silent: try again later, as the module's exception filter says.
+    if (error instanceof TenantPortUnavailableError) {
+      throw new ServiceUnavailableException(error.message);
     }
     if (error instanceof TenantQueueError) throw new BadRequestException(error.message);
     throw error;

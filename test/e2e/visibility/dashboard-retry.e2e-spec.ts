@@ -1,6 +1,8 @@
 import { CanActivate, ExecutionContext, INestApplication, Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
+  DeadLetters,
+  InMemoryTenantDirectory,
   JobCancelledError,
   NonRetryableError,
   TenantFairness,
@@ -12,6 +14,7 @@ import {
   TenantWorkerHost,
   UseJobGuards,
 } from '../../../lib';
+import { FlakyTenantDirectory } from '../../support/guard-fixtures';
 import { uniquePrefix } from '../../support/redis-url';
 import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
@@ -20,6 +23,9 @@ jest.setTimeout(60_000);
 
 const runs = new Map<string, number>();
 let failing = true;
+const directory = new FlakyTenantDirectory(
+  new InMemoryTenantDirectory([{ id: 'acme' }, { id: 'globex' }]),
+);
 
 /** Cancels the jobs that ask for it, as an entitlement or status check would. */
 @Injectable()
@@ -65,7 +71,11 @@ describe("the dashboard's Retry", () => {
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
-        ...testRootImports(uniquePrefix('dretry'), { metrics: { sink: false } }),
+        ...testRootImports(uniquePrefix('dretry'), {
+          metrics: { sink: false },
+          directory: { useValue: directory },
+          guards: { portTimeoutMs: 300 },
+        }),
         TenantQueueModule.registerQueue(
           { name: 'exports', attempts: 1, fairness: { defaultConcurrency: 1 } },
           { name: 'reports', attempts: 1 },
@@ -123,6 +133,18 @@ describe("the dashboard's Retry", () => {
     expect(await exportsQueue.bullQueue.getJobState(id)).toBe('failed');
     expect(await exportsQueue.bullQueue.getJob(`${id}.r1`)).toBeUndefined();
     expect(runs.has(id)).toBe(false);
+  });
+
+  it('answers 503 while the tenant directory is down, replaying nothing', async () => {
+    const { id } = await exportsQueue.addForTenant('acme', 'csv', {});
+    const deadLetters = app.get(DeadLetters);
+    await waitFor(async () => !!(await deadLetters.get('acme', id)), 'the dead letter');
+    directory.failNext('acme', 1);
+    const answer = await retry('acme', id);
+    expect(answer.status).toBe(503);
+    expect(answer.body.message).toContain(`dead letter "${id}" was not replayed`);
+    expect(await deadLetters.get('acme', id)).toBeDefined();
+    expect(await exportsQueue.bullQueue.getJob(`${id}.r1`)).toBeUndefined();
   });
 
   it("on a fair queue replays a failed job's dead letter once through the gate, however often it is clicked", async () => {
