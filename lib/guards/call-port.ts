@@ -1,4 +1,4 @@
-import { TenantPortUnavailableError } from './tenant-port-unavailable.error';
+import { TenantPortUnavailableError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
 
 /**

@@ -11,4 +11,4 @@ export * from './tenant-queue-ports.interface';
 export { PORT_TOKENS, omitPortOptions, portProviders } from './port-providers';
 // @internal: for DeadLetters.replay's tenant check.
 export { TenantStatusService } from './tenant-status.service';
-export { TenantPortUnavailableError } from './tenant-port-unavailable.error';
+export { TenantPortUnavailableError } from '../core/errors';

@@ -8,7 +8,7 @@ import {
   ServiceUnavailableException,
 } from '@nestjs/common';
 import { TenantContext } from '../core/context/tenant-context';
-import { TenantPortUnavailableError } from './tenant-port-unavailable.error';
+import { TenantPortUnavailableError } from '../core/errors';
 import { Messages } from '../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/options/core.options';
 import { TenantResolverName } from '../core/types/core-options.interface';

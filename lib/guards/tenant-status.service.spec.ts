@@ -1,4 +1,4 @@
-import { TenantPortUnavailableError } from './tenant-port-unavailable.error';
+import { TenantPortUnavailableError } from '../core/errors';
 import { InMemoryTenantDirectory } from '../testing';
 import { resolveGuardOptions } from './tenant-guard.options';
 import {

@@ -32,9 +32,11 @@ export function tieredRootOptions(input: {
   directory?: TenantDirectory;
   tiers?: Record<string, TenantTierOptions>;
   tierCacheMs?: number;
+  guards?: RootOptions['guards'];
 }): RootOptions {
   return {
     ...(input.directory ? { directory: { useValue: input.directory } } : {}),
+    ...(input.guards ? { guards: input.guards } : {}),
     ...(input.tiers ? { tiers: input.tiers } : {}),
     ...(input.tierCacheMs !== undefined ? { tierCacheMs: input.tierCacheMs } : {}),
   };

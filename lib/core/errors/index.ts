@@ -21,3 +21,4 @@ export * from './invalid-job-id.error';
 export * from './redis-backend-required.error';
 export * from './redis-unavailable-at-boot.error';
 export * from './missing-peer-dependency.error';
+export * from './tenant-port-unavailable.error';

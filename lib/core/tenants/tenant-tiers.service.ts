@@ -3,7 +3,12 @@ import { tenantLogFields } from '../context/tenant-log-fields';
 import { TenantQueueLogger } from '../logging/tenant-queue-logger';
 import { isTenantDirectoryConfigured } from './default-ports';
 import { TenantDirectory, TenantRecord } from '../types/tenant-directory.interface';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
+import {
+  ResolvedTenantQueueOptions,
+  TENANT_QUEUE_MODULE_OPTIONS,
+  TENANT_QUEUE_OPTIONS,
+} from '../options/core.options';
+import { TenantPortUnavailableError } from '../errors/tenant-port-unavailable.error';
 import { TenantLimits, TenantTierOptions } from '../types/tenant-tier-options.interface';
 import { UnknownTierError } from './unknown-tier.error';
 import { TENANT_QUEUE_BACKEND, TenantQueueBackend } from '../queues/queue-backend';
@@ -25,6 +30,8 @@ export interface TenantProfile {
 }
 
 const MAX_CACHED = 10_000;
+/** `guards.portTimeoutMs`'s default (the guards feature validates the option). */
+const DEFAULT_PORT_TIMEOUT_MS = 5_000;
 const LIMIT_FIELDS = ['weight', 'maxConcurrency', 'minConcurrency', 'rateLimit', 'lanes'] as const;
 
 /**
@@ -45,14 +52,25 @@ export class TenantTiers {
 
   private readonly overrides: TierOverrides;
   private readonly hasTiers: boolean;
+  /** How long a directory lookup may take (see `lookup`). */
+  private readonly lookupMs: number;
 
   constructor(
     @Inject(TENANT_QUEUE_OPTIONS) options: ResolvedTenantQueueOptions,
     @Inject(TENANT_QUEUE_BACKEND) backend: TenantQueueBackend,
     @Optional() @Inject(TenantDirectory) private readonly directory?: TenantDirectory,
+    @Optional()
+    @Inject(TENANT_QUEUE_MODULE_OPTIONS)
+    given?: { guards?: { portTimeoutMs?: number } },
   ) {
     this.tiers = options.tiers;
     this.cacheMs = options.tierCacheMs;
+    // A lookup on the enqueue path must settle before the enqueue's own bound, so that a
+    // directory outage reads as one (pool routing refused, hints left out), not as Redis's.
+    this.lookupMs = Math.min(
+      given?.guards?.portTimeoutMs ?? DEFAULT_PORT_TIMEOUT_MS,
+      Math.floor(options.enqueueTimeoutMs / 2),
+    );
     this.hasTiers = Object.keys(options.tiers).length > 0;
     this.overrides = new TierOverrides(`${options.prefix}:tiers`, backend.stateClient());
   }
@@ -85,12 +103,16 @@ export class TenantTiers {
     return name === undefined ? undefined : this.tiers[name];
   }
 
-  /** The tenant's record and tier, from cache or the directory. Throws when the directory does. */
+  /**
+   * The tenant's record and tier, from cache or the directory. Throws when the directory does,
+   * and `TenantPortUnavailableError` when it does not answer within `guards.portTimeoutMs` (at
+   * most half of `enqueueTimeoutMs`).
+   */
   async profile(tenantId: string): Promise<TenantProfile> {
     const cached = this.cache.get(tenantId);
     if (cached && Date.now() - cached.at < this.cacheMs) return cached.profile;
     const [record, assigned] = await Promise.all([
-      isTenantDirectoryConfigured(this.directory) ? this.directory!.getTenant(tenantId) : null,
+      isTenantDirectoryConfigured(this.directory) ? this.lookup(tenantId) : null,
       this.hasTiers ? this.overrides.get(tenantId) : undefined,
     ]);
     const recorded = typeof record?.tier === 'string' ? record.tier : undefined;
@@ -112,6 +134,27 @@ export class TenantTiers {
       this.cache.set(tenantId, { profile, at: Date.now() });
     }
     return profile;
+  }
+
+  /** The directory's record of a tenant, or `TenantPortUnavailableError` past `lookupMs`. */
+  private async lookup(tenantId: string): Promise<TenantRecord | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new TenantPortUnavailableError(
+              Messages.directoryLookupTimedOut(tenantId, this.lookupMs),
+            ),
+          ),
+        this.lookupMs,
+      );
+    });
+    try {
+      return await Promise.race([this.directory!.getTenant(tenantId), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** The tenant's limits on `queue` (record over tier's queue entry over tier); `{}` when none. */

@@ -59,10 +59,13 @@ async function heldBy(app: TestingModule, pool: string, tenantId: string): Promi
 /** A directory that can fail on demand and counts its lookups. */
 class FlakyDirectory extends InMemoryTenantDirectory {
   failing = false;
+  /** Lookups never answer (a database that takes connections but not queries). */
+  hanging = false;
   lookups = 0;
 
   override async getTenant(tenantId: string): Promise<TenantRecord | null> {
     this.lookups++;
+    if (this.hanging) return new Promise<never>(() => undefined);
     // What a Postgres-backed directory throws while its database is down.
     if (this.failing) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
     return super.getTenant(tenantId);
@@ -270,6 +273,33 @@ describe('dedicated pools: routing at enqueue (real Redis)', () => {
     expect(await heldBy(app, 'imports-dedicated', 'unseen')).toBe(0);
     directory.failing = false;
     expect((await addFor(app, 'unseen'))[0].queueName).toBe('imports-dedicated');
+  });
+
+  it('bounds a directory that never answers by guards.portTimeoutMs: routing refused as a directory outage, not as Redis', async () => {
+    const directory = new FlakyDirectory([{ id: 'seen', tier: 'dedicated' }, { id: 'unseen' }]);
+    const app = await boot({
+      prefix: uniquePrefix('pool'),
+      pools: false,
+      directory,
+      tierCacheMs: 0,
+      guards: { portTimeoutMs: 300 },
+      tiers: { dedicated: { pools: { imports: 'imports-dedicated' } } },
+      queue: { fairness: true },
+    });
+    expect((await addFor(app, 'seen'))[0].queueName).toBe('imports-dedicated');
+    directory.hanging = true;
+    let started = Date.now();
+    const [fallback] = await addFor(app, 'seen');
+    expect(fallback.queueName).toBe('imports-dedicated');
+    expect(Date.now() - started).toBeLessThan(2_000); // enqueueTimeoutMs is 5 s
+    started = Date.now();
+    const refused = await addFor(app, 'unseen').catch((e: Error) => e);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(refused).toBeInstanceOf(PoolRoutingUnavailableError);
+    expect((refused as Error).message).toMatch(
+      /did not answer within 300 ms.*nothing was enqueued/s,
+    );
+    expect(await heldBy(app, 'imports', 'unseen')).toBe(0);
   });
 });
 
