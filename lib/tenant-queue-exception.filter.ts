@@ -11,6 +11,7 @@ import { TenantPortUnavailableError } from './guards';
 import { TenantBacklogFullError } from './fairness';
 import { DeadLetterNotFoundError, DeadLetterResolvedError } from './dead-letters';
 import { InvalidScheduleError } from './scheduler';
+import { PoolRoutingUnavailableError } from './pools';
 
 type Mapped = abstract new (...args: never[]) => Error;
 
@@ -18,6 +19,7 @@ type Mapped = abstract new (...args: never[]) => Error;
 const STATUSES: [error: Mapped, status: HttpStatus, retryLater: boolean][] = [
   [EnqueueUnavailableError, HttpStatus.SERVICE_UNAVAILABLE, true],
   [TenantPortUnavailableError, HttpStatus.SERVICE_UNAVAILABLE, true],
+  [PoolRoutingUnavailableError, HttpStatus.SERVICE_UNAVAILABLE, true],
   [TenantBacklogFullError, HttpStatus.TOO_MANY_REQUESTS, true],
   [MissingTenantError, HttpStatus.BAD_REQUEST, false],
   [InvalidTenantIdError, HttpStatus.BAD_REQUEST, false],
@@ -31,7 +33,8 @@ const STATUSES: [error: Mapped, status: HttpStatus, retryLater: boolean][] = [
 
 /**
  * Answers the module's errors that reach an HTTP route with a status that says what the client
- * can do: 503 with `Retry-After` when Redis (or a tenant port) is away, 429 with `Retry-After`
+ * can do: 503 with `Retry-After` when Redis (or a tenant port, or the directory a pool route
+ * needs) is away, 429 with `Retry-After`
  * for a full tenant backlog, 400 for a missing or invalid tenant or a schedule a tenant sent
  * that cannot run (`InvalidScheduleError`: a bad cron or zone), 403 for a tenant that is not
  * active or a conflicting tenant source, 409 for a job id taken or a dead letter already run again

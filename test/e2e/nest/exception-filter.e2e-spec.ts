@@ -7,6 +7,7 @@ import {
   TenantScheduler,
   InjectTenantQueue,
   MissingTenantError,
+  PoolRoutingUnavailableError,
   TenantContext,
   TenantQueue,
   TenantQueueExceptionFilter,
@@ -37,6 +38,12 @@ class RoutesController {
   @Post('jobs')
   add() {
     return this.queue.add('work', {});
+  }
+
+  /** What a pooled queue's add throws while the directory is down for a tenant never routed. */
+  @Post('pool-outage')
+  poolOutage() {
+    throw new PoolRoutingUnavailableError('imports', 'acme', 'the tenant directory failed');
   }
 
   /** Replays one of the request tenant's dead letters. */
@@ -87,6 +94,13 @@ describe('TenantQueueExceptionFilter: what the client can do, as an HTTP status'
       .set('x-tenant-id', 'globex');
     expect(replay.status).toBe(404);
     expect(replay.body).toMatchObject({ statusCode: 404, error: 'DeadLetterNotFoundError' });
+  });
+
+  it('answers a pool routing refused for a directory outage 503 with Retry-After: nothing was written, retry', async () => {
+    const outage = await request(app.getHttpServer()).post('/pool-outage');
+    expect(outage.status).toBe(503);
+    expect(outage.headers['retry-after']).toBe('5');
+    expect(outage.body).toMatchObject({ statusCode: 503, error: 'PoolRoutingUnavailableError' });
   });
 
   it('answers a schedule a tenant sent that cannot run (a bad cron) 400, with what to fix', async () => {
