@@ -141,6 +141,9 @@ export const Messages = {
   nonErrorThrown: (description: string) =>
     `The job handler threw a non-Error value (${description}). Throw an Error (or a subclass) so ` +
     `the failure keeps a message and a stack.`,
+  unreadableErrorThrown: (why: string) =>
+    `The job handler threw an Error BullMQ cannot read (${why}). Throw an Error whose message ` +
+    `is a string and whose message, name and stack can be read.`,
   invalidRunOptions: (why: string) =>
     `Invalid run options ("_run" key of the job data): ${why}. Build them with withRunOptions(data, ` +
     `{ timeoutMs, runId }): timeoutMs a positive integer, runId 1-200 characters without ":".`,

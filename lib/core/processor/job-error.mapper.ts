@@ -41,7 +41,34 @@ export function toBullError(error: unknown, job: Job, logger: Logger): unknown {
   if (!(error instanceof Error)) {
     return new NonErrorThrownError(error, Messages.nonErrorThrown(describeThrown(error)));
   }
+  const unreadable = unreadableField(error);
+  if (unreadable) return new NonErrorThrownError(error, Messages.unreadableErrorThrown(unreadable));
   return error;
+}
+
+/**
+ * BullMQ reads an error's `message`, `name` and `stack` to fail the attempt: one whose getter
+ * throws there (or a message that is not a string) would leave the job active until the stalled
+ * check. Says which field and why, or undefined when all three can be read.
+ */
+function unreadableField(error: Error): string | undefined {
+  let field = 'message';
+  try {
+    if (typeof error.message !== 'string') return `its message is a ${typeof error.message}`;
+    field = 'name';
+    void error.name;
+    field = 'stack';
+    void error.stack;
+    return undefined;
+  } catch (thrown) {
+    let why: string;
+    try {
+      why = thrown instanceof Error ? String(thrown.message).slice(0, 200) : typeof thrown;
+    } catch {
+      why = typeof thrown;
+    }
+    return `reading its ${field} threw: ${why}`;
+  }
 }
 
 function cancelled(

@@ -44,6 +44,17 @@ function note(label: string, entry: { tenant?: string; runId?: string; aborted?:
   runs.set(label, [...seen(label), entry]);
 }
 
+/** An Error one of whose fields BullMQ reads throws when read. */
+function unreadable(field: 'message' | 'stack'): Error {
+  const error = new Error('readable at first');
+  Object.defineProperty(error, field, {
+    get() {
+      throw new Error(`the ${field} getter threw`);
+    },
+  });
+  return error;
+}
+
 @TenantProcessor('faults', { concurrency: 8, timeoutMs: 150 })
 class FaultsProcessor extends TenantWorkerHost {
   constructor(private readonly tenant: TenantContext) {
@@ -72,6 +83,10 @@ class FaultsProcessor extends TenantWorkerHost {
         throw undefined;
       case 'throw-object':
         throw { code: 42 };
+      case 'throw-bad-message':
+        throw unreadable('message');
+      case 'throw-bad-stack':
+        throw unreadable('stack');
       case 'non-retryable':
         throw new NonRetryableError('bad input, retrying will not help');
       case 'unrecoverable':
@@ -232,6 +247,20 @@ describe('failure containment', () => {
     expect(letter.failedReason).toMatch(/threw a non-Error value/);
     expect(letter.failedReason).toMatch(re);
   });
+
+  // BullMQ reads `message`, `name` and `stack` to fail an attempt: a getter that threw there left
+  // the job active, unlocked, until the stalled check ran it again (60 s each, then STALLED).
+  it.each(['message', 'stack'])(
+    'fails, retries and dead-letters an Error whose %s cannot be read, saying so',
+    async (field) => {
+      const name = `throw-bad-${field}`;
+      const job = await producer.add('acme', 'faults', name, { label: name });
+      const letter = await waitForLetter('acme', job.id);
+      expect(seen(name)).toHaveLength(3);
+      expect(letter).toMatchObject({ reason: 'ATTEMPTS_EXHAUSTED', attempts: 3 });
+      expect(letter.failedReason).toContain(`the ${field} getter threw`);
+    },
+  );
 
   it('skips the remaining attempts of a non-retryable error', async () => {
     const job = await producer.add('acme', 'faults', 'non-retryable', { label: 'nr' });
