@@ -144,6 +144,9 @@ export const Messages = {
   unreadableErrorThrown: (why: string) =>
     `The job handler threw an Error BullMQ cannot read (${why}). Throw an Error whose message ` +
     `is a string and whose message, name and stack can be read.`,
+  cancelLookalike: (message: string) =>
+    `The job handler threw an error whose message reads like a cancellation, which it is not ` +
+    `(throw JobCancelledError to cancel a job): ${message}`,
   invalidRunOptions: (why: string) =>
     `Invalid run options ("_run" key of the job data): ${why}. Build them with withRunOptions(data, ` +
     `{ timeoutMs, runId }): timeoutMs a positive integer, runId 1-200 characters without ":".`,

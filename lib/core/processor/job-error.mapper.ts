@@ -21,19 +21,16 @@ import { Messages } from '../../tenant-queue.messages';
 export function toBullError(error: unknown, job: Job, logger: Logger): unknown {
   if (error instanceof JobCancelledError)
     return cancelled(error.reason, error.message, job, logger);
-  // Any other error whose message reads as a cancellation (a parent rethrowing its child's
-  // failedReason) would be recorded as one: no dead letter, a cancelled count per attempt.
-  // BullMQ stores it as the error's toString() instead.
-  if (error instanceof Error && parseCancelReason(error.message)) {
-    error.message = `${error.name}: ${error.message}`;
-  }
   // What ExternalContextCreator throws when a Nest guard on the processor returns false. Only
   // that one: a ForbiddenException of the handler's (or a guard's own) is an error like any other.
   if (error instanceof ForbiddenException && error.message === FORBIDDEN_MESSAGE) {
     return cancelled('FORBIDDEN', Messages.jobForbidden(error.message), job, logger);
   }
   if (error instanceof NonRetryableError) {
-    const unrecoverable = new UnrecoverableError(error.message);
+    const { message } = error;
+    const unrecoverable = new UnrecoverableError(
+      parseCancelReason(message) ? Messages.cancelLookalike(message) : message,
+    );
     unrecoverable.stack = error.stack;
     (unrecoverable as { cause?: unknown }).cause = error;
     return unrecoverable;
@@ -43,7 +40,19 @@ export function toBullError(error: unknown, job: Job, logger: Logger): unknown {
   }
   const unreadable = unreadableField(error);
   if (unreadable) return new NonErrorThrownError(error, Messages.unreadableErrorThrown(unreadable));
+  // Only a JobCancelledError cancels: a message that merely starts like one would be read back
+  // as a cancellation (no dead letter) after its retries.
+  if (parseCancelReason(error.message)) return notCancelled(error);
   return error;
+}
+
+/** The error with a message no one reads as a cancellation; its name (retry policy) and stack kept. */
+function notCancelled(error: Error): Error {
+  const wrapped = new Error(Messages.cancelLookalike(error.message));
+  wrapped.name = error.name;
+  wrapped.stack = error.stack;
+  (wrapped as { cause?: unknown }).cause = error;
+  return wrapped;
 }
 
 /**

@@ -95,11 +95,12 @@ class FaultsProcessor extends TenantWorkerHost {
         return { total: 10n };
       case 'cancel':
         throw new JobCancelledError('TENANT_SUSPENDED', 'tenant suspended');
+      case 'cancel-lookalike':
+        throw new Error('[cancelled:TENANT_SUSPENDED] as an upstream service worded it');
+      case 'cancel-lookalike-final':
+        throw new NonRetryableError('[cancelled:over-quota] as an upstream service worded it');
       case 'cancel-own':
         throw new JobCancelledError('over-quota', 'over the plan this month');
-      case 'reads-as-cancel':
-        // E.g. a parent rethrowing its child's failedReason: an error, not a cancellation.
-        throw new Error('[cancelled:TENANT_SUSPENDED] what the child job said');
       case 'flaky':
         if (seen(job.data.label).length < 3) throw new Error('flaky failure');
         return 'third time lucky';
@@ -344,18 +345,25 @@ describe('failure containment', () => {
     expect(await letterOf('acme', job.id)).toBeUndefined();
   });
 
-  it('retries and dead-letters an error whose message reads like a cancellation', async () => {
+  // Only JobCancelledError cancels: an Error whose message merely starts like a cancellation was
+  // retried, then read back as cancelled (no dead letter, a cancellation event per attempt).
+  it('dead-letters an error whose message only looks like a cancellation', async () => {
     const events: JobCancelledEvent[] = [];
     const unsubscribe = app.get(JobCancellations).onCancelled((event) => events.push(event));
-    const job = await producer.add('acme', 'faults', 'reads-as-cancel', { label: 'reads' });
+    const job = await producer.add('acme', 'faults', 'cancel-lookalike', { label: 'lookalike' });
     const letter = await waitForLetter('acme', job.id);
-    unsubscribe();
-    expect(seen('reads')).toHaveLength(3);
+    expect(seen('lookalike')).toHaveLength(3);
     expect(letter).toMatchObject({ reason: 'ATTEMPTS_EXHAUSTED', attempts: 3 });
-    expect(letter.failedReason).toBe('Error: [cancelled:TENANT_SUSPENDED] what the child job said');
-    const failed = await registry.getQueue('faults').bullQueue.getJob(job.id);
-    expect(parseCancelReason(failed?.failedReason)).toBeUndefined();
-    expect(events.filter((event) => event.jobId === job.id)).toEqual([]);
+    expect(letter.failedReason).toContain('as an upstream service worded it');
+    expect(parseCancelReason(letter.failedReason)).toBeUndefined();
+    const final = await producer.add('acme', 'faults', 'cancel-lookalike-final', {
+      label: 'lookalike-final',
+    });
+    const finalLetter = await waitForLetter('acme', final.id);
+    expect(finalLetter).toMatchObject({ reason: 'NON_RETRYABLE', attempts: 1 });
+    expect(parseCancelReason(finalLetter.failedReason)).toBeUndefined();
+    unsubscribe();
+    expect(events.filter((event) => [job.id, final.id].includes(event.jobId!))).toEqual([]);
   });
 
   it('refuses a bad page or an empty job id with a RangeError, and removes nothing', async () => {
