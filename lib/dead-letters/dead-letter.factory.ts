@@ -33,7 +33,7 @@ export function deadLetterOf(
     rawRun !== undefined && !runOptionsProblem(rawRun)
       ? (rawRun as JobRunOptions)
       : runOptionsOf(job);
-  const failedReason = job.failedReason ?? error?.message ?? 'unknown failure';
+  const failedReason = bounded(job.failedReason ?? error?.message ?? 'unknown failure');
   const stack = job.stacktrace?.[job.stacktrace.length - 1] ?? error?.stack;
   return {
     jobId: job.id,
@@ -43,7 +43,7 @@ export function deadLetterOf(
     runId: run.runId ?? (job as TenantJob).runId ?? job.id,
     reason: finalFailureReason(job, error),
     failedReason,
-    stack: stack ?? undefined,
+    stack: stack ? bounded(stack) : undefined,
     attempts: job.attemptsMade,
     failedAt: new Date(job.finishedOn ?? Date.now()).toISOString(),
     startedAt: job.processedOn ? new Date(job.processedOn).toISOString() : undefined,
@@ -58,6 +58,18 @@ export function deadLetterOf(
     timeoutMs: run.timeoutMs,
     replays: run.replay ?? 0,
   };
+}
+
+/**
+ * The characters of a failure's text a letter keeps: `deadLetterCap` bounds a tenant's letters by
+ * count, so a letter must be bounded in size too (BullMQ's failed job keeps the whole text).
+ */
+const DEAD_LETTER_TEXT_LIMIT = 16_384;
+
+function bounded(text: string): string {
+  if (text.length <= DEAD_LETTER_TEXT_LIMIT) return text;
+  const more = text.length - DEAD_LETTER_TEXT_LIMIT;
+  return `${text.slice(0, DEAD_LETTER_TEXT_LIMIT)}… [${more} more characters]`;
 }
 
 function openQuietly(codec: TenantEnvelopeCodec, raw: unknown): TenantEnvelope | undefined {

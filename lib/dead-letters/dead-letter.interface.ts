@@ -20,8 +20,12 @@ export interface DeadLetter {
   /** Run id; a replay runs under the same one, so `@Idempotent` and your upserts see one run. */
   runId: string;
   reason: DeadLetterReason;
-  /** BullMQ's `failedReason` of the last attempt. */
+  /**
+   * BullMQ's `failedReason` of the last attempt: its first 16,384 characters, then
+   * `… [<n> more characters]` (BullMQ's failed job keeps the whole text).
+   */
   failedReason: string;
+  /** The last attempt's stack, bounded as `failedReason` is. */
   stack?: string;
   /** Attempts made before the job was given up. */
   attempts: number;

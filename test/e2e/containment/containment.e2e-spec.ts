@@ -87,6 +87,8 @@ class FaultsProcessor extends TenantWorkerHost {
         throw unreadable('message');
       case 'throw-bad-stack':
         throw unreadable('stack');
+      case 'huge-message':
+        throw new NonRetryableError('x'.repeat(2_000_000));
       case 'non-retryable':
         throw new NonRetryableError('bad input, retrying will not help');
       case 'unrecoverable':
@@ -262,6 +264,19 @@ describe('failure containment', () => {
       expect(letter.failedReason).toContain(`the ${field} getter threw`);
     },
   );
+
+  // deadLetterCap bounds a tenant's letters by count: a letter kept a 2 MB message twice (reason
+  // and stack), so a tenant's 1,000 letters of such errors could hold 4 GB of Redis.
+  it("keeps a bounded part of a huge error's message and stack in its dead letter", async () => {
+    const job = await producer.add('acme', 'faults', 'huge-message', { label: 'huge' });
+    const letter = await waitForLetter('acme', job.id);
+    expect(letter.failedReason.length).toBeLessThan(20_000);
+    expect(letter.failedReason).toMatch(/^x{16384}… \[1983616 more characters\]$/);
+    expect(letter.stack!.length).toBeLessThan(20_000);
+    expect(letter.stack).toMatch(/^NonRetryableError: x+… \[\d+ more characters\]$/);
+    const failed = await registry.getQueue('faults').bullQueue.getJob(job.id);
+    expect(failed?.failedReason).toHaveLength(2_000_000);
+  });
 
   it('skips the remaining attempts of a non-retryable error', async () => {
     const job = await producer.add('acme', 'faults', 'non-retryable', { label: 'nr' });
