@@ -144,6 +144,10 @@ export const Messages = {
   unreadableErrorThrown: (why: string) =>
     `The job handler threw an Error BullMQ cannot read (${why}). Throw an Error whose message ` +
     `is a string and whose message, name and stack can be read.`,
+  bullMovedNameThrown: (name: string, message: string) =>
+    `The job handler threw an error named ${name}, which BullMQ takes to mean the handler moved ` +
+    `its job itself (job.moveToDelayed, moveToWait or moveToWaitingChildren), and it did not: ` +
+    `failed as any other error. Rename your error class. Its message: ${message}`,
   cancelLookalike: (message: string) =>
     `The job handler threw an error whose message reads like a cancellation, which it is not ` +
     `(throw JobCancelledError to cancel a job): ${message}`,

@@ -12,6 +12,7 @@ import {
   parseCancelReason,
 } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
+import { TenantBullJob } from './tenant-bull-job';
 
 /**
  * What BullMQ gets for what a job threw: a cancellation (a job guard's or a Nest guard's denial,
@@ -40,6 +41,9 @@ export function toBullError(error: unknown, job: Job, logger: Logger): unknown {
   }
   const unreadable = unreadableField(error);
   if (unreadable) return new NonErrorThrownError(error, Messages.unreadableErrorThrown(unreadable));
+  if (BULL_MOVED_NAMES.has(error.name) && job instanceof TenantBullJob && !job.moved) {
+    return renamed(error, Messages.bullMovedNameThrown(error.name, error.message));
+  }
   // Only a JobCancelledError cancels: a message that merely starts like one would be read back
   // as a cancellation (no dead letter) after its retries.
   if (parseCancelReason(error.message)) return notCancelled(error);
@@ -48,8 +52,20 @@ export function toBullError(error: unknown, job: Job, logger: Logger): unknown {
 
 /** The error with a message no one reads as a cancellation; its name (retry policy) and stack kept. */
 function notCancelled(error: Error): Error {
-  const wrapped = new Error(Messages.cancelLookalike(error.message));
+  const wrapped = renamed(error, Messages.cancelLookalike(error.message));
   wrapped.name = error.name;
+  return wrapped;
+}
+
+/**
+ * The names BullMQ takes to mean the handler moved its job itself (`job.moveToDelayed`,
+ * `moveToWait`, `moveToWaitingChildren`), leaving it where it is.
+ */
+const BULL_MOVED_NAMES = new Set(['DelayedError', 'WaitingError', 'WaitingChildrenError']);
+
+/** A plain `Error` with `message`, the stack of `error` and `error` as its cause. */
+function renamed(error: Error, message: string): Error {
+  const wrapped = new Error(message);
   wrapped.stack = error.stack;
   (wrapped as { cause?: unknown }).cause = error;
   return wrapped;

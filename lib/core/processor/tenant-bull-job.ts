@@ -20,6 +20,31 @@ export class TenantBullJob<T = any, R = any, N extends string = string> extends 
   /** The raw `_tenant` and `_run` values detached from the data, which `updateData` keeps. */
   keptEnvelope: unknown = undefined;
   keptRunOptions: unknown = undefined;
+  /**
+   * Whether the handler moved this attempt's job itself (to delayed, wait or waiting-children):
+   * only then does an error named as BullMQ's `DelayedError` & co. mean what BullMQ reads in it.
+   */
+  moved = false;
+
+  override async moveToDelayed(timestamp: number, token?: string): Promise<void> {
+    await super.moveToDelayed(timestamp, token);
+    this.moved = true;
+  }
+
+  override async moveToWait(token?: string): Promise<number> {
+    const result = await super.moveToWait(token);
+    this.moved = true;
+    return result;
+  }
+
+  override async moveToWaitingChildren(
+    token: string,
+    opts?: Parameters<Job['moveToWaitingChildren']>[1],
+  ): Promise<boolean> {
+    const moved = await super.moveToWaitingChildren(token, opts);
+    if (moved) this.moved = true;
+    return moved;
+  }
 
   /** Writes `data` as the new payload, keeping the envelope and run options in Redis. */
   override async updateData(data: T): Promise<void> {
@@ -56,6 +81,7 @@ export class TenantBullJob<T = any, R = any, N extends string = string> extends 
     delete fields.runOptions;
     delete fields.keptEnvelope;
     delete fields.keptRunOptions;
+    delete fields.moved;
     return json;
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import { TestingModule } from '@nestjs/testing';
-import { UnrecoverableError, Worker } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker } from 'bullmq';
 import {
   DeadLetter,
   DeadLetterNotFoundError,
@@ -44,6 +44,11 @@ function note(label: string, entry: { tenant?: string; runId?: string; aborted?:
   runs.set(label, [...seen(label), entry]);
 }
 
+/** An application's own error class whose name happens to be one BullMQ gives a meaning. */
+class WaitingError extends Error {
+  override name = 'WaitingError';
+}
+
 /** An Error one of whose fields BullMQ reads throws when read. */
 function unreadable(field: 'message' | 'stack'): Error {
   const error = new Error('readable at first');
@@ -61,7 +66,7 @@ class FaultsProcessor extends TenantWorkerHost {
     super();
   }
 
-  async process(job: TenantJob<Payload>, _token?: string, signal?: AbortSignal) {
+  async process(job: TenantJob<Payload>, token?: string, signal?: AbortSignal) {
     const entry = { tenant: this.tenant.tenantId, runId: job.runId, aborted: false };
     note(job.data.label, entry);
     switch (job.name) {
@@ -87,6 +92,16 @@ class FaultsProcessor extends TenantWorkerHost {
         throw unreadable('message');
       case 'throw-bad-stack':
         throw unreadable('stack');
+      case 'named-waiting':
+        throw new WaitingError('the upstream kept us waiting');
+      case 'named-delayed':
+        throw new (class DelayedError extends Error {
+          override name = 'DelayedError';
+        })('the upstream is delayed');
+      case 'delay-once':
+        if (seen(job.data.label).length > 1) return 'after the delay';
+        await job.moveToDelayed(Date.now() + 50, token);
+        throw new DelayedError();
       case 'huge-message':
         throw new NonRetryableError('x'.repeat(2_000_000));
       case 'non-retryable':
@@ -276,6 +291,28 @@ describe('failure containment', () => {
     expect(letter.stack).toMatch(/^NonRetryableError: x+… \[\d+ more characters\]$/);
     const failed = await registry.getQueue('faults').bullQueue.getJob(job.id);
     expect(failed?.failedReason).toHaveLength(2_000_000);
+  });
+
+  // BullMQ takes an error named DelayedError / WaitingError / WaitingChildrenError to mean the
+  // handler moved the job itself, and leaves it: it stayed active until the stalled check (60 s
+  // an attempt by default), ran again, then failed STALLED, its fair slot held all along.
+  it.each(['named-waiting', 'named-delayed'])(
+    "fails, retries and dead-letters an application's error named like BullMQ's own (%s)",
+    async (name) => {
+      const job = await producer.add('acme', 'faults', name, { label: name });
+      const letter = await waitForLetter('acme', job.id);
+      expect(seen(name)).toHaveLength(3);
+      expect(letter).toMatchObject({ reason: 'ATTEMPTS_EXHAUSTED', attempts: 3 });
+      expect(letter.failedReason).toMatch(/the upstream (kept us waiting|is delayed)/);
+    },
+  );
+
+  it('still lets a handler move its job to delayed itself and throw DelayedError', async () => {
+    const job = await producer.add('acme', 'faults', 'delay-once', { label: 'delay-once' });
+    const bull = registry.getQueue('faults').bullQueue;
+    await waitFor(async () => (await bull.getJobState(job.id)) === 'completed', 'delayed job');
+    expect(seen('delay-once')).toHaveLength(2);
+    expect((await bull.getJob(job.id))?.returnvalue).toBe('after the delay');
   });
 
   it('skips the remaining attempts of a non-retryable error', async () => {
