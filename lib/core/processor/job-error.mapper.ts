@@ -113,6 +113,10 @@ function cancelled(
 function describeThrown(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.slice(0, 200));
   if (value === null || value === undefined) return String(value);
+  // JSON has no symbol (nor function): their own text names them.
+  if (typeof value === 'symbol' || typeof value === 'function') {
+    return `${typeof value} ${String(value).slice(0, 200)}`;
+  }
   try {
     return `${typeof value} ${JSON.stringify(value)?.slice(0, 200)}`;
   } catch {

@@ -88,6 +88,8 @@ class FaultsProcessor extends TenantWorkerHost {
         throw undefined;
       case 'throw-object':
         throw { code: 42 };
+      case 'throw-symbol':
+        throw Symbol('boom');
       case 'throw-bad-message':
         throw unreadable('message');
       case 'throw-bad-stack':
@@ -256,6 +258,7 @@ describe('failure containment', () => {
     ['throw-string', 'string "boom"', /"boom"/],
     ['throw-undefined', 'undefined', /\(undefined\)/],
     ['throw-object', 'an object', /\{"code":42\}/],
+    ['throw-symbol', 'a symbol', /\(symbol Symbol\(boom\)\)/],
   ])('records a readable reason when a handler throws %s, then retries', async (name, _, re) => {
     const job = await producer.add('acme', 'faults', name, { label: name });
     const letter = await waitForLetter('acme', job.id);
