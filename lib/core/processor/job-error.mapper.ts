@@ -79,7 +79,8 @@ function renamed(error: Error, message: string): Error {
 function unreadableField(error: Error): string | undefined {
   let field = 'message';
   try {
-    if (typeof error.message !== 'string') return `its message is a ${typeof error.message}`;
+    if (typeof error.message !== 'string')
+      return `its message is not a string (${typeof error.message})`;
     field = 'name';
     void error.name;
     field = 'stack';

@@ -94,6 +94,8 @@ class FaultsProcessor extends TenantWorkerHost {
         throw unreadable('message');
       case 'throw-bad-stack':
         throw unreadable('stack');
+      case 'throw-number-message':
+        throw Object.assign(new Error(), { message: 42 });
       case 'named-waiting':
         throw new WaitingError('the upstream kept us waiting');
       case 'named-delayed':
@@ -282,6 +284,15 @@ describe('failure containment', () => {
       expect(letter.failedReason).toContain(`the ${field} getter threw`);
     },
   );
+
+  // BullMQ kept the number as the job's failedReason, on which the dead-letter recorder threw:
+  // the letter waited for the next sweep (up to 30 s), with an error logged.
+  it('dead-letters at once an Error whose message is not a string, saying so', async () => {
+    const job = await producer.add('acme', 'faults', 'throw-number-message', { label: 'n' });
+    const letter = await waitForLetter('acme', job.id);
+    expect(letter).toMatchObject({ reason: 'ATTEMPTS_EXHAUSTED', attempts: 3 });
+    expect(letter.failedReason).toContain('its message is not a string (number)');
+  });
 
   // deadLetterCap bounds a tenant's letters by count: a letter kept a 2 MB message twice (reason
   // and stack), so a tenant's 1,000 letters of such errors could hold 4 GB of Redis.
