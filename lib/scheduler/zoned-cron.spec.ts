@@ -234,6 +234,16 @@ describe('ZonedCron.parse validation', () => {
     expect(() => ZonedCron.parse(expression, zone)).toThrow(InvalidScheduleError);
   });
 
+  it.each(['*', '9 *', '0 9 * *'])(
+    'refuses %j (fewer than five fields), which cron-parser reads right-aligned',
+    (expression) => {
+      // '0 9 * *' ran every minute of hour 0 on the 9th; '9 *' every minute of September.
+      expect(() => ZonedCron.parse(expression, 'UTC')).toThrow(
+        /Invalid cron expression ".*": it has \d field\(s\)\. Use five fields/,
+      );
+    },
+  );
+
   it('gives "H" (a hashed value) the same value in every parse, so every instance agrees', () => {
     const runsOf = () =>
       ZonedCron.parse('H H * * *', 'Europe/Kyiv').take(at('2026-01-01T00:00:00Z'), 2);

@@ -45,6 +45,12 @@ export class ZonedCron {
     if (typeof expression !== 'string' || expression.trim() === '') {
       throw new InvalidScheduleError(Messages.invalidCron(String(expression), 'it is empty'));
     }
+    // cron-parser reads fewer fields right-aligned, never what was meant: "0 9 * *" ran every
+    // minute of hour 0 on the 9th, "*" every minute. A macro ("@daily") is one field.
+    const fields = expression.trim().split(/\s+/).length;
+    if (fields < 5 && !expression.trim().startsWith('@')) {
+      throw new InvalidScheduleError(Messages.invalidCron(expression, `it has ${fields} field(s)`));
+    }
     let matcher: CronExpression;
     try {
       // `H` (cron-parser's hashed value) is drawn from a seed: the expression itself, so every
