@@ -4,6 +4,7 @@ import { InvalidScheduleError } from './invalid-schedule.error';
 import { Messages } from '../tenant-queue.messages';
 
 const MINUTE = 60_000;
+const HOUR = 3_600_000;
 /** A wall time is at most ~14 h away from its instant; ±36 h brackets every candidate. */
 const BRACKET = 36 * 3_600_000;
 
@@ -133,7 +134,7 @@ export class ZonedCron {
     countAtLeast = limit,
   ): { runs: number[]; total: number; exact: boolean; after: number | null } {
     const enough = Math.max(limit, countAtLeast, 1);
-    let span = 3_600_000;
+    let span = to - from < HOUR ? HOUR : this.spanHolding(to, enough);
     for (;;) {
       const start = Math.max(from - 1, to - span);
       const found: number[] = [];
@@ -149,6 +150,18 @@ export class ZonedCron {
       }
       span *= 8;
     }
+  }
+
+  /**
+   * A window ending at `to` that likely holds `count` runs: from the gap between two runs in the
+   * hour before `to` (a dense cron's hour holds 60 runs, all computed, when 10 were wanted), else
+   * an hour. `between` widens a window that holds too few.
+   */
+  private spanHolding(to: number, count: number): number {
+    const first = this.nextAfter(to - HOUR);
+    if (first === null || first >= to) return HOUR;
+    const second = this.nextAfter(first);
+    return second === null ? HOUR : Math.max(MINUTE, (second - first) * (count + 1));
   }
 
   /** The first instant whose local wall time is >= `wall`. */
