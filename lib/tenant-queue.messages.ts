@@ -222,8 +222,8 @@ export const Messages = {
     `${port} did not answer within ${ms} ms (guards.portTimeoutMs); the attempt failed and BullMQ ` +
     `retries the job per its attempts/backoff.`,
   directoryLookupTimedOut: (tenantId: string, ms: number) =>
-    `TenantDirectory.getTenant("${tenantId}") did not answer within ${ms} ms (guards.portTimeoutMs, ` +
-    `at most half of enqueueTimeoutMs). Check the directory's backing service.`,
+    `TenantDirectory.getTenant("${tenantId}") did not answer within ${ms} ms (guards.portTimeoutMs). ` +
+    `Check the directory's backing service.`,
   portNotConfigured: (port: string, option: string, processor: string, decorator: string) =>
     `${processor} uses ${decorator} but no ${port} is configured. Pass ` +
     `TenantQueueModule.forRoot({ ..., ${option}: { useClass | useExisting | useFactory | useValue } }).`,

@@ -3,6 +3,7 @@ import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { TenantGuardOptions } from './tenant-guard-options.interface';
 import { Messages } from '../tenant-queue.messages';
 import { validationWhy } from '../core/options/option-names';
+import { DEFAULT_PORT_TIMEOUT_MS } from '../core/tenants/directory-lookup';
 
 /** `guards` option after validation, defaults filled in. */
 export interface ResolvedGuardOptions {
@@ -11,7 +12,6 @@ export interface ResolvedGuardOptions {
 }
 
 export const MAX_TENANT_CACHE_TTL_MS = 30_000;
-const DEFAULT_PORT_TIMEOUT_MS = 5_000;
 
 class GuardSchema {
   @IsOptional() @IsInt() @Min(0) @Max(MAX_TENANT_CACHE_TTL_MS) tenantCacheTtlMs?: number;

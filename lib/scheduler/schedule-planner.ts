@@ -2,6 +2,8 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { TenantDirectory } from '../core/types/tenant-directory.interface';
+import { TENANT_QUEUE_MODULE_OPTIONS } from '../core/options/core.options';
+import { getTenantWithin, portTimeoutOf } from '../core/tenants/directory-lookup';
 import { Messages } from '../tenant-queue.messages';
 import { AnyZoneCron } from './any-zone-cron';
 import { RunPlan, planRuns } from './run-plan';
@@ -47,10 +49,18 @@ export class SchedulePlanner {
   /** Tenant schedules whose directory zone is unknown (id -> zone), warned once until it changes. */
   private readonly badZones = new Map<string, string>();
 
+  /** How long a `'tenant'` zone's directory lookup may take: `guards.portTimeoutMs`. */
+  private readonly lookupMs: number;
+
   constructor(
     @Inject(TENANT_SCHEDULER_OPTIONS) private readonly options: ResolvedTenantSchedulerOptions,
     @Optional() @Inject(TenantDirectory) private readonly directory?: TenantDirectory,
-  ) {}
+    @Optional()
+    @Inject(TENANT_QUEUE_MODULE_OPTIONS)
+    given?: { guards?: { portTimeoutMs?: number } },
+  ) {
+    this.lookupMs = portTimeoutOf(given);
+  }
 
   /** The parsed cron of a schedule in a zone (cached). */
   cronOf(expression: string, timezone: string): ZonedCron {
@@ -87,7 +97,10 @@ export class SchedulePlanner {
     schedule: Pick<StoredTenantSchedule, 'timezone' | 'tenantId' | 'key'>,
   ): Promise<string> {
     if (schedule.timezone !== 'tenant') return schedule.timezone;
-    const tenant = await this.directory?.getTenant(schedule.tenantId);
+    // Bounded: a directory that never answers would hold every schedule of the tick.
+    const tenant = this.directory
+      ? await getTenantWithin(this.directory, schedule.tenantId, this.lookupMs)
+      : undefined;
     const zone = tenant?.timezone;
     if (typeof zone === 'string' && isValidTimezone(zone)) {
       if (this.badZones.size > 0)

@@ -8,7 +8,7 @@ import {
   TENANT_QUEUE_MODULE_OPTIONS,
   TENANT_QUEUE_OPTIONS,
 } from '../options/core.options';
-import { TenantPortUnavailableError } from '../errors/tenant-port-unavailable.error';
+import { getTenantWithin, portTimeoutOf } from './directory-lookup';
 import { TenantLimits, TenantTierOptions } from '../types/tenant-tier-options.interface';
 import { UnknownTierError } from './unknown-tier.error';
 import { TENANT_QUEUE_BACKEND, TenantQueueBackend } from '../queues/queue-backend';
@@ -30,8 +30,6 @@ export interface TenantProfile {
 }
 
 const MAX_CACHED = 10_000;
-/** `guards.portTimeoutMs`'s default (the guards feature validates the option). */
-const DEFAULT_PORT_TIMEOUT_MS = 5_000;
 const LIMIT_FIELDS = ['weight', 'maxConcurrency', 'minConcurrency', 'rateLimit', 'lanes'] as const;
 
 /**
@@ -67,10 +65,7 @@ export class TenantTiers {
     this.cacheMs = options.tierCacheMs;
     // A lookup on the enqueue path must settle before the enqueue's own bound, so that a
     // directory outage reads as one (pool routing refused, hints left out), not as Redis's.
-    this.lookupMs = Math.min(
-      given?.guards?.portTimeoutMs ?? DEFAULT_PORT_TIMEOUT_MS,
-      Math.floor(options.enqueueTimeoutMs / 2),
-    );
+    this.lookupMs = Math.min(portTimeoutOf(given), Math.floor(options.enqueueTimeoutMs / 2));
     this.hasTiers = Object.keys(options.tiers).length > 0;
     this.overrides = new TierOverrides(`${options.prefix}:tiers`, backend.stateClient());
   }
@@ -112,7 +107,9 @@ export class TenantTiers {
     const cached = this.cache.get(tenantId);
     if (cached && Date.now() - cached.at < this.cacheMs) return cached.profile;
     const [record, assigned] = await Promise.all([
-      isTenantDirectoryConfigured(this.directory) ? this.lookup(tenantId) : null,
+      isTenantDirectoryConfigured(this.directory)
+        ? getTenantWithin(this.directory!, tenantId, this.lookupMs)
+        : null,
       this.hasTiers ? this.overrides.get(tenantId) : undefined,
     ]);
     const recorded = typeof record?.tier === 'string' ? record.tier : undefined;
@@ -134,27 +131,6 @@ export class TenantTiers {
       this.cache.set(tenantId, { profile, at: Date.now() });
     }
     return profile;
-  }
-
-  /** The directory's record of a tenant, or `TenantPortUnavailableError` past `lookupMs`. */
-  private async lookup(tenantId: string): Promise<TenantRecord | null> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new TenantPortUnavailableError(
-              Messages.directoryLookupTimedOut(tenantId, this.lookupMs),
-            ),
-          ),
-        this.lookupMs,
-      );
-    });
-    try {
-      return await Promise.race([this.directory!.getTenant(tenantId), deadline]);
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   /** The tenant's limits on `queue` (record over tier's queue entry over tier); `{}` when none. */

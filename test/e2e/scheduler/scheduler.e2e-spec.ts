@@ -36,7 +36,13 @@ describe('TenantScheduler: schedules as tenant data', () => {
   ]);
 
   beforeAll(async () => {
-    app = await bootSchedulerApp({ prefix: uniquePrefix(), clock, directory, queues: ['reports'] });
+    app = await bootSchedulerApp({
+      prefix: uniquePrefix(),
+      clock,
+      directory,
+      queues: ['reports'],
+      guards: { portTimeoutMs: 300 },
+    });
     scheduler = app.get(TenantScheduler);
     bull = app.get(TenantQueueRegistry).getQueue('reports').bullQueue;
   });
@@ -398,6 +404,36 @@ describe('TenantScheduler: schedules as tenant data', () => {
     expect(errors[0]).toContain('Schedule "t~acme~outage" cannot be planned now');
     expect(errors[0]).toContain('tenants database unreachable');
     await scheduler.remove('acme', 'outage');
+  });
+
+  it("bounds a directory that never answers: the tick goes on, the 'tenant' zone schedule stays due", async () => {
+    clock.set('2026-06-03T00:00:00Z');
+    await scheduler.upsert('acme', 'silent', { cron: '0 9 * * *', timezone: 'tenant', job });
+    await scheduler.upsert('globex', 'utc', { cron: '0 6 * * *', timezone: 'UTC', job });
+    const run = at('2026-06-03T06:00:00Z'); // 09:00 Kyiv, 06:00 UTC
+    const errors: string[] = [];
+    const logged = jest
+      .spyOn(Logger.prototype, 'error')
+      .mockImplementation((message: unknown) => void errors.push(String(message)));
+    // A tenants database that takes the connection and never answers.
+    const silent = jest.spyOn(directory, 'getTenant').mockReturnValue(new Promise(() => undefined));
+    let ids: string[];
+    const started = Date.now();
+    try {
+      clock.set(run + 500);
+      ids = (await scheduler.tick()).jobIds;
+    } finally {
+      silent.mockRestore();
+      logged.mockRestore();
+    }
+    // Within portTimeoutMs (300 ms), not for good: the UTC schedule ran, the silent one waits.
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(ids).toEqual([tenantScheduleJobId('globex', 'utc', run)]);
+    expect(errors.join('\n')).toMatch(/t~acme~silent.*did not answer within 300 ms/s);
+    clock.set(run + 1_500);
+    expect((await scheduler.tick()).jobIds).toEqual([tenantScheduleJobId('acme', 'silent', run)]);
+    await scheduler.remove('acme', 'silent');
+    await scheduler.remove('globex', 'utc');
   });
 });
 
