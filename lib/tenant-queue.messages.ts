@@ -51,6 +51,16 @@ export const Messages = {
     `the ioredis instance has maxRetriesPerRequest: ${String(value)}, and BullMQ's workers need ` +
     `null; create it with new IORedis(url, { maxRetriesPerRequest: null }), or pass its options ` +
     `instead of the instance`,
+  connectionKeyPrefix: (keyPrefix: unknown) =>
+    `it sets the ioredis keyPrefix ${JSON.stringify(String(keyPrefix))}, which BullMQ cannot run ` +
+    `under (its scripts name their own keys); drop keyPrefix and give the module's own prefix ` +
+    `instead, e.g. forRoot({ prefix: '${
+      String(keyPrefix)
+        .replace(/[^A-Za-z0-9_.-]/g, '')
+        .slice(0, 32) || 'tq'
+    }' }) ` +
+    `(1-32 letters, digits, "_", "." or "-"): every key of the module and of its BullMQ queues ` +
+    `starts with it, inside each queue's Redis Cluster hash tag`,
   unknownOption: (suggestion: string | undefined, known: readonly string[]) =>
     `is not a known option${suggestion === undefined ? '' : `; did you mean "${suggestion}"?`} ` +
     `(known here: ${known.join(', ')})`,

@@ -2,6 +2,16 @@ import { Cluster, Redis } from 'ioredis';
 import { InvalidTenantQueueOptionsError } from '../errors';
 import { assertConnection } from './connection-check';
 
+/** What `assertConnection` throws for `connection` (without workers), or `undefined`. */
+function refusal(connection: unknown): unknown {
+  try {
+    assertConnection(connection, false);
+  } catch (thrown) {
+    return thrown;
+  }
+  return undefined;
+}
+
 describe('assertConnection: a connection that names no Redis server is refused', () => {
   it.each([
     [{ host: '127.0.0.1', port: 6390 }],
@@ -22,12 +32,7 @@ describe('assertConnection: a connection that names no Redis server is refused',
     [6379, /it is a number/],
     [[], /it is an array/],
   ])('refuses %j, saying what to write', (connection, message) => {
-    let error: unknown;
-    try {
-      assertConnection(connection, false);
-    } catch (thrown) {
-      error = thrown;
-    }
+    const error = refusal(connection);
     expect(error).toBeInstanceOf(InvalidTenantQueueOptionsError);
     expect((error as Error).message).toMatch(/^Invalid TenantQueueModule option "connection": /);
     expect((error as Error).message).toMatch(message);
@@ -48,6 +53,42 @@ describe('assertConnection: a connection that names no Redis server is refused',
       retrying.disconnect();
       blocking.disconnect();
       cluster.disconnect();
+    }
+  });
+});
+
+describe('assertConnection: an ioredis keyPrefix is refused', () => {
+  it('refuses keyPrefix on options, an instance and a Cluster (both places), naming the prefix option', () => {
+    const instance = new Redis({
+      lazyConnect: true,
+      maxRetriesPerRequest: null,
+      keyPrefix: 'app:',
+    });
+    const cluster = new Cluster([{ host: '127.0.0.1', port: 1 }], {
+      lazyConnect: true,
+      keyPrefix: 'app:',
+    });
+    const nodes = new Cluster([{ host: '127.0.0.1', port: 1 }], {
+      lazyConnect: true,
+      redisOptions: { keyPrefix: 'app:' },
+    });
+    try {
+      for (const connection of [
+        { host: '127.0.0.1', port: 6390, keyPrefix: 'app:' },
+        instance,
+        cluster,
+        nodes,
+      ]) {
+        const error = refusal(connection);
+        expect(error).toBeInstanceOf(InvalidTenantQueueOptionsError);
+        expect((error as Error).message).toMatch(
+          /^Invalid TenantQueueModule option "connection": it sets the ioredis keyPrefix "app:".*forRoot\(\{ prefix: 'app' \}\)/,
+        );
+      }
+    } finally {
+      instance.disconnect();
+      cluster.disconnect();
+      nodes.disconnect();
     }
   });
 });
