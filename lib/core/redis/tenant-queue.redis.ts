@@ -205,7 +205,12 @@ export class TenantQueueRedis implements OnModuleInit, OnApplicationShutdown {
     assertConnection(connection, false);
     if (connection instanceof Cluster) {
       if (!overrides) return connection.duplicate();
+      // lazyConnect and the offline queue are the Cluster's own options: in redisOptions only,
+      // the boot probe's duplicate connected at once and its connect() was refused.
+      const { lazyConnect, enableOfflineQueue } = overrides;
       return connection.duplicate(undefined, {
+        ...(lazyConnect === undefined ? {} : { lazyConnect }),
+        ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
         redisOptions: { ...connection.options.redisOptions, ...overrides },
       });
     }

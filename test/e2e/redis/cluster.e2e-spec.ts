@@ -191,4 +191,31 @@ describe('on Redis Cluster', () => {
       await target.quit();
     }
   }, 60_000);
+
+  it("boots with redisAtBoot: 'required' when every node answers, and enqueues", async () => {
+    // The boot probe is a duplicate of the Cluster: before, its lazyConnect went into the nodes'
+    // options only, so the duplicate connected at once, connect() refused ("already
+    // connecting/connected") and every boot failed with RedisUnavailableAtBootError.
+    const own = new Cluster(cluster.nodes, { redisOptions: { maxRetriesPerRequest: null } });
+    @Module({
+      imports: [
+        ClsModule.forRoot({ global: true }),
+        TenantQueueModule.forRoot({
+          connection: own,
+          prefix: uniquePrefix(),
+          redisAtBoot: 'required',
+        }),
+        TenantQueueModule.registerQueue({ name: 'required-boot', fairness: true }),
+      ],
+    })
+    class RequiredModule {}
+    const app = await bootTestModule({ imports: [RequiredModule] });
+    try {
+      const queue = app.get(TenantQueueRegistry).getQueue('required-boot');
+      expect((await queue.addForTenant('tenant-a', 'x', { label: 'r' })).id).toBeTruthy();
+    } finally {
+      await app.close();
+      await own.quit();
+    }
+  }, 30_000);
 });
