@@ -47,10 +47,14 @@ export const Messages = {
     `it names no Redis server (${keys.length ? `keys: ${keys.join(', ')}` : 'an empty object'}); ` +
     `give host and port, url, path or sentinels. ioredis would connect to 127.0.0.1:6379 and ` +
     `this app would write its jobs there`,
-  connectionRetries: (value: unknown) =>
-    `the ioredis instance has maxRetriesPerRequest: ${String(value)}, and BullMQ's workers need ` +
-    `null; create it with new IORedis(url, { maxRetriesPerRequest: null }), or pass its options ` +
-    `instead of the instance`,
+  connectionRetries: (value: unknown, cluster = false) =>
+    cluster
+      ? `the ioredis Cluster's nodes have maxRetriesPerRequest: ${String(value)}, and BullMQ's ` +
+        `workers need null; create it with new Cluster(nodes, { redisOptions: { ` +
+        `maxRetriesPerRequest: null } })`
+      : `the ioredis instance has maxRetriesPerRequest: ${String(value)}, and BullMQ's workers ` +
+        `need null; create it with new IORedis(url, { maxRetriesPerRequest: null }), or pass its ` +
+        `options instead of the instance`,
   connectionKeyPrefix: (keyPrefix: unknown) =>
     `it sets the ioredis keyPrefix ${JSON.stringify(String(keyPrefix))}, which BullMQ cannot run ` +
     `under (its scripts name their own keys); drop keyPrefix and give the module's own prefix ` +

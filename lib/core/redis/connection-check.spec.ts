@@ -3,9 +3,9 @@ import { InvalidTenantQueueOptionsError } from '../errors';
 import { assertConnection } from './connection-check';
 
 /** What `assertConnection` throws for `connection` (without workers), or `undefined`. */
-function refusal(connection: unknown): unknown {
+function refusal(connection: unknown, blocking = false): unknown {
   try {
-    assertConnection(connection, false);
+    assertConnection(connection, blocking);
   } catch (thrown) {
     return thrown;
   }
@@ -89,6 +89,25 @@ describe('assertConnection: an ioredis keyPrefix is refused', () => {
       instance.disconnect();
       cluster.disconnect();
       nodes.disconnect();
+    }
+  });
+});
+
+describe('assertConnection: a Cluster whose nodes retry requests', () => {
+  it('is refused for workers with the Cluster form to write, and taken without them', () => {
+    const retrying = new Cluster([{ host: '127.0.0.1', port: 1 }], {
+      lazyConnect: true,
+      redisOptions: { maxRetriesPerRequest: 5 },
+    });
+    try {
+      expect(() => assertConnection(retrying, false)).not.toThrow();
+      const error = refusal(retrying, true);
+      expect(error).toBeInstanceOf(InvalidTenantQueueOptionsError);
+      expect((error as Error).message).toMatch(
+        /maxRetriesPerRequest: 5, and BullMQ's workers need null; create it with new Cluster\(nodes, \{ redisOptions: \{ maxRetriesPerRequest: null \} \}\)/,
+      );
+    } finally {
+      retrying.disconnect();
     }
   });
 });

@@ -10,7 +10,8 @@ const WHERE = ['host', 'port', 'path', 'url', 'sentinels'] as const;
  * options object with none of `host`, `port`, `path`, `url` or `sentinels` (a `{ uri }` typo,
  * an empty object from a missing setting) would make ioredis connect to 127.0.0.1:6379 and the
  * app write its jobs there without a word. With workers (`blocking`), an ioredis instance must
- * have `maxRetriesPerRequest: null`, as BullMQ's workers require. An ioredis `keyPrefix` (options,
+ * have `maxRetriesPerRequest: null` (a Cluster: in its `redisOptions`, or unset), as BullMQ's
+ * workers require. An ioredis `keyPrefix` (options,
  * instance, or a Cluster's own or its `redisOptions`) is refused here, as BullMQ refuses it, so the
  * boot names the module's `prefix` instead of failing inside BullMQ's constructor.
  */
@@ -19,7 +20,14 @@ export function assertConnection(connection: unknown, blocking: boolean): void {
     new InvalidTenantQueueOptionsError(Messages.invalidOptions('connection', why));
   const keyPrefix = keyPrefixOf(connection);
   if (keyPrefix) throw refuse(Messages.connectionKeyPrefix(keyPrefix));
-  if (connection instanceof Cluster) return;
+  if (connection instanceof Cluster) {
+    // Unset, the nodes' option is BullMQ's to fill; a value other than null it refuses.
+    const retries = connection.options.redisOptions?.maxRetriesPerRequest;
+    if (blocking && retries !== undefined && retries !== null) {
+      throw refuse(Messages.connectionRetries(retries, true));
+    }
+    return;
+  }
   if (connection instanceof Redis) {
     if (blocking && connection.options.maxRetriesPerRequest !== null) {
       throw refuse(Messages.connectionRetries(connection.options.maxRetriesPerRequest));
