@@ -11,9 +11,9 @@ const WHERE = ['host', 'port', 'path', 'url', 'sentinels'] as const;
  * an empty object from a missing setting) would make ioredis connect to 127.0.0.1:6379 and the
  * app write its jobs there without a word. With workers (`blocking`), an ioredis instance must
  * have `maxRetriesPerRequest: null` (a Cluster: in its `redisOptions`, or unset), as BullMQ's
- * workers require. An ioredis `keyPrefix` (options,
- * instance, or a Cluster's own or its `redisOptions`) is refused here, as BullMQ refuses it, so the
- * boot names the module's `prefix` instead of failing inside BullMQ's constructor.
+ * workers require. An ioredis `keyPrefix` (options, an instance, a Cluster's own or its
+ * `redisOptions`) is refused here, as BullMQ refuses it, so the boot names the module's `prefix`
+ * instead of failing inside BullMQ's constructor.
  */
 export function assertConnection(connection: unknown, blocking: boolean): void {
   const refuse = (why: string) =>
