@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { HealthIndicatorService } from '@nestjs/terminus';
+import { Cluster } from 'ioredis';
 import { ScheduleTicker } from '../scheduler';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
@@ -67,13 +68,25 @@ export class TenantQueueHealthIndicator {
       const timeout = new Promise<string>((resolve) => {
         timer = setTimeout(() => resolve(`no answer within ${timeoutMs} ms`), timeoutMs);
       });
-      const reply = await Promise.race([this.redis.client.ping(), timeout]);
+      const reply = await Promise.race([this.pingEveryMaster(), timeout]);
       return reply === 'PONG' ? 'up' : String(reply);
     } catch (error) {
       return (error as Error).message;
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * PING of the Redis, or of every master of a Cluster (a Cluster's own PING goes to one master
+   * picked at random, so with one silent the check flapped): the first reply that is not PONG.
+   */
+  private async pingEveryMaster(): Promise<string> {
+    const client = this.redis.client;
+    const masters = client instanceof Cluster ? client.nodes('master') : [];
+    if (masters.length === 0) return client.ping();
+    const replies = await Promise.all(masters.map((node) => node.ping()));
+    return replies.find((reply) => reply !== 'PONG') ?? 'PONG';
   }
 
   private scheduler(missedTicks: number): 'ticking' | 'starting' | 'stalled' | 'off' {
