@@ -26,6 +26,7 @@ module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
       [
         'fairness',
         'fairness-bullmq-state',
+        'fairness-bullmq-ops',
         'fairness-turns',
         'fairness-lanes-order',
         'fairness-processes',

@@ -1,4 +1,4 @@
-import type { Queue } from 'bullmq';
+import { Job, type Queue } from 'bullmq';
 import type { TenantFairness } from '../../lib';
 import { bullClient } from '../../lib/core/bullmq';
 import { waitFor } from './wait';
@@ -49,4 +49,10 @@ export async function gateDrained(
     `nothing in flight or queued for ${tenants.join(', ')} on ${queue}`,
     ms,
   );
+}
+
+/** BullMQ's own view of a job: `Job.fromId` + `getState`, 'absent' when BullMQ has no such job. */
+export async function stateOf(queue: Queue, id: string): Promise<string> {
+  const job = await Job.fromId(queue, id);
+  return job ? job.getState() : 'absent';
 }

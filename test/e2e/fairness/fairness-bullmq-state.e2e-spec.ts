@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
-import { Job, Queue, QueueEvents, Worker } from 'bullmq';
+import { Job, QueueEvents, Worker } from 'bullmq';
 import {
   InMemoryTenantDirectory,
   TenantContext,
@@ -17,7 +17,7 @@ import { uniquePrefix } from '../../support/redis-url';
 import { testRootImports } from '../../support/test-module';
 import { openRedis, testConnection } from '../../support/test-redis';
 import { sleep, waitFor } from '../../support/wait';
-import { gateDrained } from '../../support/admissions';
+import { gateDrained, stateOf } from '../../support/admissions';
 
 /** Jobs held in the processor until the test lets them finish, and how often each started. */
 const running = new Map<string, () => void>();
@@ -44,12 +44,6 @@ class HeldProcessor extends TenantWorkerHost {
 /** The same on a queue with fair keys (its backlog is one sorted set per tenant and lane). */
 @TenantProcessor('stated-keyed', { concurrency: 4 })
 class HeldKeyedProcessor extends HeldProcessor {}
-
-/** BullMQ's own view of a job: `Job.fromId` + `getState`, 'absent' when BullMQ has no such job. */
-async function stateOf(queue: Queue, id: string): Promise<string> {
-  const job = await Job.fromId(queue, id);
-  return job ? job.getState() : 'absent';
-}
 
 /**
  * The fair gate's admission and hand-over as BullMQ's own clients see them (what bull-board, a
