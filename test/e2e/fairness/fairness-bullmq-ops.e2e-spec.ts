@@ -73,358 +73,380 @@ class OpsProcessor extends TenantWorkerHost {
   }
 }
 
+/** Where the gate puts an admitted job: by turn, at its level in `prioritized`. */
+const byTurn = { label: 'by turn', priorityByTurn: true, admittedTo: 'prioritized' };
+/** Through the gate's hold: BullMQ's wait list, `paused` on bullmq 5 while BullMQ is paused. */
+const throughHold = {
+  label: "through the gate's hold",
+  priorityByTurn: false,
+  admittedTo: BULLMQ_VERSION.startsWith('5.') ? 'paused' : 'wait',
+};
+
 /**
- * What BullMQ's own API does to the jobs of a fair queue that the gate holds (BullMQ's `delayed`
- * set, docs/fairness/README.md): each operation keeps the gate's accounting right (a job runs
- * once, a tenant's cap holds after it, no slot is kept). The operations fairness-bullmq-state
- * does not drive; both BullMQ majors (`test:bullmq5`).
+ * What BullMQ's own API does to the jobs of a fair queue that the gate holds (a capped tenant's,
+ * in BullMQ's `delayed` set, docs/fairness/README.md): each operation keeps the gate's accounting
+ * right (a job runs once, a tenant's cap holds after it, no slot is kept). The operations
+ * fairness-bullmq-state does not drive, on both BullMQ majors (`test:bullmq5`).
  */
-describe(`fair queue under BullMQ's own operations (bullmq ${BULLMQ_VERSION})`, () => {
-  let moduleRef: TestingModule;
+describe.each([byTurn, throughHold])(
+  `fair queue under BullMQ's own operations, $label (bullmq ${BULLMQ_VERSION})`,
+  ({ priorityByTurn, admittedTo }) => {
+    let moduleRef: TestingModule;
 
-  beforeAll(async () => {
-    @Module({
-      imports: [
-        ...testRootImports(uniquePrefix('ops'), {
-          directory: {
-            useValue: new InMemoryTenantDirectory([{ id: 'acme', maxConcurrency: 1 }]),
-          },
-        }),
-        TenantQueueModule.registerQueue({
-          name: 'ops',
-          fairness: { tickMs: 200, priorityByTurn: false },
-        }),
-        TenantQueueModule.registerQueue({ name: 'ops-children' }),
-        // No processor of the module: plain BullMQ workers run its jobs.
-        TenantQueueModule.registerQueue({
-          name: 'ops-bare',
-          fairness: { tickMs: 200, priorityByTurn: false },
-        }),
-      ],
-      providers: [OpsProcessor, ChildProcessor],
-    })
-    class OpsModule {}
-    moduleRef = await Test.createTestingModule({ imports: [OpsModule] }).compile();
-    await moduleRef.init();
-  });
+    beforeAll(async () => {
+      running.clear();
+      starts.clear();
+      @Module({
+        imports: [
+          ...testRootImports(uniquePrefix('ops'), {
+            directory: {
+              useValue: new InMemoryTenantDirectory([{ id: 'acme', maxConcurrency: 1 }]),
+            },
+          }),
+          TenantQueueModule.registerQueue({
+            name: 'ops',
+            fairness: { tickMs: 200, priorityByTurn },
+          }),
+          TenantQueueModule.registerQueue({ name: 'ops-children' }),
+          // No processor of the module: plain BullMQ workers run its jobs.
+          TenantQueueModule.registerQueue({
+            name: 'ops-bare',
+            fairness: { tickMs: 200, priorityByTurn },
+          }),
+        ],
+        providers: [OpsProcessor, ChildProcessor],
+      })
+      class OpsModule {}
+      moduleRef = await Test.createTestingModule({ imports: [OpsModule] }).compile();
+      await moduleRef.init();
+    });
 
-  afterAll(async () => {
-    for (const finish of running.values()) finish();
-    await moduleRef?.close();
-  });
+    afterAll(async () => {
+      for (const finish of running.values()) finish();
+      await moduleRef?.close();
+    });
 
-  const queueOf = (name = 'ops') => moduleRef.get(TenantQueueRegistry).getQueue<Data>(name);
-  const asAcme = <T>(fn: () => Promise<T>) => moduleRef.get(TenantContext).run('acme', fn);
-  const inFlight = async (queue = 'ops') =>
-    (await moduleRef.get(TenantFairness).getTenant(queue, 'acme')).inFlight;
-  /** Adds acme's jobs `<prefix>-1` .. `<prefix>-<count>` in one call: the first runs, the rest held. */
-  const addJobs = (prefix: string, count = 3, data: Partial<Data> = {}, queue = 'ops') =>
-    asAcme(() =>
-      queueOf(queue).addBulk(
-        Array.from({ length: count }, (_, i) => ({
-          name: 'work',
-          data: { n: i + 1, ...data },
-          opts: { jobId: `${prefix}-${i + 1}` },
-        })),
-      ),
-    );
-  /** Lets each job finish as it starts, in this order, and waits for BullMQ to record it. */
-  const finishInOrder = async (ids: string[]) => {
-    const bull = queueOf().bullQueue;
-    for (const id of ids) {
-      await waitFor(() => running.has(id), `${id} running`);
-      running.get(id)!();
-      await waitFor(async () => (await stateOf(bull, id)) === 'completed', `${id} completed`);
-    }
-  };
-  const startedOnce = (ids: string[]) =>
-    expect(ids.map((id) => [id, starts.get(id)])).toEqual(ids.map((id) => [id, 1]));
-  /** The acme cap of 1 holds: of two new jobs, the second waits for the first. */
-  const capHolds = async (prefix: string) => {
-    await addJobs(prefix, 2);
-    await waitFor(() => running.has(`${prefix}-1`), `${prefix}-1 running`);
-    await sleep(500);
-    expect(running.has(`${prefix}-2`)).toBe(false);
-    await finishInOrder([`${prefix}-1`, `${prefix}-2`]);
-    await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
-  };
-
-  it('queue.promoteJobs() runs the held jobs past the cap, counts them, then the cap holds', async () => {
-    const bull = queueOf().bullQueue;
-    await addJobs('promote-all');
-    await waitFor(() => running.has('promote-all-1'), 'the first job running');
-    expect(await bull.getJobCounts('delayed')).toEqual({ delayed: 2 });
-    await bull.promoteJobs();
-    await waitFor(
-      () => running.has('promote-all-2') && running.has('promote-all-3'),
-      'the promoted jobs running',
-    );
-    await waitFor(async () => (await inFlight()) === 3, 'the promoted jobs counted');
-    await asAcme(() => queueOf().add('work', { n: 4 }, { jobId: 'promote-all-4' }));
-    await sleep(500);
-    expect(running.has('promote-all-4')).toBe(false);
-    await finishInOrder(['promote-all-1', 'promote-all-2', 'promote-all-3', 'promote-all-4']);
-    startedOnce(['promote-all-1', 'promote-all-2', 'promote-all-3', 'promote-all-4']);
-    await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
-    await capHolds('promote-all-cap');
-  });
-
-  it.each(['failed', 'completed'] as const)(
-    'queue.retryJobs({ state: %s }) runs each job once more, counted, then the cap holds',
-    async (state) => {
-      const bull = queueOf().bullQueue;
-      const prefix = `retry-${state}`;
-      const added = [1, 2, 3].map((n) => `${prefix}-${n}`);
-      await asAcme(() =>
-        queueOf().addBulk(
-          added.map((jobId, i) => ({
+    const queueOf = (name = 'ops') => moduleRef.get(TenantQueueRegistry).getQueue<Data>(name);
+    const asAcme = <T>(fn: () => Promise<T>) => moduleRef.get(TenantContext).run('acme', fn);
+    const inFlight = async (queue = 'ops') =>
+      (await moduleRef.get(TenantFairness).getTenant(queue, 'acme')).inFlight;
+    /** Adds acme's jobs `<prefix>-1` .. `<prefix>-<count>` in one call: the first runs, the rest held. */
+    const addJobs = (prefix: string, count = 3, data: Partial<Data> = {}, queue = 'ops') =>
+      asAcme(() =>
+        queueOf(queue).addBulk(
+          Array.from({ length: count }, (_, i) => ({
             name: 'work',
-            data: { n: i, ...(state === 'failed' ? { then: 'fail' as const } : {}) },
-            opts: { jobId, attempts: 1 },
+            data: { n: i + 1, ...data },
+            opts: { jobId: `${prefix}-${i + 1}` },
           })),
         ),
       );
-      if (state === 'completed') await finishInOrder(added);
-      for (const id of added) {
-        await waitFor(async () => (await stateOf(bull, id)) === state, `${id} ${state}`);
-      }
-      await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
-      // Every job of that state is retried (the earlier cases' completed ones too): at most the
-      // worker's 4 slots' worth, all of acme's.
-      const ids = (await bull.getJobs([state])).map((job) => job.id!);
-      expect(ids).toEqual(expect.arrayContaining(added));
-      expect(ids.length).toBeLessThanOrEqual(4);
-      const before = ids.map((id) => starts.get(id)!);
-      for (const id of ids) running.delete(id);
-      await bull.retryJobs({ state });
-      // Past the cap (BullMQ moves them itself), each counted once the gate saw it running.
-      await waitFor(() => ids.every((id) => running.has(id)), 'the retried jobs running');
-      await waitFor(async () => (await inFlight()) === ids.length, 'the retried jobs counted');
-      for (const id of ids) running.get(id)!();
+    /** Lets each job finish as it starts, in this order, and waits for BullMQ to record it. */
+    const finishInOrder = async (ids: string[]) => {
+      const bull = queueOf().bullQueue;
       for (const id of ids) {
+        await waitFor(() => running.has(id), `${id} running`);
+        running.get(id)!();
         await waitFor(async () => (await stateOf(bull, id)) === 'completed', `${id} completed`);
       }
-      expect(ids.map((id) => starts.get(id))).toEqual(before.map((n) => n + 1));
+    };
+    const startedOnce = (ids: string[]) =>
+      expect(ids.map((id) => [id, starts.get(id)])).toEqual(ids.map((id) => [id, 1]));
+    /** The acme cap of 1 holds: of two new jobs, the second waits for the first. */
+    const capHolds = async (prefix: string) => {
+      await addJobs(prefix, 2);
+      await waitFor(() => running.has(`${prefix}-1`), `${prefix}-1 running`);
+      await sleep(500);
+      expect(running.has(`${prefix}-2`)).toBe(false);
+      await finishInOrder([`${prefix}-1`, `${prefix}-2`]);
       await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
-      await capHolds(`${prefix}-cap`);
-      // The next cases' clean of `completed` and retries start from an empty set.
-      await bull.clean(0, 1000, 'completed');
-    },
-  );
+    };
 
-  it("job.changeDelay() on a held job: it runs when BullMQ's delay ends, counted; no job twice", async () => {
-    const bull = queueOf().bullQueue;
-    await addJobs('change-delay');
-    await waitFor(() => running.has('change-delay-1'), 'the first job running');
-    await (await Job.fromId(bull, 'change-delay-3'))!.changeDelay(300);
-    await waitFor(() => running.has('change-delay-3'), 'the job out of the hold running');
-    await waitFor(async () => (await inFlight()) === 2, 'it is counted');
-    await sleep(300);
-    expect(running.has('change-delay-2')).toBe(false);
-    await finishInOrder(['change-delay-1', 'change-delay-3', 'change-delay-2']);
-    startedOnce(['change-delay-1', 'change-delay-2', 'change-delay-3']);
-    await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
-  });
-
-  it('job.changePriority() on a held job: it stays held and runs at its turn, within the cap', async () => {
-    const bull = queueOf().bullQueue;
-    await addJobs('change-priority');
-    await waitFor(() => running.has('change-priority-1'), 'the first job running');
-    await (await Job.fromId(bull, 'change-priority-3'))!.changePriority({ priority: 5 });
-    await sleep(500);
-    expect(await stateOf(bull, 'change-priority-3')).toBe('delayed');
-    await finishInOrder(['change-priority-1', 'change-priority-2', 'change-priority-3']);
-    expect((await Job.fromId(bull, 'change-priority-3'))!.priority).toBe(5);
-    startedOnce(['change-priority-1', 'change-priority-2', 'change-priority-3']);
-    await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
-  });
-
-  // BullMQ paused: acme's first job is admitted (into `wait`, `paused` on bullmq 5) and holds
-  // acme's one slot; the other two are held. Whatever a clean of one state takes, the jobs left
-  // run once each and no slot is kept.
-  it.each(['wait', 'paused', 'prioritized', 'active', 'completed', 'failed', 'delayed'] as const)(
-    'queue.clean(0, n, %s): the jobs it took never run, the rest run once, no slot is kept',
-    async (state) => {
+    it('queue.promoteJobs() runs the held jobs past the cap, counts them, then the cap holds', async () => {
       const bull = queueOf().bullQueue;
-      const prefix = `clean-${state}`;
-      const ids = [1, 2, 3].map((n) => `${prefix}-${n}`);
+      await addJobs('promote-all');
+      await waitFor(() => running.has('promote-all-1'), 'the first job running');
+      expect(await bull.getJobCounts('delayed')).toEqual({ delayed: 2 });
+      await bull.promoteJobs();
+      await waitFor(
+        () => running.has('promote-all-2') && running.has('promote-all-3'),
+        'the promoted jobs running',
+      );
+      await waitFor(async () => (await inFlight()) === 3, 'the promoted jobs counted');
+      await asAcme(() => queueOf().add('work', { n: 4 }, { jobId: 'promote-all-4' }));
+      await sleep(500);
+      expect(running.has('promote-all-4')).toBe(false);
+      await finishInOrder(['promote-all-1', 'promote-all-2', 'promote-all-3', 'promote-all-4']);
+      startedOnce(['promote-all-1', 'promote-all-2', 'promote-all-3', 'promote-all-4']);
+      await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
+      await capHolds('promote-all-cap');
+    });
+
+    it.each(['failed', 'completed'] as const)(
+      'queue.retryJobs({ state: %s }) runs each job once more, counted, then the cap holds',
+      async (state) => {
+        const bull = queueOf().bullQueue;
+        const prefix = `retry-${state}`;
+        const added = [1, 2, 3].map((n) => `${prefix}-${n}`);
+        await asAcme(() =>
+          queueOf().addBulk(
+            added.map((jobId, i) => ({
+              name: 'work',
+              data: { n: i, ...(state === 'failed' ? { then: 'fail' as const } : {}) },
+              opts: { jobId, attempts: 1 },
+            })),
+          ),
+        );
+        if (state === 'completed') await finishInOrder(added);
+        for (const id of added) {
+          await waitFor(async () => (await stateOf(bull, id)) === state, `${id} ${state}`);
+        }
+        await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
+        // Every job of that state is retried (the earlier cases' completed ones too): at most the
+        // worker's 4 slots' worth, all of acme's.
+        const ids = (await bull.getJobs([state])).map((job) => job.id!);
+        expect(ids).toEqual(expect.arrayContaining(added));
+        expect(ids.length).toBeLessThanOrEqual(4);
+        const before = ids.map((id) => starts.get(id)!);
+        for (const id of ids) running.delete(id);
+        await bull.retryJobs({ state });
+        // Past the cap (BullMQ moves them itself), each counted once the gate saw it running.
+        await waitFor(() => ids.every((id) => running.has(id)), 'the retried jobs running');
+        await waitFor(async () => (await inFlight()) === ids.length, 'the retried jobs counted');
+        for (const id of ids) running.get(id)!();
+        for (const id of ids) {
+          await waitFor(async () => (await stateOf(bull, id)) === 'completed', `${id} completed`);
+        }
+        expect(ids.map((id) => starts.get(id))).toEqual(before.map((n) => n + 1));
+        await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
+        await capHolds(`${prefix}-cap`);
+        // The next cases' clean of `completed` and retries start from an empty set.
+        await bull.clean(0, 1000, 'completed');
+      },
+    );
+
+    it("job.changeDelay() on a held job: it runs when BullMQ's delay ends, counted; no job twice", async () => {
+      const bull = queueOf().bullQueue;
+      await addJobs('change-delay');
+      await waitFor(() => running.has('change-delay-1'), 'the first job running');
+      await (await Job.fromId(bull, 'change-delay-3'))!.changeDelay(300);
+      await waitFor(() => running.has('change-delay-3'), 'the job out of the hold running');
+      await waitFor(async () => (await inFlight()) === 2, 'it is counted');
+      await sleep(300);
+      expect(running.has('change-delay-2')).toBe(false);
+      await finishInOrder(['change-delay-1', 'change-delay-3', 'change-delay-2']);
+      startedOnce(['change-delay-1', 'change-delay-2', 'change-delay-3']);
+      await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
+    });
+
+    it('job.changePriority() on a held job: it stays held and runs at its turn, within the cap', async () => {
+      const bull = queueOf().bullQueue;
+      await addJobs('change-priority');
+      await waitFor(() => running.has('change-priority-1'), 'the first job running');
+      await (await Job.fromId(bull, 'change-priority-3'))!.changePriority({ priority: 5 });
+      await sleep(500);
+      expect(await stateOf(bull, 'change-priority-3')).toBe('delayed');
+      await finishInOrder(['change-priority-1', 'change-priority-2', 'change-priority-3']);
+      expect((await Job.fromId(bull, 'change-priority-3'))!.priority).toBe(5);
+      startedOnce(['change-priority-1', 'change-priority-2', 'change-priority-3']);
+      await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
+    });
+
+    // BullMQ paused: acme's first job is admitted (to `admittedTo`) and holds
+    // acme's one slot; the other two are held. Whatever a clean of one state takes, the jobs left
+    // run once each and no slot is kept.
+    it.each(['wait', 'paused', 'prioritized', 'active', 'completed', 'failed', 'delayed'] as const)(
+      'queue.clean(0, n, %s): the jobs it took never run, the rest run once, no slot is kept',
+      async (state) => {
+        const bull = queueOf().bullQueue;
+        const prefix = `clean-${state}`;
+        const ids = [1, 2, 3].map((n) => `${prefix}-${n}`);
+        await bull.pause();
+        let cleaned: string[];
+        try {
+          await addJobs(prefix);
+          await waitFor(async () => (await inFlight()) === 1, 'the first job admitted');
+          cleaned = await bull.clean(0, 100, state);
+        } finally {
+          await bull.resume();
+        }
+        // The admitted job is in BullMQ's wait list (bullmq 5: its `paused` list).
+        const admitted = state === admittedTo;
+        expect(cleaned.filter((id) => ids.includes(id)).sort()).toEqual(
+          state === 'delayed' ? ids.slice(1) : admitted ? ids.slice(0, 1) : [],
+        );
+        await finishInOrder(ids.filter((id) => !cleaned.includes(id)));
+        await sleep(300);
+        for (const id of cleaned.filter((id) => ids.includes(id))) {
+          expect([id, starts.get(id)]).toEqual([id, undefined]);
+        }
+        startedOnce(ids.filter((id) => !cleaned.includes(id)));
+        await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
+      },
+    );
+
+    it('queue.drain() takes the admitted jobs, leaves the held ones: they run, no slot is kept', async () => {
+      const bull = queueOf().bullQueue;
       await bull.pause();
-      let cleaned: string[];
       try {
-        await addJobs(prefix);
+        await addJobs('drain');
         await waitFor(async () => (await inFlight()) === 1, 'the first job admitted');
-        cleaned = await bull.clean(0, 100, state);
+        await bull.drain();
       } finally {
         await bull.resume();
       }
-      // The admitted job is in BullMQ's wait list (bullmq 5: its `paused` list).
-      const admitted = state === (BULLMQ_VERSION.startsWith('5.') ? 'paused' : 'wait');
-      expect(cleaned.filter((id) => ids.includes(id)).sort()).toEqual(
-        state === 'delayed' ? ids.slice(1) : admitted ? ids.slice(0, 1) : [],
-      );
-      await finishInOrder(ids.filter((id) => !cleaned.includes(id)));
-      await sleep(300);
-      for (const id of cleaned.filter((id) => ids.includes(id))) {
-        expect([id, starts.get(id)]).toEqual([id, undefined]);
-      }
-      startedOnce(ids.filter((id) => !cleaned.includes(id)));
+      expect(await stateOf(bull, 'drain-1')).toBe('absent');
+      await finishInOrder(['drain-2', 'drain-3']);
+      startedOnce(['drain-2', 'drain-3']);
       await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
-    },
-  );
+    });
 
-  it('queue.drain() takes the admitted jobs, leaves the held ones: they run, no slot is kept', async () => {
-    const bull = queueOf().bullQueue;
-    await bull.pause();
-    try {
-      await addJobs('drain');
-      await waitFor(async () => (await inFlight()) === 1, 'the first job admitted');
-      await bull.drain();
-    } finally {
-      await bull.resume();
-    }
-    expect(await stateOf(bull, 'drain-1')).toBe('absent');
-    await finishInOrder(['drain-2', 'drain-3']);
-    startedOnce(['drain-2', 'drain-3']);
-    await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
-  });
+    /** acme's failures as the gate's slow lane and the inspector count them. */
+    const failuresOfAcme = async () => {
+      const gate = await moduleRef.get(TenantFairness).getTenant('ops', 'acme');
+      const { results } = await moduleRef.get(TenantQueueInspector).getTenant('ops', 'acme');
+      return [gate.recentFailures, results.failed, results.timedOut, results.deadLettered];
+    };
 
-  /** acme's failures as the gate's slow lane and the inspector count them. */
-  const failuresOfAcme = async () => {
-    const gate = await moduleRef.get(TenantFairness).getTenant('ops', 'acme');
-    const { results } = await moduleRef.get(TenantQueueInspector).getTenant('ops', 'acme');
-    return [gate.recentFailures, results.failed, results.timedOut, results.deadLettered];
-  };
+    it.each([
+      ['RateLimitError after worker.rateLimit()', 'rate-limit'],
+      ['DelayedError after job.moveToDelayed()', 'delay'],
+      ['WaitingChildrenError after job.moveToWaitingChildren()', 'children'],
+    ] as const)(
+      'a handler that throws %s: its job runs again, keeps its slot till it ends, no failure counted',
+      async (_, then) => {
+        // A flow spans two queues, so two hash tags: a Redis Cluster refuses it (docs/jobs.md).
+        if (then === 'children' && isClusterRun()) return;
+        const bull = queueOf().bullQueue;
+        const id = `control-${then}`;
+        const failures = await failuresOfAcme();
+        await asAcme(() => queueOf().add('work', { n: 1, then }, { jobId: id }));
+        await asAcme(() => queueOf().add('work', { n: 2 }, { jobId: `${id}-next` }));
+        if (then === 'children') {
+          await waitFor(() => running.has(`${id}-child`), 'the child running');
+          expect(await stateOf(bull, id)).toBe('waiting-children');
+          await sleep(500);
+          expect(await inFlight()).toBe(1);
+          running.get(`${id}-child`)!();
+        }
+        await waitFor(() => running.has(id), 'the job running again', 10_000);
+        expect(starts.get(id)).toBe(2);
+        // acme's cap is 1: the next job waited for it all along.
+        expect(running.has(`${id}-next`)).toBe(false);
+        await finishInOrder([id, `${id}-next`]);
+        expect(starts.get(`${id}-next`)).toBe(1);
+        await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
+        expect(await failuresOfAcme()).toEqual(failures);
+      },
+    );
 
-  it.each([
-    ['RateLimitError after worker.rateLimit()', 'rate-limit'],
-    ['DelayedError after job.moveToDelayed()', 'delay'],
-    ['WaitingChildrenError after job.moveToWaitingChildren()', 'children'],
-  ] as const)(
-    'a handler that throws %s: its job runs again, keeps its slot till it ends, no failure counted',
-    async (_, then) => {
-      // A flow spans two queues, so two hash tags: a Redis Cluster refuses it (docs/jobs.md).
-      if (then === 'children' && isClusterRun()) return;
+    it('a FlowProducer flow onto a fair queue: children past the cap, then the parent, each once', async () => {
       const bull = queueOf().bullQueue;
-      const id = `control-${then}`;
-      const failures = await failuresOfAcme();
-      await asAcme(() => queueOf().add('work', { n: 1, then }, { jobId: id }));
-      await asAcme(() => queueOf().add('work', { n: 2 }, { jobId: `${id}-next` }));
-      if (then === 'children') {
-        await waitFor(() => running.has(`${id}-child`), 'the child running');
-        expect(await stateOf(bull, id)).toBe('waiting-children');
-        await sleep(500);
-        expect(await inFlight()).toBe(1);
-        running.get(`${id}-child`)!();
-      }
-      await waitFor(() => running.has(id), 'the job running again', 10_000);
-      expect(starts.get(id)).toBe(2);
-      // acme's cap is 1: the next job waited for it all along.
-      expect(running.has(`${id}-next`)).toBe(false);
-      await finishInOrder([id, `${id}-next`]);
-      expect(starts.get(`${id}-next`)).toBe(1);
-      await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
-      expect(await failuresOfAcme()).toEqual(failures);
-    },
-  );
-
-  it('a FlowProducer flow onto a fair queue: children past the cap, then the parent, each once', async () => {
-    const bull = queueOf().bullQueue;
-    await asAcme(() => queueOf().add('work', { n: 0 }, { jobId: 'flow-first' }));
-    await waitFor(() => running.has('flow-first'), 'the first job running');
-    // The flow's jobs carry acme's envelope, as the module wrote it.
-    const envelope = ((await Job.fromId(bull, 'flow-first'))!.data as { _tenant: unknown })._tenant;
-    const flows = new FlowProducer({ connection: testConnection(), prefix: bull.opts.prefix });
-    try {
-      await flows.add({
-        name: 'work',
-        queueName: 'ops',
-        data: { n: 10, _tenant: envelope },
-        opts: { jobId: 'flow-parent' },
-        children: [1, 2].map((n) => ({
+      await asAcme(() => queueOf().add('work', { n: 0 }, { jobId: 'flow-first' }));
+      await waitFor(() => running.has('flow-first'), 'the first job running');
+      // The flow's jobs carry acme's envelope, as the module wrote it.
+      const envelope = ((await Job.fromId(bull, 'flow-first'))!.data as { _tenant: unknown })
+        ._tenant;
+      const flows = new FlowProducer({ connection: testConnection(), prefix: bull.opts.prefix });
+      try {
+        await flows.add({
           name: 'work',
           queueName: 'ops',
-          data: { n, _tenant: envelope },
-          opts: { jobId: `flow-child-${n}` },
-        })),
-      });
-      expect(await stateOf(bull, 'flow-parent')).toBe('waiting-children');
-      await waitFor(
-        () => running.has('flow-child-1') && running.has('flow-child-2'),
-        'the children running',
-      );
-      await waitFor(async () => (await inFlight()) === 3, 'the children counted');
-      await finishInOrder(['flow-first', 'flow-child-1', 'flow-child-2', 'flow-parent']);
-      startedOnce(['flow-first', 'flow-child-1', 'flow-child-2', 'flow-parent']);
-      await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
-      await capHolds('flow-cap');
-    } finally {
-      await flows.close();
-    }
-  });
+          data: { n: 10, _tenant: envelope },
+          opts: { jobId: 'flow-parent' },
+          children: [1, 2].map((n) => ({
+            name: 'work',
+            queueName: 'ops',
+            data: { n, _tenant: envelope },
+            opts: { jobId: `flow-child-${n}` },
+          })),
+        });
+        expect(await stateOf(bull, 'flow-parent')).toBe('waiting-children');
+        await waitFor(
+          () => running.has('flow-child-1') && running.has('flow-child-2'),
+          'the children running',
+        );
+        await waitFor(async () => (await inFlight()) === 3, 'the children counted');
+        await finishInOrder(['flow-first', 'flow-child-1', 'flow-child-2', 'flow-parent']);
+        startedOnce(['flow-first', 'flow-child-1', 'flow-child-2', 'flow-parent']);
+        await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
+        await capHolds('flow-cap');
+      } finally {
+        await flows.close();
+      }
+    });
 
-  it("a QueueEvents listener sees a held job's way once each: added, delayed, waiting, active, completed", async () => {
-    const bull = queueOf().bullQueue;
-    // From the stream's start: a listener's first read may come after the add.
-    const events = new QueueEvents('ops', {
-      connection: testConnection(),
-      prefix: bull.opts.prefix,
-      lastEventId: '0',
-    });
-    const seen: string[] = [];
-    for (const name of ['added', 'delayed', 'waiting', 'active', 'completed', 'failed'] as const) {
-      events.on(name, ({ jobId }: { jobId: string }) => {
-        if (jobId === 'events-2') seen.push(name);
-      });
-    }
-    await events.waitUntilReady();
-    try {
-      await addJobs('events', 2);
-      await waitFor(() => running.has('events-1'), 'the first job running');
-      const held = (await Job.fromId(bull, 'events-2'))!;
-      const finished = held.waitUntilFinished(events, 20_000);
-      await finishInOrder(['events-1', 'events-2']);
-      await expect(finished).resolves.toBe('done 2');
-      await waitFor(() => seen.includes('completed'), 'its completed event');
-      expect(seen).toEqual(['added', 'delayed', 'waiting', 'active', 'completed']);
-    } finally {
-      await events.close();
-    }
-  });
-
-  it('a plain BullMQ worker SIGKILLed mid-job: BullMQ takes its job back, every job runs, no slot is kept', async () => {
-    const bull = queueOf('ops-bare').bullQueue;
-    const child = fork(join(__dirname, '..', '..', 'fixtures', 'plain-bullmq-worker.js'), [], {
-      env: { ...process.env, QUEUE: 'ops-bare', PREFIX: bull.opts.prefix!, LOCK_MS: '1000' },
-    });
-    const killed: string[] = [];
-    child.on('message', (message) => {
-      if (typeof message === 'object') killed.push((message as { started: string }).started);
-    });
-    let worker: Worker | undefined;
-    try {
-      await new Promise((resolve) => child.once('message', resolve));
-      await addJobs('kill', 3, {}, 'ops-bare');
-      await waitFor(() => killed.length === 1, 'the child worker took the first job');
-      await sleep(300);
-      // acme's cap is 1: the child took one job only.
-      expect(killed).toEqual(['kill-1']);
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGKILL');
-      await exited;
-      expect(await stateOf(bull, 'kill-1')).toBe('active');
-      const done: string[] = [];
-      worker = new Worker('ops-bare', async (job) => void done.push(job.id!), {
+    it("a QueueEvents listener sees a held job's way once each: added, delayed, waiting, active, completed", async () => {
+      const bull = queueOf().bullQueue;
+      // From the stream's start: a listener's first read may come after the add.
+      const events = new QueueEvents('ops', {
         connection: testConnection(),
         prefix: bull.opts.prefix,
-        lockDuration: 1000,
-        stalledInterval: 500,
+        lastEventId: '0',
       });
-      await waitFor(() => done.length === 3, 'every job ran', 30_000);
-      expect(done).toEqual(['kill-1', 'kill-2', 'kill-3']);
-      await gateDrained(moduleRef.get(TenantFairness), 'ops-bare', ['acme']);
-    } finally {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await worker?.close();
-    }
-  });
-});
+      const seen: string[] = [];
+      for (const name of [
+        'added',
+        'delayed',
+        'waiting',
+        'active',
+        'completed',
+        'failed',
+      ] as const) {
+        events.on(name, ({ jobId }: { jobId: string }) => {
+          if (jobId === 'events-2') seen.push(name);
+        });
+      }
+      await events.waitUntilReady();
+      try {
+        await addJobs('events', 2);
+        await waitFor(() => running.has('events-1'), 'the first job running');
+        const held = (await Job.fromId(bull, 'events-2'))!;
+        const finished = held.waitUntilFinished(events, 20_000);
+        await finishInOrder(['events-1', 'events-2']);
+        await expect(finished).resolves.toBe('done 2');
+        await waitFor(() => seen.includes('completed'), 'its completed event');
+        expect(seen).toEqual(['added', 'delayed', 'waiting', 'active', 'completed']);
+      } finally {
+        await events.close();
+      }
+    });
+
+    it('a plain BullMQ worker SIGKILLed mid-job: BullMQ takes its job back, every job runs, no slot is kept', async () => {
+      const bull = queueOf('ops-bare').bullQueue;
+      const child = fork(join(__dirname, '..', '..', 'fixtures', 'plain-bullmq-worker.js'), [], {
+        env: { ...process.env, QUEUE: 'ops-bare', PREFIX: bull.opts.prefix!, LOCK_MS: '1000' },
+      });
+      const killed: string[] = [];
+      child.on('message', (message) => {
+        if (typeof message === 'object') killed.push((message as { started: string }).started);
+      });
+      let worker: Worker | undefined;
+      try {
+        await new Promise((resolve) => child.once('message', resolve));
+        await addJobs('kill', 3, {}, 'ops-bare');
+        await waitFor(() => killed.length === 1, 'the child worker took the first job');
+        await sleep(300);
+        // acme's cap is 1: the child took one job only.
+        expect(killed).toEqual(['kill-1']);
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGKILL');
+        await exited;
+        expect(await stateOf(bull, 'kill-1')).toBe('active');
+        const done: string[] = [];
+        worker = new Worker('ops-bare', async (job) => void done.push(job.id!), {
+          connection: testConnection(),
+          prefix: bull.opts.prefix,
+          lockDuration: 1000,
+          stalledInterval: 500,
+        });
+        await waitFor(() => done.length === 3, 'every job ran', 30_000);
+        expect(done).toEqual(['kill-1', 'kill-2', 'kill-3']);
+        await gateDrained(moduleRef.get(TenantFairness), 'ops-bare', ['acme']);
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        await worker?.close();
+      }
+    });
+  },
+);
