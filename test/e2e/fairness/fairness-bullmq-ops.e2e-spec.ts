@@ -100,7 +100,11 @@ describe.each([byTurn, throughHold])(
         imports: [
           ...testRootImports(uniquePrefix('ops'), {
             directory: {
-              useValue: new InMemoryTenantDirectory([{ id: 'acme', maxConcurrency: 1 }]),
+              useValue: new InMemoryTenantDirectory([
+                { id: 'acme', maxConcurrency: 1 },
+                { id: 'b' },
+                { id: 'c' },
+              ]),
             },
           }),
           TenantQueueModule.registerQueue({
@@ -339,6 +343,36 @@ describe.each([byTurn, throughHold])(
         expect(await failuresOfAcme()).toEqual(failures);
       },
     );
+
+    it('queue.setGlobalConcurrency(1) runs one job at a time over the tenants, each once', async () => {
+      const bull = queueOf().bullQueue;
+      const ids = ['global-a-1', 'global-a-2', 'global-b', 'global-c'];
+      await bull.setGlobalConcurrency(1);
+      try {
+        await addJobs('global-a', 2);
+        for (const tenant of ['b', 'c']) {
+          await moduleRef
+            .get(TenantContext)
+            .run(tenant, () => queueOf().add('work', { n: 1 }, { jobId: `global-${tenant}` }));
+        }
+        for (let done = 0; done < ids.length; done++) {
+          await waitFor(() => ids.some((id) => running.has(id)), 'a job running');
+          await sleep(300);
+          const now = ids.filter((id) => running.has(id));
+          expect(now).toHaveLength(1);
+          running.get(now[0])!();
+          running.delete(now[0]);
+          await waitFor(
+            async () => (await stateOf(bull, now[0])) === 'completed',
+            `${now[0]} completed`,
+          );
+        }
+      } finally {
+        await bull.removeGlobalConcurrency();
+      }
+      startedOnce(ids);
+      await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme', 'b', 'c']);
+    });
 
     it('a FlowProducer flow onto a fair queue: children past the cap, then the parent, each once', async () => {
       const bull = queueOf().bullQueue;
