@@ -8,7 +8,8 @@ import { ResolvedTelemetry } from './telemetry.options';
  * worker makes the parent of its `process` span), so the trace survives the fair gate, which
  * hands jobs to BullMQ later from another context. The context is the active one (e.g. the
  * HTTP server span), else the envelope's `traceparent` (the request's header, or the job that
- * enqueued this one). Tags the active span with the tenant too.
+ * enqueued this one). Tags the active span with the tenant too, unless the job is a system
+ * hand-off.
  */
 export function tracedDispatcher(
   inner: JobDispatcher,
@@ -27,7 +28,9 @@ export function tracedDispatcher(
         if (telemetryOpts) job.opts.telemetry = telemetryOpts;
         if (!shared) fallback ??= telemetryOpts?.metadata;
       }
-      const tenantId = jobs[0]?.tenantId;
+      // A system hand-off (`addForTenant`, `TenantContext.run(other, ...)`) is enqueued from a
+      // span of another tenant's (its running job's) or of none: that span is not the job's.
+      const tenantId = isHandOff(jobs[0]) ? undefined : jobs[0]?.tenantId;
       if (tenantId !== undefined) {
         telemetry.api?.trace
           .getActiveSpan()
@@ -40,6 +43,11 @@ export function tracedDispatcher(
       return contextManager.with(parent, () => inner.dispatch(queue, jobs));
     },
   };
+}
+
+/** Enqueued as system work (actor `system`), not in the enqueuing context's own tenant. */
+function isHandOff(job: PreparedJob | undefined): boolean {
+  return (job?.data[ENVELOPE_KEY] as { actorType?: string } | undefined)?.actorType === 'system';
 }
 
 /** The W3C carrier bullmq-otel reads (`propagation.extract` of the JSON) from the envelope. */

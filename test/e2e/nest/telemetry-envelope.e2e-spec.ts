@@ -26,6 +26,12 @@ const exporter = new InMemorySpanExporter();
 const handled = new Set<string>();
 
 async function handle(job: TenantJob<{ key: string }>) {
+  if (job.data.key === 'handoff') {
+    // From the job's own context (its process span active): a child of its own tenant, and a
+    // hand-off to another tenant (docs/jobs.md).
+    await registry.getQueue('plain').add('one', { key: 'handoff-own' });
+    await registry.getQueue('fair').addForTenant('globex', 'one', { key: 'handoff-globex' });
+  }
   await trace.getTracer('app').startActiveSpan(`handle ${job.data.key}`, async (span) => {
     handled.add(job.data.key);
     span.end();
@@ -138,5 +144,39 @@ describe('OpenTelemetry without a server span: the trace of the traceparent head
       traceId: handler.spanContext().traceId,
       root: top.parentSpanContext?.spanId,
     }).toEqual({ chain: expect.arrayContaining([`process ${queue}`]), traceId, root: parentId });
+  });
+
+  it("continues a job's trace into the jobs it enqueues, and keeps its span its tenant's", async () => {
+    const traceId = randomBytes(16).toString('hex');
+    await request(app.getHttpServer())
+      .post('/jobs')
+      .set('x-tenant-id', 'acme')
+      .set('traceparent', `00-${traceId}-${randomBytes(8).toString('hex')}-01`)
+      .send({ queue: 'plain', key: 'handoff' })
+      .expect(201);
+    const keys = ['handoff', 'handoff-own', 'handoff-globex'];
+    await waitFor(() => keys.every((k) => handled.has(k)), 'the job and the two it enqueued');
+    const spans = () => exporter.getFinishedSpans();
+    const byId = () => new Map(spans().map((s) => [s.spanContext().spanId, s]));
+    const processOf = (key: string) =>
+      byId().get(spans().find((s) => s.name === `handle ${key}`)?.parentSpanContext?.spanId ?? '');
+    await waitFor(() => keys.every((k) => processOf(k) !== undefined), 'their process spans');
+    const parent = processOf('handoff')!;
+    // Each enqueued job's process span descends from the enqueuing job's, in the request's trace.
+    const below = (key: string) => {
+      const ids = byId();
+      let span = processOf(key);
+      while (span && span !== parent) span = ids.get(span.parentSpanContext?.spanId ?? '');
+      return span === parent;
+    };
+    expect(
+      keys.map((k) => [k, processOf(k)!.spanContext().traceId, k === 'handoff' || below(k)]),
+    ).toEqual(keys.map((k) => [k, traceId, true]));
+    // The hand-off to globex leaves acme's span acme's.
+    expect(keys.map((k) => [k, processOf(k)!.attributes['tenant.id']])).toEqual([
+      ['handoff', 'acme'],
+      ['handoff-own', 'acme'],
+      ['handoff-globex', 'globex'],
+    ]);
   });
 });
