@@ -430,6 +430,11 @@ export const Messages = {
     `scripts next to BullMQ's keys). Keep the tenant queues on Redis: remove ` +
     `setDefaultBackendFactory(...) (or call it with no argument) and use withBackend(...) only ` +
     `for queues outside TenantQueueModule.`,
+  labelForFailed: (tenantId: string, got: unknown) =>
+    `metrics.labelFor gave no label for tenant "${tenantId}" (${
+      got instanceof Error ? `it threw: ${got.message}` : `it returned ${String(got)}`
+    }): its jobs are labelled "other". Make labelFor return a non-empty string for every ` +
+    `tenant id (e.g. a default tier). Logged once per process.`,
   twoBullmqCopies: (pkg: string, theirs: string, ours: string, where: string) =>
     `${pkg} resolves its own BullMQ ${theirs} (${where}), not the BullMQ ${ours} that the queues ` +
     `and workers use: the app has two BullMQ copies. Install the ${pkg} made for BullMQ ` +

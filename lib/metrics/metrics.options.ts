@@ -3,6 +3,7 @@ import { Messages } from '../tenant-queue.messages';
 import { unknownOptionWhy } from '../core/options/option-names';
 import { TenantQueueMetricsOptions } from './metrics-options.interface';
 import { MetricsSink } from './metrics-sink.interface';
+import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 
 /** @internal Metrics options after validation, with defaults. */
 export interface ResolvedMetricsOptions {
@@ -80,16 +81,37 @@ export function resolveMetricsOptions(options: {
 /** Folds tenant ids into a bounded set of metric labels (per process). */
 export class TenantLabeler {
   private readonly labels = new Set<string>();
+  private warned = false;
 
   constructor(private readonly options: ResolvedMetricsOptions) {}
 
   label(tenantId: string | undefined): string {
     if (tenantId === undefined) return 'none';
-    if (this.options.labelFor) return this.options.labelFor(tenantId);
+    if (this.options.labelFor) return this.custom(this.options.labelFor, tenantId);
     if (this.labels.has(tenantId)) return tenantId;
     if (this.labels.size < this.options.maxTenantLabels) {
       this.labels.add(tenantId);
       return tenantId;
+    }
+    return 'other';
+  }
+
+  /**
+   * `labelFor`'s label, or `other` when it throws or gives no string: a label is asked for after
+   * a job is written and while it runs, where a throw would fail an `add()` that wrote its job
+   * (the caller would enqueue it again) and fail the job.
+   */
+  private custom(labelFor: (tenantId: string) => string, tenantId: string): string {
+    let label: unknown;
+    try {
+      label = labelFor(tenantId);
+    } catch (error) {
+      label = error;
+    }
+    if (typeof label === 'string' && label !== '') return label;
+    if (!this.warned) {
+      this.warned = true;
+      new TenantQueueLogger('TenantQueue').warn(Messages.labelForFailed(tenantId, label));
     }
     return 'other';
   }

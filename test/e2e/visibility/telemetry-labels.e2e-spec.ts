@@ -104,4 +104,47 @@ describe("a job span's tenant.id is its tenant's metric label (one label set per
       span: 'other',
     });
   });
+
+  it('labels a tenant "other" when labelFor throws or gives no label, and still enqueues and runs it', async () => {
+    const own = new Registry();
+    const labelFor = (tenantId: string): string => {
+      if (tenantId === 'broken') throw new Error('no tier for broken');
+      return tenantId === 'missing' ? (undefined as unknown as string) : 'gold';
+    };
+    const before = done;
+    @Module({
+      imports: [
+        ...testRootImports(uniquePrefix('otell2'), {
+          telemetry: new BullMQOtel({ tracerName: 'tq-labels' }),
+          metrics: { registry: own, labelFor, gaugeIntervalMs: 0 },
+        }),
+        TenantQueueModule.registerQueue({ name: 'labels', attempts: 1 }),
+      ],
+      providers: [LabelsProcessor],
+    })
+    class LabelForModule {}
+    const second = await bootTestModule({ imports: [LabelForModule] });
+    try {
+      const labels = second.get<TenantQueue>('TenantQueue:labels');
+      // add() resolves for each (a throw after the write would have the caller enqueue it again).
+      for (const tenant of ['broken', 'missing', 'fine'])
+        await labels.addForTenant(tenant, 'x', {});
+      await waitFor(() => done === before + 3, 'the three jobs to run');
+      await waitFor(
+        async () =>
+          (await own.getSingleMetric('tenant_queue_jobs_total')!.get()).values.length === 2,
+        'their results',
+      );
+      const results = (await own.getSingleMetric('tenant_queue_jobs_total')!.get()).values
+        .map((v) => `${v.labels.tenant} ${v.labels.result} ${v.value}`)
+        .sort();
+      expect(results).toEqual(['gold completed 1', 'other completed 2']);
+      expect(await labels.bullQueue.getJobCounts('completed', 'failed')).toEqual({
+        completed: 3,
+        failed: 0,
+      });
+    } finally {
+      await second.close();
+    }
+  });
 });
