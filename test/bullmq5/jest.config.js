@@ -43,6 +43,7 @@ module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
         'bullmq-compat-outage',
         'telemetry',
         'telemetry-envelope',
+        'telemetry-cron',
         'producer-enqueue',
         'visibility',
       ].join('|') +
