@@ -1,12 +1,4 @@
-import { context, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  ReadableSpan,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { Injectable } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { BullMQOtel } from 'bullmq-otel';
@@ -20,6 +12,7 @@ import {
 import { ManualClock } from '../../fixtures/scheduler-app';
 import { uniquePrefix } from '../../support/redis-url';
 import { testRootImports } from '../../support/test-module';
+import { installTracing, removeTracing } from '../../support/otel';
 import { waitFor } from '../../support/wait';
 
 const exporter = new InMemorySpanExporter();
@@ -40,11 +33,7 @@ describe('OpenTelemetry: a @TenantCron occurrence, fan-out to each tenant', () =
   const clock = new ManualClock(Date.parse('2026-05-01T08:59:00Z'));
 
   beforeAll(async () => {
-    trace.setGlobalTracerProvider(
-      new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
-    );
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    installTracing(exporter);
     const directory = new InMemoryTenantDirectory([{ id: 'acme' }, { id: 'globex' }]);
     app = await Test.createTestingModule({
       imports: [
@@ -64,9 +53,7 @@ describe('OpenTelemetry: a @TenantCron occurrence, fan-out to each tenant', () =
 
   afterAll(async () => {
     await app?.close();
-    trace.disable();
-    context.disable();
-    propagation.disable();
+    removeTracing();
   });
 
   it("runs each tenant's job in the fan-out's trace, each span with its own tenant.id only", async () => {

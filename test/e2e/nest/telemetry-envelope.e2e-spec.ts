@@ -1,12 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { context, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+import { trace } from '@opentelemetry/api';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { Body, Controller, INestApplication, Module, Post } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { BullMQOtel } from 'bullmq-otel';
@@ -20,6 +14,7 @@ import {
 } from '../../../lib';
 import { uniquePrefix } from '../../support/redis-url';
 import { testRootImports } from '../../support/test-module';
+import { installTracing, removeTracing } from '../../support/otel';
 import { waitFor } from '../../support/wait';
 
 const exporter = new InMemorySpanExporter();
@@ -73,11 +68,7 @@ describe('OpenTelemetry without a server span: the trace of the traceparent head
   let app: INestApplication;
 
   beforeAll(async () => {
-    trace.setGlobalTracerProvider(
-      new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
-    );
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    installTracing(exporter);
     @Module({
       imports: [
         ...testRootImports(
@@ -102,9 +93,7 @@ describe('OpenTelemetry without a server span: the trace of the traceparent head
 
   afterAll(async () => {
     await app?.close();
-    trace.disable();
-    context.disable();
-    propagation.disable();
+    removeTracing();
   });
 
   it.each([

@@ -1,11 +1,4 @@
-import { context, propagation, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { Module } from '@nestjs/common';
 import { TestingModule } from '@nestjs/testing';
 import { BullMQOtel } from 'bullmq-otel';
@@ -20,6 +13,7 @@ import {
 import { TenantMetricsGauges } from '../../../lib/metrics/tenant-metrics.gauges';
 import { uniquePrefix } from '../../support/redis-url';
 import { bootTestModule, testRootImports } from '../../support/test-module';
+import { installTracing, removeTracing } from '../../support/otel';
 import { waitFor } from '../../support/wait';
 
 const exporter = new InMemorySpanExporter();
@@ -39,19 +33,13 @@ describe("a job span's tenant.id is its tenant's metric label (one label set per
   let app: TestingModule | undefined;
 
   beforeAll(() => {
-    trace.setGlobalTracerProvider(
-      new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
-    );
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    installTracing(exporter);
   });
 
   afterAll(async () => {
     await producer?.close();
     await app?.close();
-    trace.disable();
-    context.disable();
-    propagation.disable();
+    removeTracing();
   });
 
   it('labels a tenant past maxTenantLabels "other" on its spans, as in its metrics', async () => {
