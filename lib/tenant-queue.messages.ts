@@ -299,6 +299,12 @@ export const Messages = {
   poolDirectoryFallback: (queue: string, tenantId: string, pool: string, why: string) =>
     `tenant directory failed (${why}); routed tenant "${tenantId}" on queue "${queue}" to ` +
     `"${pool}", the pool this process last routed it to.`,
+  queueDeclaredTwice: (queue: string, fields: string[]) =>
+    `Queue "${queue}" is registered twice with different options (${fields.join(', ')}): one queue ` +
+    `has one set of options, so one registration's would be dropped, which one by module order. ` +
+    `Register it once with all its options (TenantQueueModule.registerQueue or ` +
+    `TenantBullMqModule.registerQueue) in a module that exports it, or give every ` +
+    `registerQueue({ name: '${queue}' }) the same options.`,
   poolNameTaken: (pool: string, owner: string) =>
     `"${pool}" is already ${owner}; a pool is its own BullMQ queue, so its name must not be taken ` +
     `by another queue or another queue's pool. Rename the pool (e.g. "<queue>-<tenant>").`,

@@ -144,7 +144,7 @@ export class TenantQueueModule extends ConfigurableTenantQueueModule implements 
       useFactory: (registry?: TenantQueueRegistry, consumers?: QueueConsumerCheck) => {
         if (!registry) throw rootMissing();
         checkQueueOptionNames(queue);
-        const created = registry.createQueue(queue);
+        const created = registry.declareQueue(queue);
         consumers?.expect(created.name);
         return created;
       },

@@ -37,7 +37,7 @@ export class TenantBullMqModule {
     const bullQueues: Provider[] = queues.map((queue) => ({
       provide: getQueueToken(queue.name),
       useFactory: (registry?: TenantQueueRegistry) =>
-        registryOf(registry).createQueue(queue).bullQueue,
+        registryOf(registry).declareQueue(queue).bullQueue,
       inject: [registryToken],
     }));
     const tenant = TenantQueueModule.registerQueue(...queues);
@@ -50,7 +50,7 @@ export class TenantBullMqModule {
         {
           provide: TENANT_BULLMQ_QUEUES,
           useFactory: (registry?: TenantQueueRegistry) =>
-            queues.map((queue) => registryOf(registry).createQueue(queue)),
+            queues.map((queue) => registryOf(registry).declareQueue(queue)),
           inject: [registryToken],
         },
         TenantBullMqBridge,

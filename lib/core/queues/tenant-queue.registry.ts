@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { settlesWithin } from '../redis/tenant-queue.redis';
 import { Worker } from 'bullmq';
@@ -26,6 +27,8 @@ const DEFAULT_BACKOFF = { type: 'exponential', delay: 1000, jitter: 0.5 } as con
 @Injectable()
 export class TenantQueueRegistry implements OnApplicationShutdown {
   private readonly queues = new Map<string, TenantQueue<any>>();
+  /** What each queue's first `registerQueue` declared: another one must say the same. */
+  private readonly declared = new Map<string, CoreQueueOptions>();
   private workerLookup: (name: string) => Worker | undefined = () => undefined;
 
   constructor(
@@ -36,6 +39,23 @@ export class TenantQueueRegistry implements OnApplicationShutdown {
     private readonly plugins: TenantQueuePlugins,
     @Inject(TENANT_QUEUE_BACKEND) private readonly backend: TenantQueueBackend,
   ) {}
+
+  /**
+   * @internal A `registerQueue` declaration (of either module): the queue, refused when the name
+   * was declared before with other options, of which only the first would apply.
+   */
+  declareQueue(input: CoreQueueOptions): TenantQueue<any> {
+    const earlier = this.declared.get(input.name);
+    if (earlier !== undefined && earlier !== input && !isDeepStrictEqual(earlier, input)) {
+      const fields = [...new Set([...Object.keys(earlier), ...Object.keys(input)])].filter(
+        (key) => !isDeepStrictEqual(optionOf(earlier, key), optionOf(input, key)),
+      );
+      throw new InvalidTenantQueueOptionsError(Messages.queueDeclaredTwice(input.name, fields));
+    }
+    const queue = this.createQueue(input);
+    this.declared.set(input.name, earlier ?? input);
+    return queue;
+  }
 
   /**
    * @internal Creates the producer for a `registerQueue` declaration, and one queue per dedicated
@@ -191,4 +211,8 @@ export class TenantQueueRegistry implements OnApplicationShutdown {
       registered: input,
     };
   }
+}
+
+function optionOf(options: CoreQueueOptions, key: string): unknown {
+  return (options as unknown as Record<string, unknown>)[key];
 }

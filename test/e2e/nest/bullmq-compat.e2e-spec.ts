@@ -349,6 +349,35 @@ describe('TenantBullMqModule refusals', () => {
     }
   });
 
+  it('a name TenantQueueModule.registerQueue declares with other options: the typed error; the same options boot', async () => {
+    @Processor('clash')
+    class ClashProcessor extends WorkerHost {
+      async process(): Promise<void> {}
+    }
+    @Module({
+      imports: [TenantBullMqModule.registerQueue({ name: 'clash' })],
+      providers: [ClashProcessor],
+    })
+    class MediaModule {}
+    const other = (options: object) => {
+      @Module({ imports: [TenantQueueModule.registerQueue({ name: 'clash', ...options })] })
+      class ReportsModule {}
+      return ReportsModule;
+    };
+    const prefix = uniquePrefix('bmq-clash');
+    const clash = bootTestModule({
+      imports: [...testRootImports(prefix), MediaModule, other({ fairness: {} })],
+    });
+    await expect(clash).rejects.toThrow(InvalidTenantQueueOptionsError);
+    await expect(clash).rejects.toThrow(
+      /Queue "clash" is registered twice with different options \(fairness\)/,
+    );
+    const same = await bootTestModule({
+      imports: [...testRootImports(prefix), MediaModule, other({})],
+    });
+    await same.close();
+  });
+
   it('without TenantQueueModule.forRoot: the typed error naming it, not a DI error', async () => {
     @Processor('rootless')
     class RootlessProcessor extends WorkerHost {

@@ -116,6 +116,20 @@ describe('wiring mistakes get a message naming the fix', () => {
     );
   });
 
+  it('one queue registered in two modules with other options: a typed error, not the first silently', async () => {
+    @Module({ imports: [TenantQueueModule.registerQueue({ name: 'media', attempts: 1 })] })
+    class ExportsModule {}
+    @Module({ imports: [TenantQueueModule.registerQueue({ name: 'media', fairness: {} })] })
+    class ReportsModule {}
+    const compiling = Test.createTestingModule({
+      imports: [...testRootImports(uniquePrefix('wiring')), ExportsModule, ReportsModule],
+    }).compile();
+    await expect(compiling).rejects.toThrow(InvalidTenantQueueOptionsError);
+    await expect(compiling).rejects.toThrow(
+      /Queue "media" is registered twice with different options \(attempts, fairness\)/,
+    );
+  });
+
   it('registerQueue without forRoot: a typed error naming forRoot, not a DI error', async () => {
     @Module({ imports: [TenantQueueModule.registerQueue({ name: 'media' })] })
     class AppModule {}
