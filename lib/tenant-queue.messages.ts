@@ -339,7 +339,10 @@ export const Messages = {
     `queue "${queue}" has producers here but no worker for it is running, in this process or any ` +
     `other on this Redis (checked ${seconds} s after start), so its jobs wait. Add its ` +
     `@TenantProcessor('${queue}') class (under TenantBullMqModule, its @Processor('${queue}') class) ` +
-    `to a module's providers, or start the process that runs it.`,
+    `to a module's providers, or start the process that runs it. A @Processor('${queue}') class ` +
+    `consumes this queue only when TenantBullMqModule.registerQueue({ name: '${queue}' }) declares ` +
+    `it (nestjs-tenant-queue/bullmq); beside BullModule.registerQueue it consumes BullMQ's own ` +
+    `queue of that name instead, so move the declaration there.`,
   // producer
   invalidJobOption: (queue: string, name: string, option: string, why: string) =>
     `Job "${name}" on queue "${queue}": option "${option}" ${why}; nothing was enqueued. Fix or ` +

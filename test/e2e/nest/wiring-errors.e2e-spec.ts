@@ -201,6 +201,10 @@ describe('wiring mistakes get a message naming the fix', () => {
     expect(warns[0]).toContain(
       "Add its @TenantProcessor('media') class (under TenantBullMqModule, its @Processor('media') class) to a module's providers",
     );
+    // The other way to get here: the app kept BullModule.registerQueue beside this module's.
+    expect(warns[0]).toContain(
+      "A @Processor('media') class consumes this queue only when TenantBullMqModule.registerQueue({ name: 'media' }) declares it",
+    );
   });
 
   it('no warning when another app on the same Redis and prefix runs the worker, and it runs the jobs', async () => {
