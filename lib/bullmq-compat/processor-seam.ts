@@ -2,7 +2,7 @@ import { ProcessorDecoratorService } from '@nestjs/bullmq';
 import { Worker } from 'bullmq';
 import type { Job, Processor } from 'bullmq';
 
-type Run = (job: Job, token?: string) => Promise<unknown>;
+type Run = (job: Job, token?: string, signal?: AbortSignal) => Promise<unknown>;
 /** Builds what an adopted worker runs, around the processor `@nestjs/bullmq` decorated. */
 export type AdoptedRun = (inner: Processor) => Run;
 
@@ -41,12 +41,20 @@ interface Decorator {
   [PATCHED]?: true;
 }
 
-/** One per decorated processor (per worker), made at bootstrap; two parameters, so no signal. */
+/**
+ * One per decorated processor (per worker), made at bootstrap. BullMQ reads its arity: three
+ * parameters cost an AbortController per job, so only a `process` that declares the signal gets
+ * it (and `worker.cancelJob`), as without the seam.
+ */
 function seamProcessor(inner: Processor): Processor {
   let run: Run | undefined;
-  return function tenantSeam(this: Worker, job: Job, token?: string) {
-    if (run) return run(job, token);
-    return resolve(this, inner).then((found) => (run = found)(job, token));
+  function tenantSeam(this: Worker, job: Job, token?: string, signal?: AbortSignal) {
+    if (run) return run(job, token, signal);
+    return resolve(this, inner).then((found) => (run = found)(job, token, signal));
+  }
+  if (inner.length >= 3) return tenantSeam;
+  return function tenantSeamNoSignal(this: Worker, job: Job, token?: string) {
+    return tenantSeam.call(this, job, token);
   };
 }
 
@@ -57,7 +65,7 @@ async function resolve(worker: Worker, inner: Processor): Promise<Run> {
   }
   if (refused.has(worker)) return putBack;
   const build = adopted.get(worker);
-  return build ? build(inner) : (job, token) => inner(job, token);
+  return build ? build(inner) : inner;
 }
 
 /**

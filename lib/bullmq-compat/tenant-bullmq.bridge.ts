@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { DiscoveryService, ModuleRef } from '@nestjs/core';
 import { QueueEventsHost, WorkerHost, getQueueToken } from '@nestjs/bullmq';
-import type { Processor, QueueEvents, Worker } from 'bullmq';
+import type { Job, Processor, QueueEvents, Worker } from 'bullmq';
 import { assertRedisBackend } from '../core/bullmq';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { TenantWorkerLauncher } from '../core/processor/worker-launcher';
@@ -172,7 +172,11 @@ export class TenantBullMqBridge
  */
 function hostCalling(host: WorkerHost, inner: Processor): TenantWorkerHost {
   const original = host.process;
-  const process = (job: Parameters<Processor>[0], token?: string) => inner(job, token);
+  // Its arity tells the runner whether BullMQ's signal is wanted.
+  const process =
+    inner.length >= 3
+      ? (job: Job, token?: string, signal?: AbortSignal) => inner(job, token, signal)
+      : (job: Job, token?: string) => inner(job, token);
   for (const key of Reflect.getMetadataKeys(original)) {
     Reflect.defineMetadata(key, Reflect.getMetadata(key, original), process);
   }

@@ -72,12 +72,40 @@ class FairMediaProcessor extends WorkerHost {
   }
 }
 
+/** Waits for BullMQ's signal (`worker.cancelJob`), then fails with what it saw. */
+async function untilCancelled(signal: AbortSignal | undefined, as: string | undefined) {
+  if (!signal) throw new Error('no signal');
+  await new Promise((done) => signal.addEventListener('abort', done, { once: true }));
+  throw new Error(`cancelled as ${as}`);
+}
+
+// Processors that declare BullMQ's third parameter: one on a tenant queue, one on a plain queue.
+@Processor('cancel')
+class CancelProcessor extends WorkerHost {
+  constructor(private readonly tenant: TenantContext) {
+    super();
+  }
+
+  async process(_job: Job, _token?: string, signal?: AbortSignal): Promise<void> {
+    await untilCancelled(signal, this.tenant.tenantId);
+  }
+}
+
+@Processor('plain-cancel')
+class PlainCancelProcessor extends WorkerHost {
+  async process(_job: Job, _token?: string, signal?: AbortSignal): Promise<void> {
+    await untilCancelled(signal, 'plain');
+  }
+}
+
 @Injectable()
 class Producer {
   constructor(
     @InjectTenantQueue('media') readonly media: TenantQueue<{ label: string }>,
     @InjectTenantQueue('fair-media') readonly fair: TenantQueue<{ label: string }>,
     @InjectQueue('media') readonly rawMedia: Queue,
+    @InjectTenantQueue('cancel') readonly cancel: TenantQueue<object>,
+    @InjectQueue('plain-cancel') readonly plainCancel: Queue,
     readonly tenant: TenantContext,
   ) {}
 }
@@ -97,9 +125,19 @@ describe('@nestjs/bullmq processors on tenant queues (TenantBullMqModule)', () =
             attempts: 1,
             fairness: { defaultConcurrency: 1, leaseMs: 120_000 },
           },
+          { name: 'cancel', attempts: 1 },
         ),
+        // A plain queue beside them, as the app had it.
+        BullModule.forRoot({ connection: redisConnection(), prefix: uniquePrefix('bull') }),
+        BullModule.registerQueue({ name: 'plain-cancel' }),
       ],
-      providers: [MediaProcessor, FairMediaProcessor, Producer],
+      providers: [
+        MediaProcessor,
+        FairMediaProcessor,
+        CancelProcessor,
+        PlainCancelProcessor,
+        Producer,
+      ],
     })
     class MediaModule {}
     const directory = new InMemoryTenantDirectory([
@@ -171,6 +209,32 @@ describe('@nestjs/bullmq processors on tenant queues (TenantBullMqModule)', () =
       worker.off('completed', listener);
     }
     expect(after).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
+  it('gives a process() that declares the signal its signal, on tenant and plain queues (worker.cancelJob)', async () => {
+    const jobs = [
+      {
+        worker: moduleRef.get(CancelProcessor).worker,
+        job: await producer.tenant.run('acme', () => producer.cancel.add('wait', {})),
+        queue: producer.cancel.bullQueue,
+      },
+      {
+        worker: moduleRef.get(PlainCancelProcessor).worker,
+        job: await producer.plainCancel.add('wait', {}),
+        queue: producer.plainCancel,
+      },
+    ];
+    const stateOf = async (queue: Queue, id: string) => (await queue.getJob(id))?.getState();
+    for (const { worker, job, queue } of jobs) {
+      await waitFor(async () => (await stateOf(queue, job.id!)) === 'active', 'the job to start');
+      worker.cancelJob(job.id!);
+    }
+    const reasons = [];
+    for (const { job, queue } of jobs) {
+      await waitFor(async () => (await stateOf(queue, job.id!)) === 'failed', 'the job to fail');
+      reasons.push((await queue.getJob(job.id!))?.failedReason);
+    }
+    expect(reasons).toEqual(['cancelled as acme', 'cancelled as plain']);
   });
 
   it("applies the module's job guards: a suspended tenant's job is cancelled, not run", async () => {
