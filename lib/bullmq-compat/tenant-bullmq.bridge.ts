@@ -13,6 +13,7 @@ import { assertRedisBackend } from '../core/bullmq';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { TenantWorkerLauncher } from '../core/processor/worker-launcher';
 import { TenantJobRunner } from '../core/processor/tenant-job.runner';
+import { TenantProcessorExplorer } from '../core/processor/tenant-processor.explorer';
 import { TenantProcessorOptions } from '../core/processor/tenant-processor.decorator';
 import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
 import type { TenantQueue } from '../core/queues/tenant-queue';
@@ -162,6 +163,9 @@ export class TenantBullMqBridge
     this.moduleRef
       .get(TenantWorkerLauncher, { strict: false })
       .adopt(worker, queue.definition, options);
+    this.moduleRef
+      .get(TenantProcessorExplorer, { strict: false })
+      .bindEvents(host as unknown as TenantWorkerHost, worker);
   }
 }
 

@@ -93,8 +93,11 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
     this.bindEvents(host, this.launcher.launch(host, definition, options).events);
   }
 
-  /** Subscribes `@OnTenantWorkerEvent` methods to the consumer's events. */
-  private bindEvents(
+  /**
+   * @internal Subscribes `@OnTenantWorkerEvent` methods to the consumer's events (also an adopted
+   * `@nestjs/bullmq` worker's, for its `@Processor` host).
+   */
+  bindEvents(
     host: TenantWorkerHost,
     emitter: { on(event: string, listener: (...args: any[]) => void): unknown },
   ): void {

@@ -9,6 +9,7 @@ import {
   InMemoryTenantDirectory,
   InjectTenantQueue,
   InvalidTenantQueueOptionsError,
+  OnTenantWorkerEvent,
   TenantContext,
   TenantFairness,
   TenantQueue,
@@ -80,6 +81,29 @@ async function untilCancelled(signal: AbortSignal | undefined, as: string | unde
 }
 
 // Processors that declare BullMQ's third parameter: one on a tenant queue, one on a plain queue.
+// The tenant-aware replacement of @OnWorkerEvent on a processor kept as it is.
+const tenantEvents: string[] = [];
+@Processor('events')
+class EventsProcessor extends WorkerHost {
+  constructor(private readonly tenant: TenantContext) {
+    super();
+  }
+
+  async process(job: Job<{ fail?: boolean }>): Promise<void> {
+    if (job.data.fail) throw new Error('failed on purpose');
+  }
+
+  @OnTenantWorkerEvent('completed')
+  completed(): void {
+    tenantEvents.push(`completed:${this.tenant.tenantId}`);
+  }
+
+  @OnTenantWorkerEvent('failed')
+  failed(): void {
+    tenantEvents.push(`failed:${this.tenant.tenantId}`);
+  }
+}
+
 @Processor('cancel')
 class CancelProcessor extends WorkerHost {
   constructor(private readonly tenant: TenantContext) {
@@ -105,6 +129,7 @@ class Producer {
     @InjectTenantQueue('fair-media') readonly fair: TenantQueue<{ label: string }>,
     @InjectQueue('media') readonly rawMedia: Queue,
     @InjectTenantQueue('cancel') readonly cancel: TenantQueue<object>,
+    @InjectTenantQueue('events') readonly events: TenantQueue<{ fail?: boolean }>,
     @InjectQueue('plain-cancel') readonly plainCancel: Queue,
     readonly tenant: TenantContext,
   ) {}
@@ -126,6 +151,7 @@ describe('@nestjs/bullmq processors on tenant queues (TenantBullMqModule)', () =
             fairness: { defaultConcurrency: 1, leaseMs: 120_000 },
           },
           { name: 'cancel', attempts: 1 },
+          { name: 'events', attempts: 1 },
         ),
         // A plain queue beside them, as the app had it.
         BullModule.forRoot({ connection: redisConnection(), prefix: uniquePrefix('bull') }),
@@ -136,6 +162,7 @@ describe('@nestjs/bullmq processors on tenant queues (TenantBullMqModule)', () =
         FairMediaProcessor,
         CancelProcessor,
         PlainCancelProcessor,
+        EventsProcessor,
         Producer,
       ],
     })
@@ -235,6 +262,13 @@ describe('@nestjs/bullmq processors on tenant queues (TenantBullMqModule)', () =
       reasons.push((await queue.getJob(job.id!))?.failedReason);
     }
     expect(reasons).toEqual(['cancelled as acme', 'cancelled as plain']);
+  });
+
+  it("runs a @Processor's @OnTenantWorkerEvent listeners in the job's tenant", async () => {
+    await producer.tenant.run('acme', () => producer.events.add('ok', {}));
+    await producer.tenant.run('globex', () => producer.events.add('bad', { fail: true }));
+    await waitFor(() => tenantEvents.length === 2, 'both events', 5_000);
+    expect(tenantEvents.sort()).toEqual(['completed:acme', 'failed:globex']);
   });
 
   it("applies the module's job guards: a suspended tenant's job is cancelled, not run", async () => {
