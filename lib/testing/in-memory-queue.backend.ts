@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { JobDispatcher } from '../core/queues/job-dispatcher.interface';
+import { hasCallerJobId } from '../core/queues/tenant-queue';
+import { InMemoryJobIdOwners } from './in-memory-job-id-owners';
 import { TenantQueueBackend } from '../core/queues/queue-backend';
 import { TenantQueueTesting } from './tenant-queue-testing';
 
@@ -43,14 +45,17 @@ export class InMemoryQueueBackend implements TenantQueueBackend {
   dispatcherFor(definition: TenantQueueDefinition): JobDispatcher {
     return {
       dispatch: async (_queue, jobs) => {
-        for (const job of jobs)
+        for (const job of jobs) {
+          // The same tenant repeating its own id: a harmless duplicate, as in BullMQ.
+          if (hasCallerJobId(job) && this.testing.has(definition.name, job.opts.jobId)) continue;
           this.testing.record(definition.name, job.opts.jobId, job.name, job.data);
+        }
       },
     };
   }
 
-  jobIdOwners(): undefined {
-    return undefined;
+  jobIdOwners(definition: TenantQueueDefinition): InMemoryJobIdOwners {
+    return new InMemoryJobIdOwners(this.testing.jobIdsOf(definition.name));
   }
 
   enqueueBound(): undefined {

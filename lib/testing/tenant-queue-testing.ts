@@ -3,6 +3,7 @@ import type { Job, Processor } from 'bullmq';
 import { EventEmitter } from 'node:events';
 import { TenantEnvelope } from '../core/types/tenant-envelope.interface';
 import { ENVELOPE_KEY } from '../tenant-queue.constants';
+import { JobIdOwner } from './in-memory-job-id-owners';
 
 /**
  * Where a job recorded by `TenantQueueTestingModule` stands.
@@ -45,6 +46,8 @@ export class TenantQueueTesting {
   private readonly recorded: TestJob[] = [];
   private readonly consumers = new Map<string, Consumer>();
   private readonly running = new Set<Promise<void>>();
+  /** Caller-chosen job ids per queue and their owners (the Redis ledger's stand-in). */
+  private readonly jobIds = new Map<string, Map<string, JobIdOwner>>();
 
   /** Recorded jobs, optionally of one queue, in enqueue order. */
   jobs(queueName?: string): TestJob[] {
@@ -58,8 +61,22 @@ export class TenantQueueTesting {
     while (this.running.size > 0) await Promise.all([...this.running]);
   }
 
+  /** Forgets the recorded jobs and their ids (another tenant may use an id again). */
   clear(): void {
     this.recorded.length = 0;
+    for (const ids of this.jobIds.values()) ids.clear();
+  }
+
+  /** @internal Whether a job of this id was recorded on the queue (since the last `clear()`). */
+  has(queueName: string, id: string): boolean {
+    return this.recorded.some((job) => job.queueName === queueName && job.id === id);
+  }
+
+  /** @internal The owners of a queue's caller-chosen job ids. */
+  jobIdsOf(queueName: string): Map<string, JobIdOwner> {
+    let ids = this.jobIds.get(queueName);
+    if (!ids) this.jobIds.set(queueName, (ids = new Map()));
+    return ids;
   }
 
   /** @internal */

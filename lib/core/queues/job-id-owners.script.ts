@@ -44,7 +44,9 @@ export function newClaimToken(): string {
   return PROCESS_TOKEN + calls.toString(16).padStart(8, '0');
 }
 
-const ownerOf = (job: PreparedJob) => (job.tenantId === undefined ? 's' : `t${job.tenantId}`);
+/** @internal The owner of a job's id: `t` and its tenant, or `s` for a job without tenant. */
+export const ownerOf = (job: PreparedJob) =>
+  job.tenantId === undefined ? 's' : `t${job.tenantId}`;
 
 /** @internal The ledger in Redis, under the queue's hash tag (one Redis Cluster slot). */
 export class RedisJobIdOwners implements JobIdOwners {

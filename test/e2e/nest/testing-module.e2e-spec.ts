@@ -7,6 +7,7 @@ import request from 'supertest';
 import {
   InjectTenantQueue,
   InvalidLaneError,
+  JobIdTakenError,
   MissingTenantError,
   OnTenantWorkerEvent,
   TenantContext,
@@ -141,6 +142,37 @@ describe('TenantQueueTestingModule', () => {
     expect(() => reports.bullQueue.getJob('x')).toThrow(
       /not available in TenantQueueTestingModule/,
     );
+  });
+
+  it("keeps job ids as production does: a repeat is one job, another tenant's id is refused", async () => {
+    testing.clear();
+    const reports = app.get<TenantQueue>('TenantQueue:reports');
+    const opts = { jobId: 'acme-report-08' };
+    await reports.addForTenant('acme', 'monthly', { month: '2026-08' }, opts);
+    await reports.addForTenant('acme', 'monthly', { month: '2026-08' }, opts);
+    await expect(
+      reports.addForTenant('globex', 'monthly', { month: '2026-08' }, opts),
+    ).rejects.toBeInstanceOf(JobIdTakenError);
+    // All or none: the bulk's own new id is not written (nor kept) when one id is refused.
+    await expect(
+      app.get(TenantContext).run('globex', () =>
+        reports.addBulk([
+          { name: 'monthly', data: { month: '2026-07' }, opts: { jobId: 'globex-07' } },
+          { name: 'monthly', data: { month: '2026-08' }, opts },
+        ]),
+      ),
+    ).rejects.toBeInstanceOf(JobIdTakenError);
+    await testing.drain();
+    expect(testing.jobs('reports').map((job) => [job.id, job.tenant?.tenantId, job.state])).toEqual(
+      [['acme-report-08', 'acme', 'completed']],
+    );
+    expect(testing.jobs('emails')).toHaveLength(1);
+    await reports.addForTenant('globex', 'monthly', { month: '2026-07' }, { jobId: 'globex-07' });
+    // clear() forgets the jobs and their ids, as a fresh Redis would.
+    testing.clear();
+    await reports.addForTenant('initech', 'monthly', { month: '2026-08' }, opts);
+    await testing.drain();
+    expect(testing.jobs('reports')).toMatchObject([{ id: 'acme-report-08', state: 'completed' }]);
   });
 
   it("applies the runner's envelope checks to system work too", async () => {
