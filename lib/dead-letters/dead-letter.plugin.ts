@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import type { Job, Worker } from 'bullmq';
+import type { Job } from 'bullmq';
 import { parseCancelReason } from '../core/errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
-import { WorkerPlugin } from '../core/processor/tenant-job-pipeline';
+import { WorkerEvents, WorkerPlugin } from '../core/processor/tenant-job-pipeline';
 import { TenantWorkerPlugin } from '../core/processor/tenant-worker-plugin.decorator';
 import { TenantProcessorOptions } from '../core/processor/tenant-processor.decorator';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
@@ -43,7 +43,11 @@ export class DeadLetterWorkerPlugin implements WorkerPlugin {
     private readonly registry: TenantQueueRegistry,
   ) {}
 
-  attach(worker: Worker, definition: TenantQueueDefinition, _options: TenantProcessorOptions) {
+  attach(
+    worker: WorkerEvents,
+    definition: TenantQueueDefinition,
+    _options: TenantProcessorOptions,
+  ) {
     worker.on('failed', (job, error) => {
       if (!job || job.finishedOn === undefined || parseCancelReason(job.failedReason)) return;
       this.deadLetters

@@ -10,7 +10,6 @@ import {
   OnApplicationBootstrap,
   OnModuleInit,
 } from '@nestjs/common';
-import type { Worker } from 'bullmq';
 import type { TenantBullJob } from '../core/processor/tenant-bull-job';
 import { InvalidTenantQueueOptionsError, parseCancelReason } from '../core/errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
@@ -19,6 +18,7 @@ import { TenantTiers } from '../core/tenants/tenant-tiers.service';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/options/core.options';
 import { TenantWorkerPlugin } from '../core/processor/tenant-worker-plugin.decorator';
 import { TenantProcessorOptions } from '../core/processor/tenant-processor.decorator';
+import { WorkerEvents } from '../core/processor/tenant-job-pipeline';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRedis, settlesWithin } from '../core/redis/tenant-queue.redis';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
@@ -215,7 +215,11 @@ export class FairGateRegistry
   }
 
   /** @internal */
-  attach(worker: Worker, definition: TenantQueueDefinition, options: TenantProcessorOptions): void {
+  attach(
+    worker: WorkerEvents,
+    definition: TenantQueueDefinition,
+    options: TenantProcessorOptions,
+  ): void {
     const gate = this.gateFor(definition);
     if (!gate) return;
     gate.addConsumer(options.concurrency ?? 1);

@@ -1,13 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
-import type { Job, Worker } from 'bullmq';
+import type { Job } from 'bullmq';
 import { TenantContext } from '../core/context/tenant-context';
 import { CancelReason, cancelMessage, parseCancelReason } from '../core/errors';
 import { TenantActor } from '../core/types/actor.interface';
 import { TenantJob } from '../core/types/tenant-job.interface';
 import { TenantWorkerPlugin } from '../core/processor/tenant-worker-plugin.decorator';
 import { TenantJobRunner } from '../core/processor/tenant-job.runner';
+import { WorkerEvents } from '../core/processor/tenant-job-pipeline';
 
 /**
  * A job that was cancelled instead of run (never retried, not a tenant failure).
@@ -49,7 +50,7 @@ export class JobCancellations {
   ) {}
 
   /** @internal Listens to the `failed` event of each worker the module starts. */
-  attach(worker: Worker): void {
+  attach(worker: WorkerEvents): void {
     worker.on('failed', (job: Job | undefined) => {
       const reason = parseCancelReason(job?.failedReason);
       if (!job || !reason || this.listeners.size === 0) return;

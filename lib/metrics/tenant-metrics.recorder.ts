@@ -9,14 +9,19 @@ import {
   Injectable,
   OnApplicationBootstrap,
 } from '@nestjs/common';
-import type { Job, Worker } from 'bullmq';
+import type { Job } from 'bullmq';
 import { jobLogRef, tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { TIMEOUT_REASON_PREFIX, parseCancelReason } from '../core/errors';
 import { finalFailureReason } from '../core/processor/job-error.mapper';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { TenantJob } from '../core/types/tenant-job.interface';
-import { JobRunContext, JobStage, WorkerPlugin } from '../core/processor/tenant-job-pipeline';
+import {
+  JobRunContext,
+  JobStage,
+  WorkerEvents,
+  WorkerPlugin,
+} from '../core/processor/tenant-job-pipeline';
 import { PreparedJob } from '../core/queues/job-dispatcher.interface';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/options/core.options';
 import { TenantQueueRedis, settlesWithin } from '../core/redis/tenant-queue.redis';
@@ -123,7 +128,7 @@ export class TenantMetricsRecorder
     return next();
   }
 
-  attach(worker: Worker, definition: TenantQueueDefinition): void {
+  attach(worker: WorkerEvents, definition: TenantQueueDefinition): void {
     const queue = this.queueOf(definition);
     worker.on('completed', (job) => this.outcome(queue, job, COMPLETED_FIELD, ''));
     worker.on('failed', (job, error) => {
@@ -162,7 +167,9 @@ export class TenantMetricsRecorder
     const opened = (job as TenantJob).tenant?.tenantId;
     if (opened !== undefined) return opened;
     const tenantId = jobLogRef(job).tenantId;
-    return tenantId && isTenantIdOf(this.rootOptions.tenantIdPattern, tenantId) ? tenantId : undefined;
+    return tenantId && isTenantIdOf(this.rootOptions.tenantIdPattern, tenantId)
+      ? tenantId
+      : undefined;
   }
 
   private queueOf(definition: TenantQueueDefinition): QueueVisibility {

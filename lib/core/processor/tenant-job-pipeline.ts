@@ -65,9 +65,19 @@ export interface WorkerEventSetup {
   around(job: Job | undefined, listener: () => void): void;
 }
 
-/** Hooks a feature into each BullMQ worker the module starts (e.g. releasing fair slots). */
+/** The events of a consumer: a BullMQ worker's, or the testing module's inline consumer's. */
+export type WorkerEvents = Pick<Worker, 'on'>;
+
+/**
+ * Hooks a feature into each consumer the module starts (e.g. releasing fair slots): it listens to
+ * the worker's events, which the testing module's inline consumer emits too.
+ */
 export interface WorkerPlugin {
-  attach(worker: Worker, definition: TenantQueueDefinition, options: TenantProcessorOptions): void;
+  attach(
+    worker: WorkerEvents,
+    definition: TenantQueueDefinition,
+    options: TenantProcessorOptions,
+  ): void;
 }
 
 /**

@@ -6,7 +6,7 @@ import { tenantLogFields } from '../context/tenant-log-fields';
 import { TenantQueueLogger } from '../logging/tenant-queue-logger';
 import { TenantQueueRegistry } from '../queues/tenant-queue.registry';
 import { TenantQueueDefinition } from '../types/queue-definition.interface';
-import { TenantJobPipeline } from './tenant-job-pipeline';
+import { TenantJobPipeline, WorkerEvents } from './tenant-job-pipeline';
 import { TenantJobRunner } from './tenant-job.runner';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
@@ -55,6 +55,10 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
     if (worker) {
       this.keep(worker, definition, options);
       host.attachWorker(worker);
+    } else {
+      // The testing module's inline consumer emits BullMQ's worker events, with BullMQ's arguments.
+      const events = started.events as WorkerEvents;
+      for (const plugin of this.pipeline.workerPlugins) plugin.attach(events, definition, options);
     }
     return started;
   }

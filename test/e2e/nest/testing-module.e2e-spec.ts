@@ -1,5 +1,14 @@
 import { InjectQueue } from '@nestjs/bullmq';
-import { Controller, INestApplication, Injectable, Module, Post, UseGuards } from '@nestjs/common';
+import {
+  CanActivate,
+  Controller,
+  ExecutionContext,
+  INestApplication,
+  Injectable,
+  Module,
+  Post,
+  UseGuards,
+} from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { Test } from '@nestjs/testing';
 import { ClsModule } from 'nestjs-cls';
@@ -7,6 +16,8 @@ import request from 'supertest';
 import {
   InjectTenantQueue,
   InvalidLaneError,
+  JobCancellations,
+  JobCancelledEvent,
   JobIdTakenError,
   MissingTenantError,
   OnTenantWorkerEvent,
@@ -19,6 +30,7 @@ import {
   TenantQueueTestingModule,
   TenantRequiredGuard,
   TenantWorkerHost,
+  UseJobGuards,
   parseCancelReason,
 } from '../../../lib';
 import { TenantBullMqModule } from '../../../lib/bullmq-compat';
@@ -46,6 +58,21 @@ class ReportProcessor extends TenantWorkerHost {
   }
 }
 
+@Injectable()
+class OpenGuard implements CanActivate {
+  canActivate(context: ExecutionContext) {
+    return context.getArgByIndex<TenantJob<{ open?: boolean }>>(0).data.open === true;
+  }
+}
+
+@UseJobGuards(OpenGuard)
+@TenantProcessor('vetted')
+class VettedProcessor extends TenantWorkerHost {
+  async process() {
+    return 'ran';
+  }
+}
+
 @Controller('reports')
 class ReportsController {
   constructor(@InjectTenantQueue('reports') private readonly reports: TenantQueue) {}
@@ -69,6 +96,7 @@ describe('TenantQueueTestingModule', () => {
         TenantQueueTestingModule.forRoot(),
         TenantQueueModule.registerQueue(
           { name: 'reports' },
+          { name: 'vetted' },
           {
             name: 'emails',
             fairness: { lanes: { interactive: { share: 0.5 }, bulk: { share: 0.5 } } },
@@ -76,7 +104,7 @@ describe('TenantQueueTestingModule', () => {
         ),
       ],
       controllers: [ReportsController],
-      providers: [ReportProcessor],
+      providers: [ReportProcessor, VettedProcessor, OpenGuard],
     })
     class AppUnderTest {}
     const moduleRef = await Test.createTestingModule({ imports: [AppUnderTest] }).compile();
@@ -173,6 +201,30 @@ describe('TenantQueueTestingModule', () => {
     await reports.addForTenant('initech', 'monthly', { month: '2026-08' }, opts);
     await testing.drain();
     expect(testing.jobs('reports')).toMatchObject([{ id: 'acme-report-08', state: 'completed' }]);
+  });
+
+  it('tells JobCancellations listeners of a cancelled job, in its tenant, as in production', async () => {
+    const cancelled: JobCancelledEvent[] = [];
+    const tenants: (string | undefined)[] = [];
+    const stop = app.get(JobCancellations).onCancelled((event) => {
+      cancelled.push(event);
+      tenants.push(app.get(TenantContext).tenantId);
+    });
+    const vetted = app.get<TenantQueue>('TenantQueue:vetted');
+    const job = await vetted.addForTenant('acme', 'check', { open: false });
+    await vetted.addForTenant('acme', 'check', { open: true });
+    await testing.drain();
+    stop();
+    expect(testing.jobs('vetted').map((j) => j.state)).toEqual(['failed', 'completed']);
+    expect(cancelled).toEqual([
+      expect.objectContaining({
+        reason: 'FORBIDDEN',
+        queueName: 'vetted',
+        jobId: job.id,
+        tenantId: 'acme',
+      }),
+    ]);
+    expect(tenants).toEqual(['acme']);
   });
 
   it("applies the runner's envelope checks to system work too", async () => {
