@@ -5,3 +5,5 @@ export type { DeadLetterQueueOptions } from './dead-letter-queue-options.interfa
 // @internal: for the inspector's dead-letter counts.
 export { DeadLettersScript } from './dead-letters.script';
 export * from './dead-letter-resolved.error';
+// @internal: its check of `deadLetterCap`, which the testing module runs too.
+export { DeadLetterQueueFeature } from './dead-letter-queue.feature';

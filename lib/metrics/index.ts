@@ -26,4 +26,8 @@ export type {
   TenantQueueSettings,
   TenantQueueSettingsChange,
 } from './tenant-queue-state-source.interface';
-export { TenantLabeler, resolveMetricsOptions } from './metrics.options';
+export {
+  TENANT_QUEUE_METRICS_OPTIONS,
+  TenantLabeler,
+  resolveMetricsOptions,
+} from './metrics.options';

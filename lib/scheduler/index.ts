@@ -2,6 +2,11 @@ export { TenantScheduler } from './tenant-scheduler';
 export { TenantCron } from './tenant-cron.decorator';
 export type { TenantCronOptions, TenantCronRun } from './tenant-cron.decorator';
 export { SchedulerClock } from './scheduler-clock';
+// @internal: the check of the `scheduler` options, which the testing module runs too.
+export {
+  TENANT_SCHEDULER_OPTIONS,
+  resolveTenantSchedulerOptions,
+} from './tenant-scheduler.options';
 export type {
   MissedRunPolicy,
   ScheduleTimezone,

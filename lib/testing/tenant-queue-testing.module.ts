@@ -18,6 +18,9 @@ import {
   TENANT_QUEUE_OPTIONS,
 } from '../core/options/core.options';
 import { FairQueueFeature } from '../fairness';
+import { DeadLetterQueueFeature } from '../dead-letters';
+import { TENANT_QUEUE_METRICS_OPTIONS, resolveMetricsOptions } from '../metrics';
+import { TENANT_SCHEDULER_OPTIONS, resolveTenantSchedulerOptions } from '../scheduler';
 import {
   FEATURE_OPTIONS,
   REDIS_FREE_FEATURES,
@@ -58,6 +61,18 @@ export class TenantQueueTestingModule implements NestModule {
       FEATURE_OPTIONS,
       TenantQueueTesting,
       FairQueueFeature,
+      // The checks of what the real module brings and this one leaves out: the same refusals.
+      DeadLetterQueueFeature,
+      {
+        provide: TENANT_SCHEDULER_OPTIONS,
+        useFactory: resolveTenantSchedulerOptions,
+        inject: [TENANT_QUEUE_MODULE_OPTIONS],
+      },
+      {
+        provide: TENANT_QUEUE_METRICS_OPTIONS,
+        useFactory: resolveMetricsOptions,
+        inject: [TENANT_QUEUE_MODULE_OPTIONS],
+      },
     ];
     const core = TenantQueueCoreModule.register({
       queues: InMemoryQueueBackend,

@@ -16,6 +16,7 @@ import request from 'supertest';
 import {
   InjectTenantQueue,
   InvalidLaneError,
+  InvalidTenantQueueOptionsError,
   JobCancellations,
   JobCancelledEvent,
   JobIdTakenError,
@@ -260,5 +261,23 @@ describe('TenantQueueTestingModule with @nestjs/bullmq processors (TenantBullMqM
       /not available in TenantQueueTestingModule; read jobs from TenantQueueTesting\.jobs\(\)/,
     );
     await producer.close();
+  });
+});
+
+describe('TenantQueueTestingModule refuses the options the real module refuses, those of the features it leaves out too', () => {
+  it.each([
+    [{ scheduler: { tickInterval: -1 } }, {}, '"scheduler.tickInterval"'],
+    [{ scheduler: { enabled: 'yes' } }, {}, '"scheduler.enabled"'],
+    [{ metrics: { bogus: 1 } }, {}, '"metrics.bogus"'],
+    [{}, { deadLetterCap: 0 }, '"registerQueue(q).deadLetterCap"'],
+  ])('forRoot(%j), registerQueue(%j): %s', async (root, queue, field) => {
+    const compiling = Test.createTestingModule({
+      imports: [
+        TenantQueueTestingModule.forRoot(root as object),
+        TenantQueueModule.registerQueue({ name: 'q', ...queue }),
+      ],
+    }).compile();
+    await expect(compiling).rejects.toThrow(InvalidTenantQueueOptionsError);
+    await expect(compiling).rejects.toThrow(field);
   });
 });
