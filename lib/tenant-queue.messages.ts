@@ -81,6 +81,13 @@ export const Messages = {
     `@TenantProcessor('${queue}') on ${className}: timeoutMs ${String(timeoutMs)} is not an ` +
     `integer from 1 to ${max} ms (about 24.8 days). Pass such a deadline, or leave timeoutMs out ` +
     `for none.`,
+  processorOptionInvalid: (
+    className: string,
+    queue: string,
+    problem: { option: string; value: unknown; must: string },
+  ) =>
+    `@TenantProcessor('${queue}') on ${className}: ${problem.option} ${String(problem.value)} is ` +
+    `not ${problem.must}. Pass such a value, or leave ${problem.option} out for BullMQ's default.`,
   processorPipesIgnored: (className: string, queue: string) =>
     `@TenantProcessor('${queue}') on ${className}: its @UsePipes pipes never run on jobs. Pipes ` +
     `transform a handler's decorated parameters, and process(job) has none. Check job.data in ` +

@@ -12,6 +12,7 @@ import { TenantJobRunner } from './tenant-job.runner';
 import { TenantProcessorMetadataAccessor } from './tenant-processor.metadata-accessor';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
+import { workerOptionsProblem } from './worker-options.check';
 import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 import { TenantQueueLogger } from '../logging/tenant-queue-logger';
 
@@ -63,6 +64,12 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
             timeoutMs,
             MAX_TIMEOUT,
           ),
+        );
+      }
+      const problem = workerOptionsProblem(metadata.options);
+      if (problem) {
+        throw new InvalidTenantQueueOptionsError(
+          Messages.processorOptionInvalid(wrapper.name as string, metadata.queue, problem),
         );
       }
       // Pipes bind to a handler's decorated parameters; process(job) has none, so they never run.

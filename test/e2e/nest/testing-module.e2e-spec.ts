@@ -280,4 +280,22 @@ describe('TenantQueueTestingModule refuses the options the real module refuses, 
     await expect(compiling).rejects.toThrow(InvalidTenantQueueOptionsError);
     await expect(compiling).rejects.toThrow(field);
   });
+
+  it('@TenantProcessor options BullMQ refuses (concurrency 0): the same typed error at init', async () => {
+    @TenantProcessor('q', { concurrency: 0 })
+    class IdleProcessor extends TenantWorkerHost {
+      async process() {}
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [TenantQueueTestingModule.forRoot(), TenantQueueModule.registerQueue({ name: 'q' })],
+      providers: [IdleProcessor],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    const refused = app.init();
+    await expect(refused).rejects.toThrow(InvalidTenantQueueOptionsError);
+    await expect(refused).rejects.toThrow(
+      "@TenantProcessor('q') on IdleProcessor: concurrency 0 is not an integer >= 1.",
+    );
+    await app.close();
+  });
 });

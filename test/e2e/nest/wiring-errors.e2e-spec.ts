@@ -16,6 +16,7 @@ import {
   TenantQueue,
   TenantRequiredGuard,
   TenantProcessor,
+  TenantProcessorOptions,
   TenantQueueModule,
   TenantQueueRegistry,
   InvalidTenantQueueOptionsError,
@@ -67,32 +68,50 @@ describe('wiring mistakes get a message naming the fix', () => {
     await app.close();
   });
 
+  /** Boots a `media` processor with `options`: refused at init with `message`, and no worker. */
+  async function refusedAtBoot(options: TenantProcessorOptions, message: string) {
+    @TenantProcessor('media', options)
+    class RenderProcessor extends TenantWorkerHost {
+      async process() {}
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ...testRootImports(uniquePrefix('wiring')),
+        TenantQueueModule.registerQueue({ name: 'media' }),
+      ],
+      providers: [RenderProcessor],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    const refused = app.init();
+    await expect(refused).rejects.toThrow(InvalidTenantQueueOptionsError);
+    await expect(refused).rejects.toThrow(
+      `@TenantProcessor('media') on RenderProcessor: ${message}`,
+    );
+    expect(app.get(TenantQueueRegistry).getWorker('media')).toBeUndefined();
+    await app.close();
+  }
+
   it.each([3_000_000_000, 2_147_483_648, -1, 1.5, Number.NaN])(
     'a processor timeoutMs of %p: a typed error at boot, never a deadline that fires at once',
-    async (timeoutMs) => {
-      // Node's setTimeout takes a delay above 2^31-1 ms as 1 ms: every job failed "[TIMEOUT]
-      // ran past its 3000000000 ms timeout" after a millisecond; -1, 1.5 or NaN gave no deadline.
-      @TenantProcessor('media', { timeoutMs })
-      class RenderProcessor extends TenantWorkerHost {
-        async process() {}
-      }
-      const moduleRef = await Test.createTestingModule({
-        imports: [
-          ...testRootImports(uniquePrefix('wiring')),
-          TenantQueueModule.registerQueue({ name: 'media' }),
-        ],
-        providers: [RenderProcessor],
-      }).compile();
-      const app = moduleRef.createNestApplication({ logger: false });
-      const refused = app.init();
-      await expect(refused).rejects.toThrow(InvalidTenantQueueOptionsError);
-      await expect(refused).rejects.toThrow(
-        `@TenantProcessor('media') on RenderProcessor: timeoutMs ${timeoutMs} is not an integer ` +
-          `from 1 to 2147483647 ms (about 24.8 days).`,
-      );
-      expect(app.get(TenantQueueRegistry).getWorker('media')).toBeUndefined();
-      await app.close();
-    },
+    // Node's setTimeout takes a delay above 2^31-1 ms as 1 ms: every job failed "[TIMEOUT]
+    // ran past its 3000000000 ms timeout" after a millisecond; -1, 1.5 or NaN gave no deadline.
+    (timeoutMs) =>
+      refusedAtBoot(
+        { timeoutMs },
+        `timeoutMs ${timeoutMs} is not an integer from 1 to 2147483647 ms (about 24.8 days).`,
+      ),
+  );
+
+  // BullMQ's Worker constructor threw a plain Error ("concurrency must be a finite number greater
+  // than 0") at boot, naming neither the processor nor the option's place.
+  it.each([
+    [{ concurrency: 0 }, 'concurrency 0 is not an integer >= 1.'],
+    [{ concurrency: 2.5 }, 'concurrency 2.5 is not an integer >= 1.'],
+    [{ stalledInterval: 0 }, 'stalledInterval 0 is not a number of ms > 0.'],
+    [{ drainDelay: -1 }, 'drainDelay -1 is not a number of seconds > 0.'],
+    [{ maxStalledCount: -1 }, 'maxStalledCount -1 is not an integer >= 0.'],
+  ])('@TenantProcessor(media, %p): a typed error at boot naming it', (bad, message) =>
+    refusedAtBoot(bad, message),
   );
 
   // Checked in defaultJobOptions, they were taken unchecked on the queue itself: attempts -1 ran
