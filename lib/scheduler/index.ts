@@ -2,7 +2,9 @@ export { TenantScheduler } from './tenant-scheduler';
 export { TenantCron } from './tenant-cron.decorator';
 export type { TenantCronOptions, TenantCronRun } from './tenant-cron.decorator';
 export { SchedulerClock } from './scheduler-clock';
-// @internal: the check of the `scheduler` options, which the testing module runs too.
+// @internal: the checks of the `scheduler` options and of `@TenantCron`, which the testing module
+// runs too.
+export { TenantCronCheck } from './tenant-cron.check';
 export {
   TENANT_SCHEDULER_OPTIONS,
   resolveTenantSchedulerOptions,

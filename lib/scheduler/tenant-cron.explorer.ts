@@ -1,4 +1,3 @@
-import { isTenantDirectoryConfigured } from '../core/tenants/default-ports';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import {
   BeforeApplicationShutdown,
@@ -10,7 +9,6 @@ import {
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
-import { InvalidScheduleError } from './invalid-schedule.error';
 import { TenantDirectory } from '../core/types/tenant-directory.interface';
 import { TenantWorkerLauncher } from '../core/processor/worker-launcher';
 import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
@@ -20,17 +18,10 @@ import { CronFanOutHost } from './cron-fan-out.host';
 import { ScheduleStore } from './schedule.store';
 import { StoredCronSchedule, StoredTenantSchedule, cronScheduleId } from './stored-schedule';
 import { ScheduleTicker } from './schedule-ticker';
-import { TENANT_CRON_METADATA, TenantCronMetadata } from './tenant-cron.decorator';
-import { TenantCronHandler, TenantCronHost } from './tenant-cron.host';
-import { MAX_CATCH_UP, MISSED_POLICIES, SCHEDULE_KEY_PATTERN } from './tenant-schedule.dto';
+import { TenantCronHost } from './tenant-cron.host';
+import { Cron, assertCronDirectory, discoverTenantCrons } from './tenant-cron.check';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
-import { jobOptionsProblem } from '../core/queues/job-options.check';
-import { tenantCronJobId } from './schedule-job-id';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
-
-/** A validated `@TenantCron`: every option with a default has its value. */
-type Cron = TenantCronMetadata &
-  Required<Pick<TenantCronMetadata, 'timezone' | 'missed' | 'maxCatchUp' | 'queue'>>;
 
 /** A `@TenantCron` schedule as the dashboard lists it for one tenant. */
 export interface TenantCronView {
@@ -75,10 +66,7 @@ export class TenantCronExplorer
    */
   onModuleInit(): void {
     this.discovered = this.discover();
-    const { crons } = this.discovered;
-    if (crons.size > 0 && !isTenantDirectoryConfigured(this.directory)) {
-      throw new InvalidTenantQueueOptionsError(Messages.cronNeedsDirectory([...crons.keys()][0]));
-    }
+    assertCronDirectory(this.discovered.crons, this.directory);
   }
 
   /**
@@ -158,64 +146,12 @@ export class TenantCronExplorer
   }
 
   private discover() {
-    const crons = new Map<string, Cron>();
-    const handlers = new Map<string, Map<string, TenantCronHandler>>();
-    for (const wrapper of this.discovery.getProviders()) {
-      const instance = wrapper.instance;
-      if (!instance || typeof instance !== 'object' || !wrapper.isDependencyTreeStatic()) continue;
-      const prototype = Object.getPrototypeOf(instance);
-      for (const method of this.scanner.getAllMethodNames(prototype)) {
-        const metadata = this.reflector.get<TenantCronMetadata | undefined>(
-          TENANT_CRON_METADATA,
-          prototype[method],
-        );
-        if (!metadata) continue;
-        const cron = this.validate(metadata);
-        if (crons.has(cron.name)) throw new InvalidScheduleError(Messages.duplicateCron(cron.name));
-        crons.set(cron.name, cron);
-        const byName = handlers.get(cron.queue) ?? new Map<string, TenantCronHandler>();
-        byName.set(cron.name, (run, job) => instance[method](run, job));
-        handlers.set(cron.queue, byName);
-      }
-    }
-    return { crons, handlers };
-  }
-
-  private validate(metadata: TenantCronMetadata): Cron {
-    const field = (name: string, why: string) =>
-      new InvalidScheduleError(Messages.invalidSchedule(`@TenantCron.${name}`, why));
-    if (typeof metadata.name !== 'string' || !SCHEDULE_KEY_PATTERN.test(metadata.name)) {
-      throw field('name', `must match ${SCHEDULE_KEY_PATTERN}`);
-    }
-    const missed = metadata.missed ?? 'skip';
-    if (!MISSED_POLICIES.includes(missed)) throw field('missed', 'must be skip, once or all');
-    const maxCatchUp = metadata.maxCatchUp ?? 10;
-    if (!Number.isInteger(maxCatchUp) || maxCatchUp < 1 || maxCatchUp > MAX_CATCH_UP) {
-      throw field('maxCatchUp', `must be an integer from 1 to ${MAX_CATCH_UP}`);
-    }
-    const timezone = metadata.timezone ?? 'UTC';
-    this.ticker.planner.cronOf(metadata.expression, timezone === 'tenant' ? 'UTC' : timezone);
-    // Options every tenant's job would be refused with fail the app now, not each fan-out.
-    const opts: unknown = metadata.jobOptions;
-    if (opts !== undefined) {
-      if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) {
-        throw field('jobOptions', 'must be an object of BullMQ job options');
-      }
-      if ('parent' in opts && opts.parent !== undefined) {
-        throw field('jobOptions.parent', Messages.scheduleJobParent());
-      }
-      const jobId = tenantCronJobId(metadata.name, 'tenant', 0);
-      const payload = JSON.stringify({ occurrence: new Date(0).toISOString() });
-      const problem = jobOptionsProblem({ ...opts, jobId }, payload);
-      if (problem) throw field(`jobOptions.${problem.option}`, problem.why);
-    }
-    return {
-      ...metadata,
-      timezone,
-      missed,
-      maxCatchUp,
-      queue: metadata.queue ?? this.ticker.options.cronQueue,
-    };
+    return discoverTenantCrons(
+      this.discovery,
+      this.scanner,
+      this.reflector,
+      this.ticker.options.cronQueue,
+    );
   }
 
   /**

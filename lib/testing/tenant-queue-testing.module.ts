@@ -7,6 +7,7 @@ import {
   NestModule,
   Provider,
 } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { ClsModule } from 'nestjs-cls';
 import { TenantQueueModuleOptions } from '../interfaces';
 import { TenantQueuePortOptions, PORT_TOKENS, omitPortOptions, portProviders } from '../guards';
@@ -20,7 +21,11 @@ import {
 import { FairQueueFeature } from '../fairness';
 import { DeadLetterQueueFeature } from '../dead-letters';
 import { TENANT_QUEUE_METRICS_OPTIONS, resolveMetricsOptions } from '../metrics';
-import { TENANT_SCHEDULER_OPTIONS, resolveTenantSchedulerOptions } from '../scheduler';
+import {
+  TENANT_SCHEDULER_OPTIONS,
+  TenantCronCheck,
+  resolveTenantSchedulerOptions,
+} from '../scheduler';
 import {
   FEATURE_OPTIONS,
   REDIS_FREE_FEATURES,
@@ -73,6 +78,7 @@ export class TenantQueueTestingModule implements NestModule {
         useFactory: resolveMetricsOptions,
         inject: [TENANT_QUEUE_MODULE_OPTIONS],
       },
+      TenantCronCheck,
     ];
     const core = TenantQueueCoreModule.register({
       queues: InMemoryQueueBackend,
@@ -80,7 +86,7 @@ export class TenantQueueTestingModule implements NestModule {
     });
     return {
       module: TenantQueueTestingModule,
-      imports: [ClsModule, core, ...FEATURES],
+      imports: [ClsModule, DiscoveryModule, core, ...FEATURES],
       providers,
       exports: [
         core,

@@ -15,7 +15,9 @@ import { ClsModule } from 'nestjs-cls';
 import request from 'supertest';
 import {
   InjectTenantQueue,
+  InMemoryTenantDirectory,
   InvalidLaneError,
+  InvalidScheduleError,
   InvalidTenantQueueOptionsError,
   JobCancellations,
   JobCancelledEvent,
@@ -23,6 +25,7 @@ import {
   MissingTenantError,
   OnTenantWorkerEvent,
   TenantContext,
+  TenantCron,
   TenantJob,
   TenantProcessor,
   TenantQueue,
@@ -279,6 +282,49 @@ describe('TenantQueueTestingModule refuses the options the real module refuses, 
     }).compile();
     await expect(compiling).rejects.toThrow(InvalidTenantQueueOptionsError);
     await expect(compiling).rejects.toThrow(field);
+  });
+
+  it.each([
+    ['99 * * * *', 'UTC', 'digest', 'Invalid cron expression "99 * * * *"'],
+    ['0 9 * * *', 'Mars/Olympus', 'digest', 'Unknown time zone "Mars/Olympus"'],
+    ['0 9 * * *', 'UTC', 'a:b', '"@TenantCron.name"'],
+  ])(
+    '@TenantCron(%p, %p) named %p: the same InvalidScheduleError at init',
+    async (expression, timezone, name, message) => {
+      @Injectable()
+      class DigestService {
+        @TenantCron(expression, { name, timezone })
+        async nightly() {}
+      }
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          TenantQueueTestingModule.forRoot({
+            directory: { useValue: new InMemoryTenantDirectory() },
+          }),
+        ],
+        providers: [DigestService],
+      }).compile();
+      const app = moduleRef.createNestApplication({ logger: false });
+      const refused = app.init();
+      await expect(refused).rejects.toThrow(InvalidScheduleError);
+      await expect(refused).rejects.toThrow(message);
+      await app.close();
+    },
+  );
+
+  it('@TenantCron without a TenantDirectory: the same refusal at init', async () => {
+    @Injectable()
+    class DigestService {
+      @TenantCron('0 9 * * *', { name: 'digest', timezone: 'UTC' })
+      async nightly() {}
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [TenantQueueTestingModule.forRoot()],
+      providers: [DigestService],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await expect(app.init()).rejects.toThrow(InvalidTenantQueueOptionsError);
+    await app.close();
   });
 
   it('@TenantProcessor options BullMQ refuses (concurrency 0): the same typed error at init', async () => {
