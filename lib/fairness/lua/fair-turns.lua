@@ -236,9 +236,12 @@ local function recallTurns(t, now)
   redis.call('ZREM', kDl, t)
   if #ids == 0 then return 0 end
   local at = readMany('ZMSCORE', cfg.jp .. 'prioritized', ids)
-  local back = {}
+  local back, first = {}, nil
   for i, id in ipairs(ids) do
-    if at[i] then back[#back + 1] = id end
+    if at[i] then
+      back[#back + 1] = id
+      first = first or tonumber(at[i])
+    end
   end
   if #back == 0 then return 0 end
   toHold(back, now)
@@ -249,6 +252,12 @@ local function recallTurns(t, now)
     redis.call('LPUSH', q, unpack(part))
   end
   local r = tenant(t)
+  -- Its last level goes back to just before the first job recalled: the gate admits them at the
+  -- turns they had, not behind the levels they leave (behind every other tenant's queued jobs).
+  local w = math.min(weightIn(r, ''), cfg.k)
+  local last = math.floor(math.floor(first / TWO32) / 2) - 1 / w
+  levelsOut[t] = last
+  redis.call('HSET', kLv, t, fmt(last))
   r.len[''] = r.len[''] + #back
   redis.call('HSET', bKey(''), t, r.len[''])
   return #back

@@ -331,6 +331,30 @@ describe('priority by turn: turns as BullMQ priorities from add() on', () => {
       expect(starts[i] - starts[i - 2]).toBeGreaterThanOrEqual(29);
   });
 
+  it('admits a tenant whose queued jobs a rule took back at the turns they had, not behind every other tenant', async () => {
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: { priorityByTurn: true },
+      concurrency: 0,
+    });
+    const fairness = moduleRef.get(TenantFairness);
+    const queue = bullQueue(moduleRef);
+    await enqueue(moduleRef, 'fair', 'A', many(30));
+    const b = await enqueue(moduleRef, 'fair', 'B', many(30));
+    // B's 30 jobs alternate with A's; a cap (a pause, a rate limit) takes them back into the gate,
+    // which admits B's first at once: at its own turn, next to A's first, not after A's 30.
+    await fairness.setConcurrency('fair', 'B', 1);
+    const order = (await queue.getJobs(['prioritized'], 0, -1, true)).map((j) => j.id);
+    expect(order).toHaveLength(31);
+    expect(order.indexOf(b[0].id!)).toBeLessThanOrEqual(2);
+    // A paused and resumed: its jobs go back to the gate, then in at their turns, A's first
+    // among the first again.
+    await fairness.pause('fair', 'A');
+    await fairness.resume('fair', 'A');
+    const again = (await queue.getJobs(['prioritized'], 0, -1, true)).map((j) => j.id);
+    expect(again.indexOf(order[0]!)).toBeLessThanOrEqual(2);
+  });
+
   it("admits a capped tenant's new jobs at once (the add kicks the gate), beside a free tenant's taking their turns", async () => {
     const started: Started[] = [];
     // A tick far away: only the add's own kick can admit the capped tenant's first job soon.
