@@ -93,6 +93,9 @@ export interface JobExplanation {
   gate: JobGatePlace | null;
   /** A delayed job's due time (ms). */
   delayedUntil: number | null;
-  /** Workers consuming its queue in all processes (BullMQ's `getWorkers`); null when Redis refuses CLIENT LIST. */
+  /**
+   * Workers consuming its queue in all processes (BullMQ's `getWorkers`); null while it waits in
+   * the fair gate (`state: 'gate'`, not read there) or when Redis refuses CLIENT LIST.
+   */
   workers: number | null;
 }
