@@ -240,7 +240,8 @@ local function recallTurns(t, now)
   for i, id in ipairs(ids) do
     if at[i] then
       back[#back + 1] = id
-      first = first or tonumber(at[i])
+      local score = tonumber(at[i])
+      if not first or score < first then first = score end
     end
   end
   if #back == 0 then return 0 end
