@@ -172,6 +172,9 @@ export const Messages = {
   cancelLookalike: (message: string) =>
     `The job handler threw an error whose message reads like a cancellation, which it is not ` +
     `(throw JobCancelledError to cancel a job): ${message}`,
+  reasonLookalike: (message: string) =>
+    `The job handler threw an error whose message reads like the module's timeout or BullMQ's ` +
+    `stall, which it is not (its dead letter says ATTEMPTS_EXHAUSTED or NON_RETRYABLE): ${message}`,
   invalidRunOptions: (why: string) =>
     `Invalid run options ("_run" key of the job data): ${why}. Build them with withRunOptions(data, ` +
     `{ timeoutMs, runId }): timeoutMs a positive integer, runId 1-200 characters without ":".`,

@@ -5,6 +5,7 @@ import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 import {
   CancelReason,
   JobCancelledError,
+  JobTimeoutError,
   NonErrorThrownError,
   NonRetryableError,
   TIMEOUT_REASON_PREFIX,
@@ -29,9 +30,7 @@ export function toBullError(error: unknown, job: Job, logger: Logger): unknown {
   }
   if (error instanceof NonRetryableError) {
     const { message } = error;
-    const unrecoverable = new UnrecoverableError(
-      parseCancelReason(message) ? Messages.cancelLookalike(message) : message,
-    );
+    const unrecoverable = new UnrecoverableError(disguised(message) ?? message);
     unrecoverable.stack = error.stack;
     (unrecoverable as { cause?: unknown }).cause = error;
     return unrecoverable;
@@ -44,17 +43,27 @@ export function toBullError(error: unknown, job: Job, logger: Logger): unknown {
   if (BULL_MOVED_NAMES.has(error.name) && job instanceof TenantBullJob && !job.moved) {
     return renamed(error, Messages.bullMovedNameThrown(error.name, error.message));
   }
-  // Only a JobCancelledError cancels: a message that merely starts like one would be read back
-  // as a cancellation (no dead letter) after its retries.
-  if (parseCancelReason(error.message)) return notCancelled(error);
+  // Only a JobCancelledError cancels, and only the module's own timeout is one: a message that
+  // merely starts like either would be read back as such (a cancellation: no dead letter).
+  const reworded = error instanceof JobTimeoutError ? undefined : disguised(error.message);
+  if (reworded !== undefined) {
+    const wrapped = renamed(error, reworded);
+    wrapped.name = error.name; // its retry policy
+    return wrapped;
+  }
   return error;
 }
 
-/** The error with a message no one reads as a cancellation; its name (retry policy) and stack kept. */
-function notCancelled(error: Error): Error {
-  const wrapped = renamed(error, Messages.cancelLookalike(error.message));
-  wrapped.name = error.name;
-  return wrapped;
+/**
+ * A handler's message that reads as the module's own reason (a cancellation, a timeout) or as
+ * BullMQ's stall, said to be the handler's; undefined for any other message.
+ */
+function disguised(message: string): string | undefined {
+  if (parseCancelReason(message)) return Messages.cancelLookalike(message);
+  if (message.startsWith(TIMEOUT_REASON_PREFIX) || message === STALLED_REASON) {
+    return Messages.reasonLookalike(message);
+  }
+  return undefined;
 }
 
 /**

@@ -120,6 +120,10 @@ class FaultsProcessor extends TenantWorkerHost {
         throw new Error('[cancelled:TENANT_SUSPENDED] as an upstream service worded it');
       case 'cancel-lookalike-final':
         throw new NonRetryableError('[cancelled:over-quota] as an upstream service worded it');
+      case 'timeout-lookalike':
+        throw new Error('[TIMEOUT] as an upstream service worded it');
+      case 'stall-lookalike':
+        throw new NonRetryableError('job stalled more than allowable limit');
       case 'cancel-own':
         throw new JobCancelledError('over-quota', 'over the plan this month');
       case 'flaky':
@@ -430,6 +434,21 @@ describe('failure containment', () => {
     expect(parseCancelReason(finalLetter.failedReason)).toBeUndefined();
     unsubscribe();
     expect(events.filter((event) => [job.id, final.id].includes(event.jobId!))).toEqual([]);
+  });
+
+  // Only the module's own timeout, and BullMQ's own stall, label a dead letter TIMEOUT or STALLED.
+  it("dead-letters a message that only looks like a timeout or a stall under the handler's reason", async () => {
+    const timeout = await producer.add('acme', 'faults', 'timeout-lookalike', { label: 'tlike' });
+    const stall = await producer.add('acme', 'faults', 'stall-lookalike', { label: 'slike' });
+    const [timeoutLetter, stallLetter] = await Promise.all([
+      waitForLetter('acme', timeout.id),
+      waitForLetter('acme', stall.id),
+    ]);
+    expect(seen('tlike')).toHaveLength(3);
+    expect(timeoutLetter).toMatchObject({ reason: 'ATTEMPTS_EXHAUSTED', attempts: 3 });
+    expect(timeoutLetter.failedReason).toContain('[TIMEOUT] as an upstream service worded it');
+    expect(timeoutLetter.failedReason.startsWith('[TIMEOUT]')).toBe(false);
+    expect(stallLetter).toMatchObject({ reason: 'NON_RETRYABLE', attempts: 1 });
   });
 
   it('refuses a bad page or an empty job id with a RangeError, and removes nothing', async () => {
