@@ -9,6 +9,7 @@ import { FanOutJobData } from './schedule-delivery';
 import { ScheduleTicker } from './schedule-ticker';
 import { TenantCronMetadata } from './tenant-cron.decorator';
 import { isValidTimezone } from './zoned-cron';
+import { hashSeedOf } from './stored-schedule';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { moduleJobOptions } from '../core/queues/job-id.check';
@@ -111,7 +112,7 @@ export class CronFanOutHost extends TenantWorkerHost {
   ) {
     let plan = plans.get(zone);
     if (!plan) {
-      const cron = this.ticker.planner.cronOf(data.cron, zone);
+      const cron = this.ticker.planner.cronOf(data.cron, zone, hashSeedOf(data));
       plan = {
         ...planRuns(cron, {
           from: data.from,

@@ -145,4 +145,34 @@ describe('SchedulePlanner (the clock is the `now` each call is given)', () => {
       planner.plan('bad', base, tenantSchedule({ cron: 'not a cron' }), base + HOUR),
     ).rejects.toThrow();
   });
+
+  it("spreads 'H' over its range by schedule, the same minute at every plan of one schedule", async () => {
+    const after = Date.parse('2026-06-10T04:00:00Z');
+    const minuteOf = (next: number | null) => new Date(next!).getUTCMinutes();
+    const minutes = new Set<number>();
+    for (let i = 0; i < 120; i++) {
+      const schedule = tenantSchedule({ tenantId: `tenant-${i}`, key: 'sync', cron: 'H 3 * * *' });
+      const next = await planner.nextRunOf(schedule, after);
+      expect(new Date(next!).getUTCHours()).toBe(3);
+      expect(await new SchedulePlanner(options, directory).nextRunOf(schedule, after)).toBe(next);
+      minutes.add(minuteOf(next));
+    }
+    // One seed per expression put all 120 in one minute; 120 draws of 60 land in about 52.
+    expect(minutes.size).toBeGreaterThan(30);
+    // Keys of one tenant, and @TenantCron drivers by name, are spread too.
+    const keys = new Set<number>();
+    const drivers = new Set<number>();
+    for (let i = 0; i < 20; i++) {
+      const key = tenantSchedule({ key: `k${i}`, cron: 'H 3 * * *' });
+      keys.add(minuteOf(await planner.nextRunOf(key, after)));
+      const driver = cronSchedule({ name: `cron-${i}`, cron: 'H 3 * * *' });
+      drivers.add(minuteOf(await planner.nextRunOf(driver, after)));
+    }
+    expect(keys.size).toBeGreaterThan(5);
+    expect(drivers.size).toBeGreaterThan(5);
+    // An expression without H is what it says for every schedule.
+    expect(
+      await planner.nextRunOf(tenantSchedule({ tenantId: 'x', cron: '7 3 * * *' }), after),
+    ).toBe(Date.parse('2026-06-10T03:07:00Z') + 24 * HOUR);
+  });
 });

@@ -12,6 +12,7 @@ import {
   StoredCronSchedule,
   StoredSchedule,
   StoredTenantSchedule,
+  hashSeedOf,
   tenantScheduleId,
   unknownKind,
 } from './stored-schedule';
@@ -62,13 +63,17 @@ export class SchedulePlanner {
     this.lookupMs = portTimeoutOf(given);
   }
 
-  /** The parsed cron of a schedule in a zone (cached). */
-  cronOf(expression: string, timezone: string): ZonedCron {
-    const key = `${timezone} ${expression}`;
+  /**
+   * The parsed cron of a schedule in a zone (cached). `seed`: the schedule's `hashSeedOf`, which
+   * draws its `H`; an expression without `H` is cached once for every schedule.
+   */
+  cronOf(expression: string, timezone: string, seed = ''): ZonedCron {
+    const own = expression.includes('H') ? seed : '';
+    const key = `${timezone} ${own} ${expression}`;
     let cron = this.parsed.get(key);
     if (!cron) {
       if (this.parsed.size > 5_000) this.parsed.clear();
-      cron = ZonedCron.parse(expression, timezone);
+      cron = ZonedCron.parse(expression, timezone, own);
       this.parsed.set(key, cron);
     }
     return cron;
@@ -79,11 +84,15 @@ export class SchedulePlanner {
     if (!schedule.enabled) return null;
     switch (schedule.kind) {
       case 'tenant':
-        return this.cronOf(schedule.cron, await this.zoneOf(schedule)).nextAfter(after);
+        return this.cronOf(
+          schedule.cron,
+          await this.zoneOf(schedule),
+          hashSeedOf(schedule),
+        ).nextAfter(after);
       case 'cron':
         return schedule.timezone === 'tenant'
-          ? this.anyZoneOf(schedule.cron).nextAfter(after)
-          : this.cronOf(schedule.cron, schedule.timezone).nextAfter(after);
+          ? this.anyZoneOf(schedule.cron, hashSeedOf(schedule)).nextAfter(after)
+          : this.cronOf(schedule.cron, schedule.timezone, hashSeedOf(schedule)).nextAfter(after);
       default:
         return unknownKind(schedule);
     }
@@ -144,11 +153,13 @@ export class SchedulePlanner {
   }
 
   /** A cron in every zone at once: the driver of a tenant-zone `@TenantCron` (cached). */
-  private anyZoneOf(expression: string): AnyZoneCron {
-    let driver = this.anyZone.get(expression);
+  private anyZoneOf(expression: string, seed: string): AnyZoneCron {
+    const key = expression.includes('H') ? `${seed} ${expression}` : expression;
+    let driver = this.anyZone.get(key);
     if (!driver) {
-      driver = new AnyZoneCron(this.cronOf(expression, 'UTC'));
-      this.anyZone.set(expression, driver);
+      if (this.anyZone.size > 1_000) this.anyZone.clear();
+      driver = new AnyZoneCron(this.cronOf(expression, 'UTC', seed));
+      this.anyZone.set(key, driver);
     }
     return driver;
   }
@@ -160,7 +171,7 @@ export class SchedulePlanner {
     schedule: StoredTenantSchedule,
     now: number,
   ): Promise<PlannedClaim> {
-    const cron = this.cronOf(schedule.cron, await this.zoneOf(schedule));
+    const cron = this.cronOf(schedule.cron, await this.zoneOf(schedule), hashSeedOf(schedule));
     const plan = this.runsOf(cron, schedule, expected, now);
     const owner = `tenant ${schedule.tenantId} schedule "${schedule.key}"`;
     return {
@@ -183,7 +194,7 @@ export class SchedulePlanner {
       const next = await this.nextRunOf(schedule, now);
       return { claim: { id, expected, next, members: [fanOut] }, schedule };
     }
-    const cron = this.cronOf(schedule.cron, schedule.timezone);
+    const cron = this.cronOf(schedule.cron, schedule.timezone, hashSeedOf(schedule));
     const plan = this.runsOf(cron, schedule, expected, now);
     const owner = `@TenantCron "${schedule.name}"`;
     return {

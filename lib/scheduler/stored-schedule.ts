@@ -55,6 +55,20 @@ export function scheduleIdOf(schedule: StoredSchedule): string {
   }
 }
 
+/**
+ * What draws a schedule's `H` (cron-parser's hashed value), beside its expression: the schedule's
+ * id, so one tenant's schedules and every tenant's schedule with the same expression spread over
+ * the range `H` stands for, and every process draws the same value. A `@TenantCron` is one driver
+ * (one fan-out job per occurrence for every tenant), so its name draws it.
+ */
+export function hashSeedOf(
+  schedule: Pick<StoredTenantSchedule, 'tenantId' | 'key'> | Pick<StoredCronSchedule, 'name'>,
+): string {
+  return 'name' in schedule
+    ? cronScheduleId(schedule.name)
+    : tenantScheduleId(schedule.tenantId, schedule.key);
+}
+
 /** The compile-time check that a `switch` on `kind` handles every kind. */
 export function unknownKind(schedule: never): never {
   throw new Error(`Unknown stored schedule kind: ${JSON.stringify(schedule)}`);

@@ -16,7 +16,12 @@ import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { CronFanOutHost } from './cron-fan-out.host';
 import { ScheduleStore } from './schedule.store';
-import { StoredCronSchedule, StoredTenantSchedule, cronScheduleId } from './stored-schedule';
+import {
+  StoredCronSchedule,
+  StoredTenantSchedule,
+  cronScheduleId,
+  hashSeedOf,
+} from './stored-schedule';
 import { ScheduleTicker } from './schedule-ticker';
 import { TenantCronHost } from './tenant-cron.host';
 import { Cron, assertCronDirectory, discoverTenantCrons } from './tenant-cron.check';
@@ -133,7 +138,9 @@ export class TenantCronExplorer
     const own = await this.tenantZone(tenantId);
     return crons.map((cron) => {
       const zone = cron.timezone === 'tenant' ? own : cron.timezone!;
-      const next = this.ticker.planner.cronOf(cron.expression, zone).nextAfter(now);
+      const next = this.ticker.planner
+        .cronOf(cron.expression, zone, hashSeedOf(cron))
+        .nextAfter(now);
       return {
         name: cron.name,
         cron: cron.expression,

@@ -9,6 +9,7 @@ import {
   ScheduleRecord,
   StoredTenantSchedule,
   UnreadableSchedule,
+  hashSeedOf,
   storedJob,
   tenantScheduleId,
   unknownKind,
@@ -73,6 +74,7 @@ export class TenantScheduler {
     this.ticker.planner.cronOf(
       schedule.cron,
       schedule.timezone === 'tenant' ? 'UTC' : schedule.timezone,
+      hashSeedOf(schedule),
     );
     const id = tenantScheduleId(tenantId, key);
     const [record] = await this.store.get([id]);
@@ -118,6 +120,7 @@ export class TenantScheduler {
     const cron = this.ticker.planner.cronOf(
       schedule.cron,
       await this.ticker.planner.zoneOf(schedule),
+      hashSeedOf(schedule),
     );
     const stored = await this.store.nextRun(tenantScheduleId(tenantId, key));
     const first = stored ?? cron.nextAfter(await this.ticker.clock.now());

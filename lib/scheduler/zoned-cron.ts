@@ -38,8 +38,12 @@ export class ZonedCron {
     private readonly offsetOf: OffsetOf,
   ) {}
 
-  /** Parses and validates; throws `InvalidScheduleError` with what to fix. */
-  static parse(expression: string, timezone: string): ZonedCron {
+  /**
+   * Parses and validates; throws `InvalidScheduleError` with what to fix. `seed` names the
+   * schedule (`hashSeedOf`): it draws `H` (cron-parser's hashed value), so schedules with one
+   * expression spread over its range, and every parse in every process picks the same value.
+   */
+  static parse(expression: string, timezone: string, seed = ''): ZonedCron {
     if (typeof timezone !== 'string' || !isValidTimezone(timezone)) {
       throw new InvalidScheduleError(Messages.invalidTimezone(String(timezone)));
     }
@@ -54,13 +58,13 @@ export class ZonedCron {
     }
     let matcher: CronExpression;
     try {
-      // `H` (cron-parser's hashed value) is drawn from a seed: the expression itself, so every
-      // process and every parse picks the same minute (unseeded, each instance planned its own
-      // and alternating ticks moved the next run without ever running it).
+      // Seeded, never random: unseeded, each instance planned its own `H` and alternating
+      // ticks moved the next run without ever running it. Seeded by the expression alone,
+      // every tenant's 'H 3 * * *' ran in the same minute, the herd `H` is there to spread.
       matcher = CronExpressionParser.parse(expression.trim(), {
         tz: 'UTC',
         strict: false,
-        hashSeed: expression.trim(),
+        hashSeed: seed === '' ? expression.trim() : `${seed}\n${expression.trim()}`,
       });
     } catch (error) {
       throw new InvalidScheduleError(Messages.invalidCron(expression, (error as Error).message));

@@ -1,6 +1,7 @@
 import { ChildProcess } from 'node:child_process';
 import { TestingModule } from '@nestjs/testing';
 import { TenantQueueRegistry, TenantScheduler, tenantScheduleJobId } from '../../../lib';
+import { tenantScheduleId } from '../../../lib/scheduler/stored-schedule';
 import { ZonedCron } from '../../../lib/scheduler/zoned-cron';
 import { ManualClock, bootSchedulerApp } from '../../fixtures/scheduler-app';
 import { forkFixture, killAll } from '../../support/processes';
@@ -16,7 +17,15 @@ const DAY_END = DAY_START + 1_440 * MINUTE;
 const STEP = 10 * MINUTE;
 const TENANTS = 200;
 const ZONES = ['UTC', 'America/New_York', 'Europe/Kyiv', 'Australia/Lord_Howe'];
-const CRONS = ['*/20 * * * *', '*/30 * * * *', '5,35 * * * *', '0 * * * *', '50 */2 * * *'];
+// 'H */3 * * *': each tenant's own minute (its schedule's seed), the same in every process.
+const CRONS = [
+  '*/20 * * * *',
+  '*/30 * * * *',
+  '5,35 * * * *',
+  '0 * * * *',
+  '50 */2 * * *',
+  'H */3 * * *',
+];
 
 describe('three scheduler instances in separate processes over a simulated day', () => {
   const prefix = uniquePrefix('inst');
@@ -30,6 +39,7 @@ describe('three scheduler instances in separate processes over a simulated day',
   let redis: TestRedisClient;
   let app: TestingModule;
   const expected = new Set<string>();
+  const hashedTenants = new Set<string>();
 
   beforeAll(async () => {
     redis = openRedis();
@@ -49,7 +59,8 @@ describe('three scheduler instances in separate processes over a simulated day',
         timezone,
         job: { queue: 'reports', name: 'sync' },
       });
-      const zoned = ZonedCron.parse(cron, timezone);
+      if (cron.startsWith('H')) hashedTenants.add(tenantId);
+      const zoned = ZonedCron.parse(cron, timezone, tenantScheduleId(tenantId, 'sync'));
       for (let t = zoned.nextAfter(DAY_START); t !== null && t <= DAY_END; t = zoned.nextAfter(t)) {
         expected.add(tenantScheduleJobId(tenantId, 'sync', t));
       }
@@ -117,5 +128,10 @@ describe('three scheduler instances in separate processes over a simulated day',
     expect(waiting.length).toBe(expected.size);
     expect(new Set(waiting)).toEqual(expected);
     expect(occurrences.length).toBe(expected.size);
+    // The hashed schedules ran at their own minutes, not all at one.
+    const hashed = new Set(
+      waiting.filter((id) => hashedTenants.has(id.split('~')[1])).map((id) => id.slice(-5, -3)), // the mm of yyyyMMddTHHmmssZ
+    );
+    expect(hashed.size).toBeGreaterThan(10);
   }, 90_000);
 });
