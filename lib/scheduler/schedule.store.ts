@@ -21,10 +21,21 @@ export interface ScheduleClaim {
 const SCRIPTS = new LuaScripts<{
   tqScheduleClaim(due: string, outbox: string, ...args: (string | number)[]): Promise<number[]>;
   tqScheduleRecover(outbox: string, ...args: (string | number)[]): Promise<string[]>;
+  tqScheduleSave(defs: string, due: string, keys: string, ...args: string[]): Promise<number>;
 }>(__dirname, {
   tqScheduleClaim: { numberOfKeys: 2, file: 'schedule-claim.lua' },
   tqScheduleRecover: { numberOfKeys: 1, file: 'schedule-recover.lua' },
+  tqScheduleSave: { numberOfKeys: 3, file: 'schedule-save.lua' },
 });
+
+/** One schedule as read at one instant: its record as stored, and its next run. */
+export interface ScheduleSnapshot {
+  id: string;
+  /** The stored JSON, or null when there is none. */
+  raw: string | null;
+  record: ScheduleRecord;
+  next: number | null;
+}
 
 /**
  * @internal Redis layout of the scheduler, all under one hash tag `{<prefix>:sched}` so every
@@ -62,6 +73,45 @@ export class ScheduleStore {
     else multi.zadd(this.keys.due, next, id);
     if (schedule.kind === 'tenant') multi.sadd(this.keys.tenant(schedule.tenantId), schedule.key);
     await multi.exec();
+  }
+
+  /** A schedule's record and next run, read together (what `putIf` compares). */
+  async snapshot(id: string): Promise<ScheduleSnapshot> {
+    const results = await this.client
+      .multi()
+      .hget(this.keys.defs, id)
+      .zscore(this.keys.due, id)
+      .exec();
+    const [raw, score] = (results ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return value as string | null;
+    });
+    const record = raw === null ? undefined : parseStoredSchedule(id, raw);
+    return { id, raw, record, next: score === null ? null : Number(score) };
+  }
+
+  /**
+   * Writes a schedule and its next run as `put` does, only if its record and next run are still
+   * those of `seen`; false when another write or a tick's claim changed them (nothing written).
+   */
+  async putIf(
+    seen: ScheduleSnapshot,
+    schedule: StoredSchedule,
+    next: number | null,
+  ): Promise<boolean> {
+    const tenant = schedule.kind === 'tenant';
+    const written = await this.client.tqScheduleSave(
+      this.keys.defs,
+      this.keys.due,
+      tenant ? this.keys.tenant(schedule.tenantId) : this.keys.due,
+      seen.id,
+      seen.raw === null ? '' : `=${seen.raw}`,
+      seen.next === null ? '' : String(seen.next),
+      JSON.stringify(schedule),
+      next === null ? '' : String(next),
+      tenant ? schedule.key : '',
+    );
+    return Number(written) === 1;
   }
 
   async remove(id: string, tenantId?: string, key?: string): Promise<boolean> {

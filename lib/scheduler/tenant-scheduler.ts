@@ -3,7 +3,7 @@ import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
 import { InvalidScheduleError } from './invalid-schedule.error';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
-import { ScheduleStore } from './schedule.store';
+import { ScheduleSnapshot, ScheduleStore } from './schedule.store';
 import { ScheduleTicker } from './schedule-ticker';
 import {
   ScheduleRecord,
@@ -76,13 +76,13 @@ export class TenantScheduler {
       schedule.timezone === 'tenant' ? 'UTC' : schedule.timezone,
       hashSeedOf(schedule),
     );
-    const id = tenantScheduleId(tenantId, key);
-    const [record] = await this.store.get([id]);
-    if (record?.kind === 'tenant' && canonicalJson(record) === canonicalJson(schedule)) {
-      const next = await this.store.nextRun(id);
-      if (next !== null) return toView(record, next);
-    }
-    return this.save(schedule);
+    return this.write(tenantScheduleId(tenantId, key), ({ record, next }) =>
+      record?.kind === 'tenant' &&
+      next !== null &&
+      canonicalJson(record) === canonicalJson(schedule)
+        ? toView(record, next)
+        : schedule,
+    );
   }
 
   /** Deletes a schedule; false when there was none. */
@@ -134,7 +134,11 @@ export class TenantScheduler {
    */
   async refreshTenant(tenantId: string): Promise<void> {
     for (const schedule of await this.readAll(tenantId)) {
-      if (schedule.timezone === 'tenant') await this.save(schedule);
+      if (schedule.timezone !== 'tenant') continue;
+      // As stored when it is written (a pause meanwhile stays); one removed meanwhile stays removed.
+      await this.write(tenantScheduleId(tenantId, schedule.key), ({ record }) =>
+        record?.kind === 'tenant' ? record : toView(schedule, null),
+      );
     }
   }
 
@@ -146,16 +150,32 @@ export class TenantScheduler {
     return this.ticker.tick();
   }
 
-  private async setEnabled(tenantId: string, key: string, enabled: boolean) {
-    const schedule = await this.load(tenantId, key);
-    return this.save({ ...schedule, enabled });
+  private setEnabled(tenantId: string, key: string, enabled: boolean) {
+    this.assertIds(tenantId, key);
+    return this.write(tenantScheduleId(tenantId, key), ({ id, record }) => {
+      if (!record) throw new InvalidScheduleError(Messages.unknownSchedule(tenantId, key));
+      return { ...readable(id, record), enabled };
+    });
   }
 
-  private async save(schedule: StoredTenantSchedule): Promise<TenantSchedule> {
-    const now = await this.ticker.clock.now();
-    const next = await this.ticker.planner.nextRunOf(schedule, now);
-    await this.store.put(tenantScheduleId(schedule.tenantId, schedule.key), schedule, next);
-    return toView(schedule, next);
+  /**
+   * Writes what `change` makes of the schedule as read now (a view: nothing to write), with its
+   * next run from now. A compare-and-set: when another write or a tick's claim changed the
+   * schedule between the read and the write, nothing is written and it starts again from a new
+   * read. It ends: each round lost is a write that landed.
+   */
+  private async write(
+    id: string,
+    change: (seen: ScheduleSnapshot) => StoredTenantSchedule | TenantSchedule,
+  ): Promise<TenantSchedule> {
+    for (;;) {
+      const seen = await this.store.snapshot(id);
+      const schedule = change(seen);
+      if (!('kind' in schedule)) return schedule;
+      const now = await this.ticker.clock.now();
+      const next = await this.ticker.planner.nextRunOf(schedule, now);
+      if (await this.store.putIf(seen, schedule, next)) return toView(schedule, next);
+    }
   }
 
   /** One schedule; a missing or unreadable one is refused with `InvalidScheduleError`. */
@@ -164,11 +184,7 @@ export class TenantScheduler {
     const id = tenantScheduleId(tenantId, key);
     const [record] = await this.store.get([id]);
     if (!record) throw new InvalidScheduleError(Messages.unknownSchedule(tenantId, key));
-    const schedule = tenantScheduleOf(id, record);
-    if (schedule.kind === 'unreadable') {
-      throw new InvalidScheduleError(Messages.unreadableSchedule(id, schedule.reason));
-    }
-    return schedule;
+    return readable(id, record);
   }
 
   /** The tenant's readable schedules, by key; each unreadable one is logged, and left as it is. */
@@ -200,6 +216,15 @@ export class TenantScheduler {
       );
     }
   }
+}
+
+/** A record read at a tenant schedule's id as one (`InvalidScheduleError` when it is not). */
+function readable(id: string, record: NonNullable<ScheduleRecord>): StoredTenantSchedule {
+  const schedule = tenantScheduleOf(id, record);
+  if (schedule.kind === 'unreadable') {
+    throw new InvalidScheduleError(Messages.unreadableSchedule(id, schedule.reason));
+  }
+  return schedule;
 }
 
 /** A record read at a tenant schedule's id, narrowed to a tenant schedule. */
