@@ -248,6 +248,9 @@ export const Messages = {
   directoryLookupTimedOut: (tenantId: string, ms: number) =>
     `TenantDirectory.getTenant("${tenantId}") did not answer within ${ms} ms (guards.portTimeoutMs). ` +
     `Check the directory's backing service.`,
+  directoryListTimedOut: (cursor: string | null, ms: number) =>
+    `TenantDirectory.listActiveTenants(${cursor === null ? 'null' : JSON.stringify(cursor)}) did not answer within ${ms} ms ` +
+    `(guards.portTimeoutMs). Check the directory's backing service.`,
   portNotConfigured: (port: string, option: string, processor: string, decorator: string) =>
     `${processor} uses ${decorator} but no ${port} is configured. Pass ` +
     `TenantQueueModule.forRoot({ ..., ${option}: { useClass | useExisting | useFactory | useValue } }).`,
@@ -401,6 +404,10 @@ export const Messages = {
     `schedules wait.`,
   redisBack: (client: string, ms: number, wasUp = true) =>
     `Redis connection "${client}" ${wasUp ? 'is back' : 'connected'} after ${ms} ms.`,
+  cronDirectoryFailed: (name: string, why: string) =>
+    `@TenantCron "${name}": its fan-out could not list the active tenants (${why}). The fan-out ` +
+    `job is retried (exponential from 1 s, about 34 minutes in all); the jobs it added already are ` +
+    `not added twice. Check the TenantDirectory; this is logged once until it answers again.`,
   cronDriverLost: (name: string, next: number | null) =>
     `@TenantCron "${name}": its driver was missing from Redis (restarted empty, flushed, or ` +
     `failed over to an empty replica); written again, next run ` +

@@ -1,5 +1,9 @@
 import { InvalidTenantIdError } from '../core/errors';
-import { TenantDirectory, TenantRecord } from '../core/types/tenant-directory.interface';
+import {
+  TenantDirectory,
+  TenantPage,
+  TenantRecord,
+} from '../core/types/tenant-directory.interface';
 import { TenantJob } from '../core/types/tenant-job.interface';
 import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
@@ -14,6 +18,7 @@ import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { moduleJobOptions } from '../core/queues/job-id.check';
 import { Messages } from '../tenant-queue.messages';
+import { listActiveTenantsWithin } from '../core/tenants/directory-lookup';
 
 /**
  * @internal Runs a `@TenantCron` fan-out job: pages through the active tenants and enqueues one
@@ -23,6 +28,8 @@ import { Messages } from '../tenant-queue.messages';
 export class CronFanOutHost extends TenantWorkerHost {
   private readonly logger = new TenantQueueLogger('TenantScheduler');
   private readonly warnedZones = new Set<string>();
+  /** `@TenantCron` names whose fan-out found the directory failing, warned once until it answers. */
+  private readonly directoryDown = new Set<string>();
 
   constructor(
     private readonly crons: ReadonlyMap<string, TenantCronMetadata & { queue: string }>,
@@ -69,7 +76,16 @@ export class CronFanOutHost extends TenantWorkerHost {
     let jobs = 0;
     let failure: unknown;
     do {
-      const page = await this.directory.listActiveTenants(cursor);
+      // Bounded: a directory that never answers held this job, and its worker slot, for good.
+      // The attempt fails before this page adds anything, and BullMQ retries it.
+      const page: TenantPage = await listActiveTenantsWithin(
+        this.directory,
+        cursor,
+        this.ticker.planner.lookupMs,
+      ).catch((error: unknown) => {
+        this.directoryFailed(data.name, error);
+        throw error;
+      });
       const adds: Promise<unknown>[] = [];
       for (const tenant of page.tenants) {
         if (tenant.status !== 'active') continue;
@@ -99,10 +115,23 @@ export class CronFanOutHost extends TenantWorkerHost {
       }
       cursor = page.nextCursor;
     } while (cursor !== null);
+    this.directoryDown.delete(data.name);
     this.logMissed(data, plans);
     // Retried by BullMQ; the job ids make the jobs already added harmless.
     if (failure) throw failure;
     return { tenants, jobs };
+  }
+
+  /**
+   * A directory that fails or stays silent mid fan-out: warned once per cron until a fan-out of
+   * it reads the directory through again (each retry of an outage is not another line).
+   */
+  private directoryFailed(name: string, error: unknown): void {
+    if (this.directoryDown.has(name)) return;
+    this.directoryDown.add(name);
+    this.logger.warn(
+      `${tenantLogFields()} ${Messages.cronDirectoryFailed(name, error instanceof Error ? error.message : String(error))}`,
+    );
   }
 
   private planFor(

@@ -51,7 +51,7 @@ export class SchedulePlanner {
   private readonly badZones = new Map<string, string>();
 
   /** How long a `'tenant'` zone's directory lookup may take: `guards.portTimeoutMs`. */
-  private readonly lookupMs: number;
+  readonly lookupMs: number;
 
   constructor(
     @Inject(TENANT_SCHEDULER_OPTIONS) private readonly options: ResolvedTenantSchedulerOptions,

@@ -1,5 +1,5 @@
 import { TenantPortUnavailableError } from '../errors/tenant-port-unavailable.error';
-import { TenantDirectory, TenantRecord } from '../types/tenant-directory.interface';
+import { TenantDirectory, TenantPage, TenantRecord } from '../types/tenant-directory.interface';
 import { Messages } from '../../tenant-queue.messages';
 
 /** `guards.portTimeoutMs`'s default: how long a tenant port (the directory, a checker) may take. */
@@ -36,5 +36,21 @@ export function getTenantWithin(
     Promise.resolve().then(() => directory.getTenant(tenantId)),
     ms,
     () => new TenantPortUnavailableError(Messages.directoryLookupTimedOut(tenantId, ms)),
+  );
+}
+
+/**
+ * One page of the directory's active tenants, or `TenantPortUnavailableError` when it does not
+ * answer within `ms` (a `@TenantCron` fan-out held by a silent directory held its worker for good).
+ */
+export function listActiveTenantsWithin(
+  directory: TenantDirectory,
+  cursor: string | null,
+  ms: number,
+): Promise<TenantPage> {
+  return within(
+    Promise.resolve().then(() => directory.listActiveTenants(cursor)),
+    ms,
+    () => new TenantPortUnavailableError(Messages.directoryListTimedOut(cursor, ms)),
   );
 }

@@ -15,6 +15,7 @@ import { ManualClock, bootSchedulerApp } from '../../fixtures/scheduler-app';
 import { ScheduleStore, cronScheduleId } from '../../../lib/scheduler/schedule.store';
 import { FAN_OUT_ATTEMPTS } from '../../../lib/scheduler/schedule-delivery';
 import { openRedis } from '../../support/test-redis';
+import { captureWarnings } from '../../support/collecting-logger';
 import { uniquePrefix } from '../../support/redis-url';
 import { sleep, waitFor } from '../../support/wait';
 
@@ -87,6 +88,8 @@ describe('@TenantCron fan-out', () => {
       clock,
       directory,
       providers: [Digests],
+      // Bounds each directory read of a fan-out (a page of listActiveTenants).
+      guards: { portTimeoutMs: 300 },
     });
     scheduler = app.get(TenantScheduler);
     cronQueue = app.get(TenantQueueRegistry).getQueue('tq-cron').bullQueue;
@@ -225,6 +228,106 @@ describe('@TenantCron fan-out', () => {
     } finally {
       directory.listActiveTenants = list;
     }
+  });
+
+  /** The utc-digest fan-out, once it waits for its retry after `attempts` failed attempts. */
+  async function retrying(attempts: number): Promise<Job> {
+    const fanOuts = app.get(TenantQueueRegistry).getQueue(`${cronQueue.name}-fanout`).bullQueue;
+    let fanOut: Job | undefined;
+    await waitFor(
+      async () => {
+        fanOut = (await fanOuts.getDelayed()).find(
+          (j) => j.data?.name === 'utc-digest' && j.attemptsMade === attempts,
+        );
+        return !!fanOut;
+      },
+      `the fan-out to wait for its retry after ${attempts} failed attempt(s)`,
+      10_000,
+    );
+    return fanOut!;
+  }
+
+  /** Every active tenant's utc-digest of `occurrence` ran, once, and has its one job. */
+  async function reachedEveryTenantOnce(occurrence: string): Promise<void> {
+    const active = ['broken', 'kyiv', 'ny', 'plain', 'slow'];
+    const runs = () => of('utc-digest').filter((r) => r.occurrence === occurrence);
+    await waitFor(() => runs().length >= active.length, 'every digest once the directory answers');
+    await sleep(200);
+    expect(
+      runs()
+        .map((r) => r.tenantId)
+        .sort(),
+    ).toEqual(active);
+    for (const tenantId of active) {
+      expect(
+        await cronQueue.getJob(tenantCronJobId('utc-digest', tenantId, at(occurrence))),
+      ).toBeDefined();
+    }
+  }
+
+  /**
+   * Runs `steps` while every page of the directory after the first fails as `failing()` does,
+   * until `steps` calls `heal`; returns the warnings of the outage it logged.
+   */
+  async function pagesFailing(
+    failing: () => Promise<never>,
+    steps: (heal: () => void) => Promise<void>,
+  ): Promise<string[]> {
+    seen.length = 0;
+    const list = directory.listActiveTenants.bind(directory);
+    let down = true;
+    directory.listActiveTenants = (cursor) => (down && cursor !== null ? failing() : list(cursor));
+    const warnings = captureWarnings();
+    try {
+      await steps(() => (down = false));
+    } finally {
+      directory.listActiveTenants = list;
+      warnings.restore();
+    }
+    return warnings.lines.filter((l) =>
+      l.includes('@TenantCron "utc-digest": its fan-out could not list'),
+    );
+  }
+
+  // A directory that took the call and never answered held the fan-out job (and one of its
+  // worker's two slots) for good: BullMQ renewed its lock, so it was never retried.
+  it('fails an attempt whose directory page never answers within guards.portTimeoutMs, warns once, and reaches every tenant once it answers', async () => {
+    const warned = await pagesFailing(
+      () => new Promise<never>(() => undefined),
+      async (heal) => {
+        clock.set('2026-06-06T09:00:00.100Z');
+        await scheduler.tick();
+        const first = await retrying(1);
+        expect(first.failedReason).toBe(
+          'TenantDirectory.listActiveTenants("kyiv") did not answer within 300 ms ' +
+            "(guards.portTimeoutMs). Check the directory's backing service.",
+        );
+        await first.promote();
+        const second = await retrying(2);
+        heal();
+        await second.promote();
+        await reachedEveryTenantOnce('2026-06-06T09:00:00.000Z');
+      },
+    );
+    // Two attempts timed out: one warning, naming the cron.
+    expect(warned).toHaveLength(1);
+  });
+
+  it('retries a fan-out whose directory throws after its first page, adding no job twice', async () => {
+    const warned = await pagesFailing(
+      () => Promise.reject(new Error('directory replica lost')),
+      async (heal) => {
+        clock.set('2026-06-07T09:00:00.100Z');
+        await scheduler.tick();
+        const first = await retrying(1);
+        expect(first.failedReason).toBe('directory replica lost');
+        heal();
+        await first.promote();
+        await reachedEveryTenantOnce('2026-06-07T09:00:00.000Z');
+      },
+    );
+    // The outage before was over (a fan-out read the directory through): warned again.
+    expect(warned).toHaveLength(1);
   });
 });
 
