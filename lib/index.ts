@@ -134,7 +134,11 @@ export type { TenantSourceReading } from './core/errors';
 export { UnknownTierError } from './core/tenants';
 export { TenantBacklogFullError, InvalidLaneError, InvalidFairKeyError } from './fairness';
 export { UnknownPoolError, PoolRoutingUnavailableError } from './pools';
-export { DeadLetterNotFoundError, DeadLetterResolvedError } from './dead-letters';
+export {
+  DeadLetterNotFoundError,
+  DeadLetterResolvedError,
+  InvalidDeadLetterQueryError,
+} from './dead-letters';
 export { InvalidRunMarkerTableError } from './idempotency/invalid-run-marker-table.error';
 export { TenantPortUnavailableError } from './guards';
 export { InvalidScheduleError } from './scheduler';

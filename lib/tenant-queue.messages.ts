@@ -69,7 +69,8 @@ export const Messages = {
     `is not a known option${suggestion === undefined ? '' : `; did you mean "${suggestion}"?`} ` +
     `(known here: ${known.join(', ')})`,
   unknownQueue: (name: string) =>
-    `Queue "${name}" is not registered. Add TenantQueueModule.registerQueue({ name: '${name}' }) ` +
+    `Queue "${String(truncate(name))}" is not registered. Add TenantQueueModule.registerQueue({ ` +
+    `name: '${String(truncate(name))}' }) ` +
     `to the imports of the module that uses it.`,
   processorQueueUnknown: (className: string, name: string) =>
     `@TenantProcessor('${name}') on ${className}: queue "${name}" is not registered. Add ` +
@@ -179,7 +180,7 @@ export const Messages = {
     `Invalid run options ("_run" key of the job data): ${why}. Build them with withRunOptions(data, ` +
     `{ timeoutMs, runId }): timeoutMs a positive integer, runId 1-200 characters without ":".`,
   deadLetterNotFound: (tenantId: string, jobId: string) =>
-    `Tenant "${tenantId}" has no dead letter "${jobId}". List them with DeadLetters.list(tenantId).`,
+    `Tenant "${tenantId}" has no dead letter ${JSON.stringify(truncate(jobId))}. List them with DeadLetters.list(tenantId).`,
   tickFailed: (why: string) =>
     `scheduler tick failed: ${why.replace(/\.+$/, '')}. Logged once until a tick succeeds; until then no schedule ` +
     `fires from this process, and after 5 tick intervals the health check says "stalled".`,
@@ -205,8 +206,11 @@ export const Messages = {
     `DeadLetters.list: ${field} ${String(value)} is not ${want}. Leave it out for the default ` +
     `(offset 0, limit 20); a limit above 100 is taken as 100.`,
   deadLetterPurgeId: (jobId: unknown) =>
-    `DeadLetters.purge: job id ${JSON.stringify(jobId)} is not a job id. Pass the id of one ` +
+    `DeadLetters.purge: job id ${describeId(jobId)} is not a job id. Pass the id of one ` +
     `dead letter, or leave it out (purge(tenantId)) to remove all of the tenant's letters.`,
+  deadLetterJobId: (method: string, jobId: unknown) =>
+    `DeadLetters.${method}: job id ${describeId(jobId)} is not a job id; nothing was done. Pass ` +
+    `the id of one dead letter as DeadLetters.list gave it (DeadLetter.jobId): a non-empty string.`,
   deadLetterResolved: (tenantId: string, jobId: string, at: number) =>
     `Dead letter "${jobId}" of tenant "${tenantId}" is resolved: its job was retried outside ` +
     `DeadLetters.replay (BullMQ's job.retry(), bull-board's Retry) and completed at ` +
@@ -372,6 +376,10 @@ export const Messages = {
     `namespace of the ids the module makes (ids containing "~": schedules, crons, chunks; ids ` +
     `ending in ".r<n>": replays); nothing was enqueued. Choose an id without "~" that does not ` +
     `end in ".r" and digits.`,
+  jobIdTooLong: (queue: string, name: string, jobId: string, max: number) =>
+    `Job id ${JSON.stringify(truncate(jobId))} of job "${name}" on queue "${queue}" is ` +
+    `${jobId.length} characters long, above the limit of ${max}; nothing was enqueued. Use a ` +
+    `shorter id (a key or hash of the long one).`,
   jobIdTaken: (queue: string, jobId: string) =>
     `Job id ${JSON.stringify(truncate(jobId))} is already used on queue "${queue}" by another ` +
     `tenant's job; nothing was enqueued. Job ids are shared by all tenants of a queue: derive ` +
@@ -530,8 +538,8 @@ export const Messages = {
     `timezone: 'tenant' schedule, check that your TenantDirectory's getTenant() answers.`,
   // inspector
   invalidJobId: (jobId: unknown) =>
-    `Invalid job id ${JSON.stringify(truncate(jobId)) ?? String(jobId)}: pass the id as a ` +
-    `non-empty string of at most 1000 characters, as TenantQueue.add returned it (EnqueuedJob.id).`,
+    `Invalid job id ${describeId(jobId)}: pass the id as a non-empty string, as TenantQueue.add ` +
+    `returned it (EnqueuedJob.id).`,
   // dashboard
   dashboardJobState: (state: unknown, allowed: readonly string[]) =>
     `Unknown job list "${String(truncate(state))}": ask for one of ${allowed.join(', ')}.`,
@@ -567,6 +575,11 @@ export const Messages = {
     `The tier change must be JSON { "tier": <name> } with one of ${tiers.join(', ') || '(no tiers defined)'}, ` +
     `or { "tier": null } to go back to the tenant's directory record.`,
 };
+
+/** An id a caller passed, quoted and cut short for a message. */
+function describeId(value: unknown): string {
+  return JSON.stringify(truncate(value)) ?? String(value);
+}
 
 function truncate(value: unknown): unknown {
   return typeof value === 'string' && value.length > 80 ? `${value.slice(0, 80)}...` : value;

@@ -2,9 +2,10 @@ import { Injectable } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { TenantContext } from '../core/context/tenant-context';
 import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
-import { TenantNotActiveError } from '../core/errors';
+import { InvalidJobIdError, TenantNotActiveError } from '../core/errors';
 import { DeadLetterResolvedError } from './dead-letter-resolved.error';
 import { DeadLetterNotFoundError } from './dead-letter-not-found.error';
+import { InvalidDeadLetterQueryError } from './invalid-dead-letter-query.error';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { EnqueuedJob } from '../core/types/tenant-job.interface';
 import { RUN_OPTIONS_KEY } from '../core/envelope/job-run-options';
@@ -21,10 +22,14 @@ import {
 import { DeadLettersScript } from './dead-letters.script';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
-import { moduleJobOptions } from '../core/queues/job-id.check';
+import { isJobIdLookup, moduleJobOptions } from '../core/queues/job-id.check';
 import { TenantPortUnavailableError, TenantStatusService } from '../guards';
 
 const MAX_LIMIT = 100;
+
+function assertJobId(method: string, jobId: unknown): void {
+  if (!isJobIdLookup(jobId)) throw new InvalidJobIdError(Messages.deadLetterJobId(method, jobId));
+}
 
 /**
  * Jobs that failed for good, kept per tenant: list, replay under the same tenant, purge, and
@@ -55,10 +60,14 @@ export class DeadLetters {
     const offset = page.offset ?? 0;
     const asked = page.limit ?? 20;
     if (!Number.isSafeInteger(offset) || offset < 0) {
-      throw new RangeError(Messages.deadLetterPage('offset', offset, 'an integer >= 0'));
+      throw new InvalidDeadLetterQueryError(
+        Messages.deadLetterPage('offset', offset, 'an integer >= 0'),
+      );
     }
     if (!Number.isSafeInteger(asked) || asked < 1) {
-      throw new RangeError(Messages.deadLetterPage('limit', asked, 'an integer >= 1'));
+      throw new InvalidDeadLetterQueryError(
+        Messages.deadLetterPage('limit', asked, 'an integer >= 1'),
+      );
     }
     const limit = Math.min(MAX_LIMIT, asked);
     const redis = this.script.raw;
@@ -102,6 +111,7 @@ export class DeadLetters {
   /** One dead letter of a tenant, or undefined. */
   async get(tenantId: string, jobId: string, queue?: string): Promise<DeadLetter | undefined> {
     this.codec.assertTenantId(tenantId);
+    assertJobId('get', jobId);
     return (await this.find(tenantId, jobId, queue))?.letter;
   }
 
@@ -117,6 +127,7 @@ export class DeadLetters {
    */
   async replay(tenantId: string, jobId: string, queue?: string): Promise<EnqueuedJob> {
     this.codec.assertTenantId(tenantId);
+    assertJobId('replay', jobId);
     const found = await this.find(tenantId, jobId, queue);
     if (!found) throw new DeadLetterNotFoundError(Messages.deadLetterNotFound(tenantId, jobId));
     await this.assertActive(tenantId, jobId);
@@ -156,12 +167,12 @@ export class DeadLetters {
 
   /**
    * Removes one dead letter of the tenant, or all of them (`jobId` left out); returns how many
-   * were removed. An empty `jobId` is refused (`RangeError`), never taken as "all".
+   * were removed. An empty `jobId` is refused (`InvalidJobIdError`), never taken as "all".
    */
   async purge(tenantId: string, jobId?: string, queue?: string): Promise<number> {
     this.codec.assertTenantId(tenantId);
-    if (jobId !== undefined && (typeof jobId !== 'string' || jobId === '')) {
-      throw new RangeError(Messages.deadLetterPurgeId(jobId));
+    if (jobId !== undefined && !isJobIdLookup(jobId)) {
+      throw new InvalidJobIdError(Messages.deadLetterPurgeId(jobId));
     }
     let removed = 0;
     for (const definition of this.definitions(queue)) {

@@ -1,6 +1,7 @@
 export * from './dead-letter.interface';
 export * from './dead-letters.service';
 export * from './dead-letter-not-found.error';
+export * from './invalid-dead-letter-query.error';
 export type { DeadLetterQueueOptions } from './dead-letter-queue-options.interface';
 // @internal: for the inspector's dead-letter counts.
 export { DeadLettersScript } from './dead-letters.script';

@@ -4,6 +4,7 @@ import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { InvalidJobIdError } from '../core/errors';
+import { isJobIdLookup } from '../core/queues/job-id.check';
 import { Messages } from '../tenant-queue.messages';
 import { explainJob } from './job-explain';
 import { JobExplanation } from './job-explanation.interface';
@@ -179,7 +180,7 @@ export class TenantQueueInspector {
    */
   async explain(queue: string, jobId: string): Promise<JobExplanation> {
     this.registry.getQueue(queue);
-    if (typeof jobId !== 'string' || jobId === '' || jobId.length > 1000) {
+    if (!isJobIdLookup(jobId)) {
       throw new InvalidJobIdError(Messages.invalidJobId(jobId));
     }
     return explainJob(this.redis.client, this.registry, this.stateSource, queue, jobId);

@@ -1,7 +1,9 @@
 import { InvalidJobIdError } from '../errors';
 import {
   BULLMQ_KEY_SUFFIXES,
+  MAX_JOB_ID_LENGTH,
   assertCallerJobId,
+  isJobIdLookup,
   isModuleJobId,
   moduleJobOptions,
   tenantDeduplicationId,
@@ -20,6 +22,20 @@ describe('job id checks', () => {
     for (const id of ['order-1', 'Wait', 'x.r', 'x.r1a', 'a-c0', 'waiting']) {
       expect(isModuleJobId(id)).toBe(false);
       expect(() => assertCallerJobId('q', 'x', {}, id)).not.toThrow();
+    }
+  });
+
+  it('a caller id is at most 1000 characters; a lookup takes any id the module admits', () => {
+    const longest = 'x'.repeat(MAX_JOB_ID_LENGTH);
+    expect(() => assertCallerJobId('q', 'x', {}, longest)).not.toThrow();
+    expect(() => assertCallerJobId('q', 'x', {}, `${longest}y`)).toThrow(
+      /1001 characters long, above the limit of 1000; nothing was enqueued/,
+    );
+    const replay = `${longest}.r123456789`;
+    expect(() => assertCallerJobId('q', 'x', moduleJobOptions({}), replay)).not.toThrow();
+    expect(isJobIdLookup(replay)).toBe(true);
+    for (const id of ['', 'x'.repeat(MAX_JOB_ID_LENGTH + 25), null, 7, {}, ['1']]) {
+      expect(isJobIdLookup(id)).toBe(false);
     }
   });
 

@@ -28,6 +28,20 @@ export function isModuleJobId(id: string): boolean {
   return id.includes(MODULE_ID_MARK) || REPLAY_SUFFIX.test(id);
 }
 
+/** The longest job id a caller may choose (`add`'s `jobId`). */
+export const MAX_JOB_ID_LENGTH = 1000;
+
+/**
+ * The longest id a lookup (`DeadLetters`, `TenantQueueInspector.explain`) takes: a caller's id
+ * plus the room the module's replay suffix (`.r<n>`) adds to it.
+ */
+const MAX_LOOKUP_ID_LENGTH = MAX_JOB_ID_LENGTH + 24;
+
+/** Whether `id` can name a job: a non-empty string no longer than any id the module admits. */
+export function isJobIdLookup(id: unknown): id is string {
+  return typeof id === 'string' && id !== '' && id.length <= MAX_LOOKUP_ID_LENGTH;
+}
+
 /** Options objects whose `jobId` the module built (see `moduleJobOptions`). */
 const moduleMade = new WeakSet<object>();
 
@@ -49,8 +63,12 @@ export function assertCallerJobId(queue: string, name: string, opts: object, id:
   if (BULLMQ_KEY_SUFFIXES.has(id)) {
     throw new InvalidJobIdError(Messages.jobIdIsBullKey(queue, name, id));
   }
-  if (isModuleJobId(id) && !moduleMade.has(opts)) {
+  if (moduleMade.has(opts)) return;
+  if (isModuleJobId(id)) {
     throw new InvalidJobIdError(Messages.jobIdInModuleNamespace(queue, name, id));
+  }
+  if (id.length > MAX_JOB_ID_LENGTH) {
+    throw new InvalidJobIdError(Messages.jobIdTooLong(queue, name, id, MAX_JOB_ID_LENGTH));
   }
 }
 

@@ -8,6 +8,8 @@ import {
   InMemoryTenantDirectory,
   InjectTenantQueue,
   JobCancellations,
+  InvalidDeadLetterQueryError,
+  InvalidJobIdError,
   JobCancelledError,
   JobCancelledEvent,
   NonRetryableError,
@@ -451,7 +453,7 @@ describe('failure containment', () => {
     expect(stallLetter).toMatchObject({ reason: 'NON_RETRYABLE', attempts: 1 });
   });
 
-  it('refuses a bad page or an empty job id with a RangeError, and removes nothing', async () => {
+  it('refuses a bad page or an empty job id with a typed error, and removes nothing', async () => {
     const job = await producer.add('acme', 'faults', 'non-retryable', { label: 'kept' });
     await waitForLetter('acme', job.id);
     for (const page of [
@@ -461,9 +463,10 @@ describe('failure containment', () => {
       { offset: -1 },
       { offset: NaN },
     ]) {
-      await expect(deadLetters.list('acme', page)).rejects.toThrow(RangeError);
+      await expect(deadLetters.list('acme', page)).rejects.toThrow(InvalidDeadLetterQueryError);
     }
     expect((await deadLetters.list('acme', { limit: 1_000 })).limit).toBe(100);
+    await expect(deadLetters.purge('acme', '')).rejects.toThrow(InvalidJobIdError);
     await expect(deadLetters.purge('acme', '')).rejects.toThrow(/leave it out/);
     expect(await letterOf('acme', job.id)).toBeDefined();
     expect(await deadLetters.purge('acme', job.id)).toBe(1);
