@@ -78,6 +78,16 @@ export const Messages = {
     `provides ${className}.`,
   processorNotHost: (className: string) =>
     `@TenantProcessor class ${className} must extend TenantWorkerHost and implement process(job).`,
+  workerEventUnbound: (className: string, method: string, event: string, processor: boolean) =>
+    `@OnTenantWorkerEvent('${event}') on ${className}.${method}: no worker of the module calls ` +
+    `it, since ${className} is not a @TenantProcessor` +
+    (processor
+      ? ` and no TenantBullMqModule.registerQueue declares its @nestjs/bullmq queue. Declare that ` +
+        `queue with TenantBullMqModule.registerQueue({ name }) in place of ` +
+        `BullModule.registerQueue({ name }) (its jobs then run in their tenant, listeners too), ` +
+        `make ${className} a @TenantProcessor extending TenantWorkerHost, or use @nestjs/bullmq's ` +
+        `@OnWorkerEvent on a queue the module does not manage.`
+      : `. Move the method to the @TenantProcessor class of the queue whose events it wants.`),
   processorTimeoutInvalid: (className: string, queue: string, timeoutMs: unknown, max: number) =>
     `@TenantProcessor('${queue}') on ${className}: timeoutMs ${String(timeoutMs)} is not an ` +
     `integer from 1 to ${max} ms (about 24.8 days). Pass such a deadline, or leave timeoutMs out ` +

@@ -16,6 +16,10 @@ import { TenantJobRunner } from '../core/processor/tenant-job.runner';
 import { TenantProcessorExplorer } from '../core/processor/tenant-processor.explorer';
 import { TenantProcessorOptions } from '../core/processor/tenant-processor.decorator';
 import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
+import {
+  TenantWorkerEventSource,
+  WorkerEventSource,
+} from '../core/processor/worker-event-source.decorator';
 import type { TenantQueue } from '../core/queues/tenant-queue';
 import { Messages } from '../tenant-queue.messages';
 import { adoptWorker, claimQueues, notifyBound, refuseWorker } from './processor-seam';
@@ -30,8 +34,13 @@ export const TENANT_BULLMQ_QUEUES = Symbol('TENANT_BULLMQ_QUEUES');
  * jobs wait (see `processor-seam.ts`), so none runs without its tenant.
  */
 @Injectable()
+@TenantWorkerEventSource()
 export class TenantBullMqBridge
-  implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
+  implements
+    OnApplicationBootstrap,
+    BeforeApplicationShutdown,
+    OnApplicationShutdown,
+    WorkerEventSource
 {
   private readonly byQualifiedName = new Map<string, TenantQueue<any>>();
   private readonly byName = new Map<string, TenantQueue<any>>();
@@ -73,6 +82,12 @@ export class TenantBullMqBridge
       this.release();
     }
     notifyBound();
+  }
+
+  /** The `@Processor` hosts of this module's queues: their `@OnTenantWorkerEvent` methods bind. */
+  bindsWorkerEventsOf(host: object): boolean {
+    for (const found of this.workers()) if (found.host === host) return true;
+    return false;
   }
 
   /**

@@ -15,6 +15,8 @@ import { TenantWorkerHost } from './tenant-worker-host';
 import { workerOptionsProblem } from './worker-options.check';
 import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 import { TenantQueueLogger } from '../logging/tenant-queue-logger';
+import { TenantSeams } from '../seams/tenant-seams';
+import { WorkerEventSource } from './worker-event-source.decorator';
 
 /**
  * Finds every `@TenantProcessor` at bootstrap and has the worker launcher start its workers. A processor
@@ -32,6 +34,7 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
     private readonly runner: TenantJobRunner,
     private readonly launcher: TenantWorkerLauncher,
     private readonly processors: ScopedProcessorResolver,
+    private readonly seams: TenantSeams,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -87,6 +90,39 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
       for (const pool of this.registry.poolsToConsume(metadata.queue, metadata.options.pools)) {
         this.start(host, pool, metadata.options);
       }
+    }
+    this.assertWorkerEventsBound();
+  }
+
+  /**
+   * Refuses `@OnTenantWorkerEvent` on a provider no worker of the module calls (not a
+   * `@TenantProcessor`, and no `WorkerEventSource` binds it: a `@nestjs/bullmq` `@Processor` on a
+   * queue `TenantBullMqModule` does not declare, a plain service): its listener would never run.
+   */
+  private assertWorkerEventsBound(): void {
+    const sources = this.seams.instances<WorkerEventSource>('worker-event-source');
+    const checked = new Set<unknown>();
+    for (const wrapper of this.discovery.getProviders()) {
+      const { instance, metatype } = wrapper;
+      if (!instance || typeof instance !== 'object' || typeof metatype !== 'function') continue;
+      if (checked.has(instance) || this.processorMetadata(wrapper)) continue;
+      checked.add(instance);
+      const prototype = (metatype as Type).prototype as Record<string, unknown> | undefined;
+      if (!prototype || !(instance instanceof (metatype as Type))) continue;
+      const method = this.scanner
+        .getAllMethodNames(prototype)
+        .find((name) => this.accessor.getWorkerEvent(prototype[name] as () => unknown));
+      if (method === undefined || sources.some((source) => source.bindsWorkerEventsOf(instance))) {
+        continue;
+      }
+      throw new InvalidTenantQueueOptionsError(
+        Messages.workerEventUnbound(
+          (metatype as Type).name,
+          method,
+          this.accessor.getWorkerEvent(prototype[method] as () => unknown)!,
+          typeof (instance as { process?: unknown }).process === 'function',
+        ),
+      );
     }
   }
 

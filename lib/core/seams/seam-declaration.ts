@@ -1,6 +1,12 @@
 /** The points where features plug into the kernel, each a decorated provider found by discovery. */
 export type SeamKind =
-  'stage' | 'worker-plugin' | 'queue-feature' | 'dispatcher' | 'router' | 'enqueue-observer';
+  | 'stage'
+  | 'worker-plugin'
+  | 'queue-feature'
+  | 'dispatcher'
+  | 'router'
+  | 'enqueue-observer'
+  | 'worker-event-source';
 
 /** What a seam decorator writes on its class: the seam, and where in it the provider goes. */
 export interface SeamDeclaration {

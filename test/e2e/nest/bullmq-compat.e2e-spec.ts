@@ -331,6 +331,52 @@ describe('TenantBullMqModule refusals', () => {
     await expect(boot).rejects.toThrow(/Remove BullModule\.registerQueue\(\{ name: 'twice' \}\)/);
   });
 
+  it('refuses at boot @OnTenantWorkerEvent on a @Processor of a queue TenantBullMqModule does not declare, naming the class and the fix', async () => {
+    const calls: string[] = [];
+    @Processor('loose')
+    class LooseProcessor extends WorkerHost {
+      async process(): Promise<void> {}
+
+      @OnTenantWorkerEvent('completed')
+      done(): void {
+        calls.push('completed');
+      }
+    }
+    @Module({
+      imports: [
+        BullModule.forRoot({ connection: redisConnection(), prefix: uniquePrefix('bull') }),
+        BullModule.registerQueue({ name: 'loose' }),
+        // A bridge on another queue does not bind it.
+        TenantBullMqModule.registerQueue({ name: 'bridged' }),
+      ],
+      providers: [LooseProcessor],
+    })
+    class LooseModule {}
+    const boot = bootTestModule({
+      imports: [...testRootImports(uniquePrefix('bmq-loose')), LooseModule],
+    });
+    await expect(boot).rejects.toThrow(InvalidTenantQueueOptionsError);
+    await expect(boot).rejects.toThrow(
+      /@OnTenantWorkerEvent\('completed'\) on LooseProcessor\.done: no worker of the module calls it.*TenantBullMqModule\.registerQueue\(\{ name \}\) in place of BullModule\.registerQueue/,
+    );
+    expect(calls).toEqual([]);
+  });
+
+  it('refuses at boot @OnTenantWorkerEvent on a provider that is no processor', async () => {
+    @Injectable()
+    class Alerts {
+      @OnTenantWorkerEvent('failed')
+      onFailed(): void {}
+    }
+    const boot = bootTestModule({
+      imports: [...testRootImports(uniquePrefix('bmq-alerts'))],
+      providers: [Alerts],
+    });
+    await expect(boot).rejects.toThrow(
+      /@OnTenantWorkerEvent\('failed'\) on Alerts\.onFailed: .*not a @TenantProcessor\. Move the method to the @TenantProcessor class/,
+    );
+  });
+
   /**
    * Boots an app whose `@Processor('parked')` worker takes the job queued before it, then fails:
    * `failure` is what the app adds to fail it. Its workers start (BullModule's init) before the
