@@ -48,7 +48,7 @@ export class InMemoryQueueBackend implements TenantQueueBackend {
         for (const job of jobs) {
           // The same tenant repeating its own id: a harmless duplicate, as in BullMQ.
           if (hasCallerJobId(job) && this.testing.has(definition.name, job.opts.jobId)) continue;
-          this.testing.record(definition.name, job.opts.jobId, job.name, job.data);
+          this.testing.record(definition.name, job.opts.jobId, job.name, job.data, job.opts);
         }
       },
     };

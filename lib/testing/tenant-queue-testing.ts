@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { Job, Processor } from 'bullmq';
+import { Backoffs } from 'bullmq';
+import type { Job, JobsOptions, Processor } from 'bullmq';
 import { EventEmitter } from 'node:events';
 import { TenantEnvelope } from '../core/types/tenant-envelope.interface';
 import { ENVELOPE_KEY } from '../tenant-queue.constants';
@@ -23,6 +24,12 @@ export interface TestJob {
   data: Record<string, unknown>;
   /** The envelope the producer attached (undefined for a system job without a tenant). */
   tenant?: TenantEnvelope;
+  /**
+   * The options as a worker on a real queue reads them back (`job.opts`): the queue's defaults
+   * (`attempts`, `backoff`, `defaultJobOptions`) under the caller's, the job id, and BullMQ's own
+   * normalisation (`attempts` 0 when none, a numeric `backoff` as `{ type: 'fixed', delay }`).
+   */
+  opts: JobsOptions;
   state: TestJobState;
   result?: unknown;
   error?: unknown;
@@ -85,7 +92,13 @@ export class TenantQueueTesting {
   }
 
   /** @internal */
-  record(queueName: string, id: string, name: string, data: Record<string, unknown>): void {
+  record(
+    queueName: string,
+    id: string,
+    name: string,
+    data: Record<string, unknown>,
+    opts: JobsOptions,
+  ): void {
     const { [ENVELOPE_KEY]: tenant, ...payload } = data;
     const record: TestJob = {
       id,
@@ -93,6 +106,7 @@ export class TenantQueueTesting {
       queueName,
       data: payload,
       tenant: tenant as TenantEnvelope | undefined,
+      opts: storedOptions(opts),
       state: 'waiting',
     };
     this.recorded.push(record);
@@ -122,6 +136,21 @@ export class TenantQueueTesting {
   }
 }
 
+/**
+ * What BullMQ stores for an add and its worker reads back: the `Job` constructor's defaults and
+ * normalisation, through JSON (an `undefined` field is gone); `repeatJobKey` is kept apart.
+ */
+function storedOptions(opts: JobsOptions): JobsOptions {
+  const { repeatJobKey: _repeatJobKey, ...rest } = opts as JobsOptions & { repeatJobKey?: string };
+  return JSON.parse(
+    JSON.stringify({
+      attempts: 0,
+      ...rest,
+      backoff: rest.backoff === undefined ? undefined : Backoffs.normalize(rest.backoff),
+    }),
+  ) as JobsOptions;
+}
+
 /** Just enough of a BullMQ `Job` for a processor under test; progress and logs stay in memory. */
 function fakeJob(record: TestJob, data: Record<string, unknown>): Job {
   const job = {
@@ -129,7 +158,7 @@ function fakeJob(record: TestJob, data: Record<string, unknown>): Job {
     name: record.name,
     queueName: record.queueName,
     data: { ...data },
-    opts: {},
+    opts: structuredClone(record.opts),
     attemptsMade: 0,
     attemptsStarted: 1,
     timestamp: Date.now(),

@@ -18,8 +18,8 @@ module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
   // addBulk and priorities behind the fair gate's hand-over and its turns at add (prioritized
   // scores), worker events (and the context of a worker's main loop) and stalled recovery in
   // forked workers, job schedulers and @TenantCron, dead letters (our Lua reads BullMQ's job hash
-  // and failed set), bull-board's adapter, the @nestjs/bullmq bridge, bullmq-otel 1.x, and plain
-  // Queue.add's option checks. Suites that only drive the module's own Lua through the same calls
+  // and failed set), bull-board's adapter, the @nestjs/bullmq bridge, bullmq-otel 1.x, plain
+  // Queue.add's option checks, and the job options a worker reads back. Suites that only drive the module's own Lua through the same calls
   // (the fairness modes, the fuzzers) do not change with the major.
   testMatch: selected([
     '<rootDir>/test/e2e/*/@(' +
@@ -46,6 +46,8 @@ module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
         'telemetry-cron',
         'producer-enqueue',
         'visibility',
+        // job.opts under the testing module is what this major's worker reads back.
+        'testing-job-opts',
       ].join('|') +
       ').e2e-spec.ts',
   ]),
