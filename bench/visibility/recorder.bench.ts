@@ -10,6 +10,7 @@ import { Registry } from 'prom-client';
 import { TenantMetricsRecorder } from '../../lib/metrics/tenant-metrics.recorder';
 import { TenantLabeler, resolveMetricsOptions } from '../../lib/metrics/metrics.options';
 import { createMetricsSink } from '../../lib/metrics/metrics-sink.provider';
+import { TenantEnvelopeCodec } from '../../lib/core/envelope/tenant-envelope.codec';
 
 const N = Number(process.env.N ?? 200_000);
 // One definition object per queue, as the module's registry keeps it.
@@ -24,7 +25,10 @@ async function main() {
     const listeners: Record<string, (job: unknown) => void> = {};
     const recorder = new TenantMetricsRecorder(
       {} as never,
-      { tenantIdPattern: /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/ } as never,
+      new TenantEnvelopeCodec({
+        tenantIdPattern: /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/,
+        envelope: { secrets: [] },
+      } as never),
       options,
       createMetricsSink(options),
       { close: async () => undefined } as never,

@@ -1,6 +1,5 @@
 import { BadRequestException, NotFoundException, NotImplementedException } from '@nestjs/common';
 import type { Job } from 'bullmq';
-import { jobLogRef } from '../core/context/tenant-log-fields';
 import { parseCancelReason } from '../core/errors';
 import { DeadLetters } from '../dead-letters';
 import {
@@ -95,7 +94,7 @@ export class DashboardActions {
     const bull = this.registry.getQueue(queue).bullQueue;
     const job = (await bull.getJob(jobId)) as Job | undefined;
     // Another tenant's job answers as one that does not exist: nothing of it is shown or done.
-    if (!job || jobLogRef(job).tenantId !== tenantId) {
+    if (!job || this.inspector.tenantOfJob(job) !== tenantId) {
       throw new NotFoundException(Messages.dashboardNoSuchJob(queue, tenantId, jobId));
     }
     const state = await job.getState();

@@ -1,7 +1,6 @@
 import type { Job } from 'bullmq';
-import { jobLogRef } from '../core/context/tenant-log-fields';
+import { TenantQueueInspector, TenantQueueStateSource } from '../metrics';
 import { DeadLetters } from '../dead-letters';
-import { TenantQueueStateSource } from '../metrics';
 import { RUN_OPTIONS_KEY } from '../core/envelope/job-run-options';
 import { ENVELOPE_KEY } from '../tenant-queue.constants';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
@@ -96,6 +95,7 @@ function fromBull(job: Job, state: string): DashboardJob {
 
 /** Lists one tenant's jobs on one queue in one state: bounded reads, nothing written. */
 export async function listTenantJobs(
+  inspector: TenantQueueInspector,
   registry: TenantQueueRegistry,
   deadLetters: DeadLetters,
   stateSource: TenantQueueStateSource | undefined,
@@ -157,7 +157,7 @@ export async function listTenantJobs(
     bull.getJobs(types as never, 0, SCAN - 1) as Promise<Job[]>,
     bull.getJobCounts(...(types as never[])),
   ]);
-  const mine = latest.filter((job) => job && jobLogRef(job).tenantId === tenantId);
+  const mine = latest.filter((job) => job && inspector.tenantOfJob(job) === tenantId);
   const all = Object.values(counts).reduce((sum, n) => sum + n, 0);
   return list(
     mine.slice(0, SHOWN).map((job) => fromBull(job, state)),
@@ -170,6 +170,7 @@ export async function listTenantJobs(
 
 /** One job of a queue by id, with the tenant its envelope names (null when none). */
 export async function readJob(
+  inspector: TenantQueueInspector,
   registry: TenantQueueRegistry,
   queue: string,
   jobId: string,
@@ -178,5 +179,5 @@ export async function readJob(
   const job = (await bull.getJob(jobId)) as Job | undefined;
   if (!job) return undefined;
   const bullState = await job.getState();
-  return { ...fromBull(job, bullState), tenantId: jobLogRef(job).tenantId ?? null, bullState };
+  return { ...fromBull(job, bullState), tenantId: inspector.tenantOfJob(job) ?? null, bullState };
 }

@@ -124,6 +124,7 @@ export class TenantQueueDashboardRoutes {
         throw new BadRequestException(Messages.dashboardJobState(state, JOB_STATES));
       }
       return listTenantJobs(
+        this.inspector,
         this.registry,
         this.deadLetters,
         this.stateSource,
@@ -239,7 +240,10 @@ export class TenantQueueDashboardRoutes {
       const explanation = await this.inspector.explain(queue, jobId);
       if (explanation.state === 'unknown') continue;
       if (tenantId !== undefined && explanation.tenantId !== tenantId) continue;
-      found.push({ explanation, job: (await readJob(this.registry, queue, jobId)) ?? null });
+      found.push({
+        explanation,
+        job: (await readJob(this.inspector, this.registry, queue, jobId)) ?? null,
+      });
     }
     return { jobId, tenantId: tenantId ?? null, found };
   }

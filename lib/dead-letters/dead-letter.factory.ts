@@ -1,7 +1,6 @@
 import type { Job } from 'bullmq';
 import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
 import { finalFailureReason } from '../core/processor/job-error.mapper';
-import { TenantEnvelope } from '../core/types/tenant-envelope.interface';
 import { TenantJob } from '../core/types/tenant-job.interface';
 import {
   JobRunOptions,
@@ -23,11 +22,11 @@ export function deadLetterOf(
   error?: Error,
 ): DeadLetter | undefined {
   const {
-    [ENVELOPE_KEY]: rawEnvelope,
+    [ENVELOPE_KEY]: _envelope,
     [RUN_OPTIONS_KEY]: rawRun,
     ...data
   } = (job.data ?? {}) as Record<string, unknown>;
-  const envelope = (job as TenantJob).tenant ?? openQuietly(codec, rawEnvelope);
+  const envelope = codec.envelopeOf(job);
   if (!envelope || job.id === undefined) return undefined;
   const run: JobRunOptions =
     rawRun !== undefined && !runOptionsProblem(rawRun)
@@ -70,13 +69,4 @@ function bounded(text: string): string {
   if (text.length <= DEAD_LETTER_TEXT_LIMIT) return text;
   const more = text.length - DEAD_LETTER_TEXT_LIMIT;
   return `${text.slice(0, DEAD_LETTER_TEXT_LIMIT)}… [${more} more characters]`;
-}
-
-function openQuietly(codec: TenantEnvelopeCodec, raw: unknown): TenantEnvelope | undefined {
-  if (raw === undefined) return undefined;
-  try {
-    return codec.open(raw);
-  } catch {
-    return undefined;
-  }
 }

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import { jobLogRef } from '../core/context/tenant-log-fields';
+import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
 import { workersOn } from '../core/processor/queue-consumer.check';
 import type { RedisClient } from '../core/redis/tenant-queue.redis';
 import type { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
@@ -12,6 +12,7 @@ import { GateJobAnswer, TenantQueueStateSource } from './tenant-queue-state-sour
  */
 export async function explainJob(
   client: RedisClient,
+  codec: TenantEnvelopeCodec,
   registry: TenantQueueRegistry,
   stateSource: TenantQueueStateSource | undefined,
   queue: string,
@@ -29,7 +30,7 @@ export async function explainJob(
   for (const pool of pools) {
     const bull = registry.getQueue(pool).bullQueue;
     const state = await bull.getJobState(jobId);
-    if (state !== 'unknown') return fromBull(client, pool, bull, jobId, state);
+    if (state !== 'unknown') return fromBull(client, codec, pool, bull, jobId, state);
   }
   const workers = handed ? await workersOn(registry.getQueue(handed.pool).bullQueue) : null;
   const state: ExplainedJobState = handed ? 'admitted' : 'unknown';
@@ -69,6 +70,7 @@ function fromGate(
 
 async function fromBull(
   client: RedisClient,
+  codec: TenantEnvelopeCodec,
   pool: string,
   bull: Queue,
   jobId: string,
@@ -108,7 +110,8 @@ async function fromBull(
     queue: pool,
     jobId,
     state,
-    tenantId: jobLogRef(job).tenantId ?? null,
+    // The tenant a worker would run it as: none for an envelope it would refuse (forged).
+    tenantId: (job && codec.envelopeOf(job)?.tenantId) ?? null,
     holds,
     summary: summaries[state],
     gate: null,

@@ -10,12 +10,11 @@ import {
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import type { Job } from 'bullmq';
-import { jobLogRef, tenantLogFields } from '../core/context/tenant-log-fields';
+import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { TIMEOUT_REASON_PREFIX, parseCancelReason } from '../core/errors';
 import { finalFailureReason } from '../core/processor/job-error.mapper';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
-import { TenantJob } from '../core/types/tenant-job.interface';
 import {
   JobRunContext,
   JobStage,
@@ -23,7 +22,6 @@ import {
   WorkerPlugin,
 } from '../core/processor/tenant-job-pipeline';
 import { PreparedJob } from '../core/queues/job-dispatcher.interface';
-import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/options/core.options';
 import { TenantQueueRedis, settlesWithin } from '../core/redis/tenant-queue.redis';
 import { HISTORY_MINUTES } from './lag-history';
 import { seriesOf } from './metric-series';
@@ -37,7 +35,7 @@ import { readyAtOf } from './ready-at';
 import { RESULT_FIELDS } from './tenant-record';
 import { QueueVisibility } from './visibility-batch';
 import { NO_TENANT, VisibilityKeys } from './visibility-keys';
-import { isTenantIdOf } from '../core/envelope/tenant-id';
+import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
 
 // Indexes into RESULT_FIELDS; the first three are also the sink's PLAIN_RESULTS indexes.
 const COMPLETED_FIELD = 0;
@@ -73,7 +71,7 @@ export class TenantMetricsRecorder
 
   constructor(
     private readonly redis: TenantQueueRedis,
-    @Inject(TENANT_QUEUE_OPTIONS) private readonly rootOptions: ResolvedTenantQueueOptions,
+    private readonly codec: TenantEnvelopeCodec,
     @Inject(TENANT_QUEUE_METRICS_OPTIONS) private readonly options: ResolvedMetricsOptions,
     @Inject(MetricsSink) private readonly sink: MetricsSink,
     private readonly launcher: TenantWorkerLauncher,
@@ -162,14 +160,13 @@ export class TenantMetricsRecorder
       queue.record(job.tenantId ?? NO_TENANT).enqueue(now, (job.opts.delay ?? 0) > 0);
   }
 
+  /**
+   * Opened by the runner in this process; else read back and opened as a worker would. A job
+   * whose envelope a worker refuses (malformed, unsigned or forged) counts as one without a
+   * tenant: its raw id never becomes a label or a record, nor is charged to that tenant.
+   */
   private tenantOf(job: Job): string | undefined {
-    // Opened (and validated) by the runner in this process; else read back and checked.
-    const opened = (job as TenantJob).tenant?.tenantId;
-    if (opened !== undefined) return opened;
-    const tenantId = jobLogRef(job).tenantId;
-    return tenantId && isTenantIdOf(this.rootOptions.tenantIdPattern, tenantId)
-      ? tenantId
-      : undefined;
+    return this.codec.envelopeOf(job)?.tenantId;
   }
 
   private queueOf(definition: TenantQueueDefinition): QueueVisibility {

@@ -183,7 +183,15 @@ export class TenantQueueInspector {
     if (!isJobIdLookup(jobId)) {
       throw new InvalidJobIdError(Messages.invalidJobId(jobId));
     }
-    return explainJob(this.redis.client, this.registry, this.stateSource, queue, jobId);
+    return explainJob(this.redis.client, this.codec, this.registry, this.stateSource, queue, jobId);
+  }
+
+  /**
+   * @internal The tenant a worker would run `job` as (its envelope opened and, with signing on,
+   * verified), or undefined: the one tenant the dashboard shows or acts on a BullMQ job for.
+   */
+  tenantOfJob(job: { tenant?: unknown; data?: unknown }): string | undefined {
+    return this.codec.envelopeOf(job)?.tenantId;
   }
 
   /**

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { validateSync } from 'class-validator';
 import { InvalidEnvelopeError, InvalidTenantIdError } from '../errors';
 import { TenantEnvelope } from '../types/tenant-envelope.interface';
-import { ENVELOPE_VERSION, MAX_TENANT_ID_LENGTH } from '../../tenant-queue.constants';
+import { ENVELOPE_KEY, ENVELOPE_VERSION, MAX_TENANT_ID_LENGTH } from '../../tenant-queue.constants';
 import { Messages } from '../../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
 import { TenantState } from '../types/tenant-state.interface';
@@ -76,9 +76,31 @@ export class TenantEnvelopeCodec {
     return envelope;
   }
 
+  /**
+   * The envelope of a job as a worker would run it: the one its worker opened (`job.tenant`),
+   * else its `_tenant` read back and opened. Undefined when it has none or `open` refuses it
+   * (malformed, unsigned or forged), so a tenant id a worker would refuse is never taken as the
+   * job's tenant (metrics, dead letters, the dashboard, DI resolution).
+   */
+  envelopeOf(job: { tenant?: unknown; data?: unknown }): TenantEnvelope | undefined {
+    if (job.tenant) return job.tenant as TenantEnvelope;
+    const data = job.data;
+    const raw =
+      data !== null && typeof data === 'object'
+        ? (data as Record<string, unknown>)[ENVELOPE_KEY]
+        : undefined;
+    if (raw === undefined) return undefined;
+    try {
+      return this.open(raw);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** The envelope itself when valid (the plain guard says yes); else a worded refusal. */
   private validate(raw: unknown): TenantEnvelope {
-    if (isEnvelopeShape(raw) && isTenantIdOf(this.options.tenantIdPattern, raw.tenantId)) return raw;
+    if (isEnvelopeShape(raw) && isTenantIdOf(this.options.tenantIdPattern, raw.tenantId))
+      return raw;
     throw this.refusal(raw);
   }
 
@@ -99,7 +121,10 @@ export class TenantEnvelopeCodec {
       const why = Object.values(first.constraints ?? {}).join('; ');
       return refuse(why || `${first.property} is invalid`);
     }
-    if (typeof dto.tenantId === 'string' && !isTenantIdOf(this.options.tenantIdPattern, dto.tenantId)) {
+    if (
+      typeof dto.tenantId === 'string' &&
+      !isTenantIdOf(this.options.tenantIdPattern, dto.tenantId)
+    ) {
       return refuse('tenantId does not match the pattern');
     }
     return refuse('it does not match the envelope schema');

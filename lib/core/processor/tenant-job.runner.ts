@@ -20,8 +20,6 @@ import { TenantBullJob, attachRun } from './tenant-bull-job';
 import { tenantLogFields } from '../context/tenant-log-fields';
 import { TenantQueueLogger } from '../logging/tenant-queue-logger';
 
-type MutableJob = Job & { tenant?: TenantEnvelope };
-
 const hasOwn = Object.prototype.hasOwnProperty;
 const NO_RUN_OPTIONS: JobRunOptions = Object.freeze({});
 
@@ -35,7 +33,7 @@ const NO_RUN_OPTIONS: JobRunOptions = Object.freeze({});
 export class TenantJobRunner {
   private readonly logger = new TenantQueueLogger('TenantQueue');
   /** A job's tenant for DI resolution (built once; no closure per job). */
-  private readonly tenantOf = (job: Job) => this.envelopeOf(job as MutableJob)?.tenantId;
+  private readonly tenantOf = (job: Job) => this.codec.envelopeOf(job)?.tenantId;
 
   constructor(
     private readonly cls: ClsService,
@@ -76,7 +74,7 @@ export class TenantJobRunner {
   /** Runs `listener` in the tenant context of `job` (for worker events). */
   runInJobContext(job: Job | undefined, listener: () => void): void {
     return this.openScope(() => {
-      const envelope = job ? this.envelopeOf(job as MutableJob) : undefined;
+      const envelope = job ? this.codec.envelopeOf(job) : undefined;
       // BullMQ emits `active` before the job is opened: its listeners get `job.tenant` too (in
       // the field the module's jobs declare; `job.data` keeps `_tenant` until the job opens).
       if (envelope && job instanceof TenantBullJob && job.tenant === undefined) {
@@ -192,17 +190,5 @@ export class TenantJobRunner {
     // Refused once detached, so the job's events see it opened, like any other failed job.
     if (problem) throw new NonRetryableError(Messages.invalidRunOptions(problem));
     return options.timeoutMs !== undefined;
-  }
-
-  /** The envelope of a job: already opened by the runner, or read from its data. */
-  private envelopeOf(job: MutableJob): TenantEnvelope | undefined {
-    if (job.tenant) return job.tenant;
-    const raw = (job.data as Record<string, unknown> | undefined)?.[ENVELOPE_KEY];
-    if (raw === undefined) return undefined;
-    try {
-      return this.codec.open(raw);
-    } catch {
-      return undefined;
-    }
   }
 }
