@@ -10,8 +10,11 @@ import {
   OnApplicationBootstrap,
   OnModuleInit,
 } from '@nestjs/common';
-import type { TenantBullJob } from '../core/processor/tenant-bull-job';
-import { InvalidTenantQueueOptionsError, parseCancelReason } from '../core/errors';
+import {
+  InvalidTenantQueueOptionsError,
+  TenantPortUnavailableError,
+  parseCancelReason,
+} from '../core/errors';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { TenantLimits } from '../core/types/tenant-tier-options.interface';
 import { TenantTiers } from '../core/tenants/tenant-tiers.service';
@@ -24,7 +27,6 @@ import { TenantQueueRedis, settlesWithin } from '../core/redis/tenant-queue.redi
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { TenantDispatcher } from '../core/queues/queue-seams.decorator';
 import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
-import { ENVELOPE_KEY } from '../tenant-queue.constants';
 import { FairGate } from './fair-gate';
 import { FairHint, FairHints, SYSTEM_TENANT } from './fair-gate.interface';
 import { fairCommands } from './fair-gate.script';
@@ -224,35 +226,23 @@ export class FairGateRegistry
     if (!gate) return;
     gate.addConsumer(options.concurrency ?? 1);
     // Successes are released by FairReleaseStage, before BullMQ records them.
-    worker.on('failed', (job) => {
+    worker.on('failed', (job, error) => {
       // Only the final outcome frees the slot: a retried attempt keeps it. With `share: 'time'`
       // FairReleaseStage charged every failed attempt its run time already: 0 ms here.
       if (!job?.id || !job.finishedOn) return;
-      const cancelled = parseCancelReason(job.failedReason);
+      // Neither a cancellation nor our own directory or checker failing (an outage while the
+      // job was guarded) is the tenant's failure: neither counts for its slow lane.
+      const notTheTenants =
+        error instanceof TenantPortUnavailableError || !!parseCancelReason(job.failedReason);
       if (gate.holdsNoSlot(job)) {
         // Skipped the gate at its turn: no slot, but a final failure counts for its tenant's
         // slow lane (named here: with removeOnFail the job is gone when the release runs).
-        const tenant = this.tenantOf(job as TenantBullJob) ?? SYSTEM_TENANT;
-        if (!cancelled) gate.release(job.id, `d${tenant}`, 0);
+        const tenant = this.codec.envelopeOf(job)?.tenantId ?? SYSTEM_TENANT;
+        if (!notTheTenants) gate.release(job.id, `d${tenant}`, 0);
         return;
       }
-      gate.release(job.id, cancelled ? 'x' : 'f', 0);
+      gate.release(job.id, notTheTenants ? 'x' : 'f', 0);
     });
-  }
-
-  /**
-   * A failed job's tenant: opened by the runner, else read from its envelope (a job BullMQ failed
-   * without running it, e.g. one that stalled more than `maxStalledCount` allows).
-   */
-  private tenantOf(job: TenantBullJob): string | undefined {
-    if (job.tenant) return job.tenant.tenantId;
-    const raw = (job.data as Record<string, unknown> | undefined)?.[ENVELOPE_KEY];
-    if (raw === undefined) return undefined;
-    try {
-      return this.codec.open(raw).tenantId;
-    } catch {
-      return undefined;
-    }
   }
 
   /**
