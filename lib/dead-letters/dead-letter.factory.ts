@@ -9,6 +9,7 @@ import {
   runOptionsProblem,
 } from '../core/envelope/job-run-options';
 import { ENVELOPE_KEY } from '../tenant-queue.constants';
+import { TRACEPARENT } from '../core/envelope/tenant-envelope.dto';
 import { DeadLetter } from './dead-letter.interface';
 
 /**
@@ -55,6 +56,7 @@ export function deadLetterOf(
       lane: (job.opts as { lane?: string }).lane,
     },
     timeoutMs: run.timeoutMs,
+    traceparent: traceparentOf(job) ?? envelope.traceparent,
     replays: run.replay ?? 0,
   };
 }
@@ -69,4 +71,18 @@ function bounded(text: string): string {
   if (text.length <= DEAD_LETTER_TEXT_LIMIT) return text;
   const more = text.length - DEAD_LETTER_TEXT_LIMIT;
   return `${text.slice(0, DEAD_LETTER_TEXT_LIMIT)}… [${more} more characters]`;
+}
+
+/** The traceparent of the context BullMQ's telemetry carried for the job (`opts.telemetry`). */
+function traceparentOf(job: Job): string | undefined {
+  const metadata = (job.opts as { telemetry?: { metadata?: unknown } }).telemetry?.metadata;
+  if (typeof metadata !== 'string') return undefined;
+  try {
+    const traceparent = (JSON.parse(metadata) as { traceparent?: unknown } | null)?.traceparent;
+    return typeof traceparent === 'string' && TRACEPARENT.test(traceparent)
+      ? traceparent
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -48,6 +48,11 @@ export interface DeadLetter {
     lane?: string;
   };
   timeoutMs?: number;
+  /**
+   * The W3C `traceparent` of the context the job was enqueued in (its `process` span's parent,
+   * with `telemetry` set; else its envelope's), when known: a replay's span links to it.
+   */
+  traceparent?: string;
   /** How many times this run was replayed before this failure. */
   replays: number;
   /**

@@ -21,6 +21,7 @@ import {
 } from './dead-letter.interface';
 import { DeadLettersScript } from './dead-letters.script';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
+import { setReplayLink } from '../core/context/replay-link';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { isJobIdLookup, moduleJobOptions } from '../core/queues/job-id.check';
 import { TenantPortUnavailableError, TenantStatusService } from '../guards';
@@ -158,8 +159,12 @@ export class DeadLetters {
         strategy: envelope.strategy,
       },
       // Through the queue the pool serves, so a tenant moved since goes to its current pool.
-      () =>
-        this.registry.getQueue(definition.poolOf ?? definition.name).add(letter.name, data, opts),
+      () => {
+        setReplayLink(letter.traceparent);
+        return this.registry
+          .getQueue(definition.poolOf ?? definition.name)
+          .add(letter.name, data, opts);
+      },
     );
     await this.script.remove(definition, tenantId, letter.jobId);
     return enqueued;

@@ -44,6 +44,7 @@ module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
         'telemetry',
         'telemetry-envelope',
         'telemetry-cron',
+        'telemetry-replay',
         'producer-enqueue',
         'visibility',
         // job.opts under the testing module is what this major's worker reads back.
