@@ -572,6 +572,10 @@ export const Messages = {
   dashboardRetryNotFailed: (queue: string, jobId: string, state: string) =>
     `Job "${truncate(jobId)}" of queue "${queue}" is ${state === 'unknown' ? 'not in BullMQ' : state}, ` +
     `not failed: only failed jobs can be retried (a dead letter is replayed from its own list).`,
+  dashboardRetryTenantNotActive: (queue: string, jobId: string, tenantId: string, reason: string) =>
+    `Job "${truncate(jobId)}" of queue "${queue}" was not retried: tenant "${tenantId}" is not ` +
+    `active, so its worker would cancel the job (${reason}) without running it. Reactivate the ` +
+    `tenant in your TenantDirectory first, then retry. Nothing was retried.`,
   dashboardRetryCancelled: (queue: string, jobId: string, reason: string) =>
     `Job "${truncate(jobId)}" of queue "${queue}" was cancelled (${reason}), not dead-lettered: on ` +
     `a fair queue a retry is a replay of the job's dead letter (so it goes through the gate), and ` +

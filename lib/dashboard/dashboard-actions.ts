@@ -2,6 +2,7 @@ import { BadRequestException, NotFoundException, NotImplementedException } from 
 import type { Job } from 'bullmq';
 import { parseCancelReason } from '../core/errors';
 import { DeadLetters } from '../dead-letters';
+import { TenantStatusService } from '../guards';
 import {
   TenantQueueInspector,
   TenantQueueControls,
@@ -27,6 +28,7 @@ export class DashboardActions {
     private readonly controls: TenantQueueControls | undefined,
     private readonly stateSource: TenantQueueStateSource | undefined,
     private readonly tiers: TenantTiers,
+    private readonly status: TenantStatusService,
   ) {}
 
   /** Pause/resume only where the queue has a fair gate (a plain queue cannot hold one tenant). */
@@ -107,6 +109,13 @@ export class DashboardActions {
         throw new BadRequestException(Messages.dashboardRetryCancelled(queue, jobId, cancelled));
       }
       return this.replay(queue, tenantId, jobId);
+    }
+    // Its tenant's worker would cancel it unrun (TENANT_SUSPENDED, ...): say so, move nothing.
+    const verdict = await this.status.check(tenantId);
+    if (!verdict.allowed) {
+      throw new BadRequestException(
+        Messages.dashboardRetryTenantNotActive(queue, jobId, tenantId, verdict.reason),
+      );
     }
     try {
       await job.retry('failed');

@@ -21,7 +21,7 @@ import {
   UseInterceptors,
 } from '@nestjs/common';
 import { DeadLetters, DeadLetterNotFoundError } from '../dead-letters';
-import { TenantPortUnavailableError } from '../guards';
+import { TenantPortUnavailableError, TenantStatusService } from '../guards';
 import { TenantQueueError, UnknownTenantQueueError } from '../core/errors';
 import { TenantQueueInspector, TenantQueueControls, TenantQueueStateSource } from '../metrics';
 import { TenantCronExplorer, TenantScheduler } from '../scheduler';
@@ -49,6 +49,7 @@ export class TenantQueueDashboardRoutes {
     private readonly deadLetters: DeadLetters,
     private readonly registry: TenantQueueRegistry,
     private readonly tiers: TenantTiers,
+    status: TenantStatusService,
     @Optional() private readonly scheduler?: TenantScheduler,
     @Optional() @Inject(TenantQueueControls) private readonly controls?: TenantQueueControls,
     @Optional()
@@ -63,6 +64,7 @@ export class TenantQueueDashboardRoutes {
       controls,
       stateSource,
       tiers,
+      status,
     );
   }
 

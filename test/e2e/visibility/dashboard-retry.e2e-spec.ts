@@ -120,6 +120,43 @@ describe("the dashboard's Retry", () => {
     expect(ids.map((id) => runs.get(id))).toEqual(ids.map(() => 2));
   });
 
+  it("on a plain queue refuses to retry a suspended tenant's job (400, says why); BullMQ's own job.retry() of it is cancelled TENANT_SUSPENDED, never run", async () => {
+    const reports = app.get<TenantQueue>('TenantQueue:reports');
+    directory.inner.upsert({ id: 'initech' });
+    const [a, b] = [
+      (await reports.addForTenant('initech', 'r', {})).id!,
+      (await reports.addForTenant('initech', 'r', {})).id!,
+    ];
+    await waitFor(
+      async () =>
+        (await reports.bullQueue.getJobState(a)) === 'failed' &&
+        (await reports.bullQueue.getJobState(b)) === 'failed',
+      "initech's reports to fail",
+    );
+    directory.inner.upsert({ id: 'initech', status: 'suspended' });
+
+    const answer = await retry('initech', a, 'reports');
+    expect(answer.status).toBe(400);
+    expect(answer.body.message).toContain('TENANT_SUSPENDED');
+    expect(answer.body.message).toContain('Nothing was retried');
+    expect(await reports.bullQueue.getJobState(a)).toBe('failed');
+
+    // A retry outside the dashboard (BullMQ's job.retry(), bull-board): the worker's guard cancels it.
+    await (await reports.bullQueue.getJob(b))!.retry('failed');
+    await waitFor(
+      async () =>
+        ((await reports.bullQueue.getJob(b))?.failedReason ?? '').startsWith(
+          '[cancelled:TENANT_SUSPENDED]',
+        ),
+      'the retried job to be cancelled',
+    );
+    expect([runs.get(a), runs.get(b)]).toEqual([1, 1]);
+    // Its status unknown (the directory down): 503, nothing retried.
+    directory.failNext('initech', 1);
+    expect((await retry('initech', b, 'reports')).status).toBe(503);
+    expect(await reports.bullQueue.getJobState(b)).toBe('failed');
+  });
+
   it('on a fair queue refuses a cancelled job with a 400 that says why and what to do, enqueuing nothing', async () => {
     const { id } = await exportsQueue.addForTenant('acme', 'csv', { cancel: true });
     await waitFor(
