@@ -112,8 +112,10 @@ function cancelled(
   job: Job,
   logger: Logger,
 ): UnrecoverableError {
+  // A refused envelope's tenant id is unverified (forged, altered): no tenant's line names it.
+  const ref = reason === 'INVALID_ENVELOPE' ? { jobId: job.id } : jobLogRef(job);
   logger.warn(
-    `${tenantLogFields(jobLogRef(job))} job ${job.id} (${job.queueName}/${job.name}) cancelled: ${reason}`,
+    `${tenantLogFields(ref)} job ${job.id} (${job.queueName}/${job.name}) cancelled: ${reason}`,
   );
   const error = new UnrecoverableError(formatCancelledReason(reason, message));
   (error as { cause?: unknown }).cause = reason;

@@ -14,6 +14,7 @@ import { TenantMetricsRecorder } from '../../../lib/metrics/tenant-metrics.recor
 import { uniquePrefix } from '../../support/redis-url';
 import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
+import { captureWarnings } from '../../support/collecting-logger';
 
 let ran = 0;
 
@@ -81,6 +82,7 @@ describe('a job whose envelope the worker refuses is counted under no tenant (no
       { ...envelope('acme'), tenantId: 'mint-3', sig: 'x'.repeat(43) },
       envelope('mint-4', { extra: 1 }),
     ];
+    const warnings = captureWarnings();
     const ids: string[] = [];
     for (const [i, data] of forged.entries()) {
       ids.push((await bull.add('work', { i, _tenant: data }, { attempts: 1 })).id!);
@@ -89,6 +91,10 @@ describe('a job whose envelope the worker refuses is counted under no tenant (no
       async () => (await bull.getJobCounts('failed')).failed === forged.length,
       'the forged jobs to be refused',
     );
+    warnings.restore();
+    // Its cancellation's log line names no tenant (tenant=-): not acme's, not a minted id's.
+    const cancels = warnings.lines.filter((line) => line.includes('cancelled: INVALID_ENVELOPE'));
+    expect(cancels.map((line) => line.split(' ')[0])).toEqual(forged.map(() => 'tenant=-'));
     await queue.addForTenant('acme', 'work', {});
     await queue.addForTenant('globex', 'work', {});
     await waitFor(() => ran === 2, 'the two real jobs to run');
