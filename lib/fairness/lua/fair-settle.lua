@@ -4,6 +4,7 @@
 --- @include "../modes/time-share/fair-time"
 --- @include "../modes/floors/fair-floor"
 --- @include "../modes/slow-lane/fair-slow"
+--- @include "fair-turns"
 --[[
   Fair-gate part (every admitting command includes it): what follows a job's admission: releases, the slow lane,
   directory/tier hints.
@@ -78,11 +79,22 @@ local function releaseMany(pairsList, now, slowCfg, touched, events, times)
 end
 
 -- After releases: a tenant held back by its cap may be in turn again; the slow lane may end.
+-- Priority by turn: a tenant that entered or left the slow lane in this call (events, triples
+-- 'enter'|'leave', tenant, failures) has the jobs it queued by turn at its former weight taken
+-- back into the gate (recallTurns, fair-turns.lua), which admits them at the turns of its new
+-- weight: else a tenant entering it kept full turns for every job it had queued (and one leaving
+-- it a tenth of them). Once per change, never per job. (The tick passes no `touched`: its own
+-- recovery checks come after its releases.)
 local function afterRelease(touched, now, slowCfg, events)
   for t in pairs(touched) do
     local r = tenants[t]
     if slowCfg.threshold > 0 and r.slow then checkRecovery(t, now, slowCfg, events) end
     if r.cap > 0 then activate(t) end
+  end
+  if not cfg.dt then return end
+  for i = 1, #events, 3 do
+    local ev, t = events[i], events[i + 1]
+    if (ev == 'enter' or ev == 'leave') and recallTurns(t, now) > 0 then activate(t) end
   end
 end
 

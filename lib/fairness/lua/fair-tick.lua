@@ -177,6 +177,7 @@ if ARGV[5] ~= '' then dropIdleHints() end
 if slowCfg.threshold > 0 then
   for _, t in ipairs(redis.call('SRANDMEMBER', kSlow, 100)) do checkRecovery(t, now, slowCfg, events) end
 end
+afterRelease({}, now, slowCfg, events)
 for t in pairs(touched) do activate(t) end
 if BG then budgetRecheck(loadTenants, activate) end
 for _, v in ipairs(dispatch(tonumber(ARGV[2]), now)) do out[#out + 1] = v end

@@ -1,0 +1,70 @@
+/**
+ * What an operator changes while a flood runs, beside the settings' own specs: a rule that
+ * arrives or ends mid-flood must reach the jobs already waiting, not only the next ones.
+ */
+import { TestingModule } from '@nestjs/testing';
+import { SlowLaneEvent, TenantFairness, TenantFairnessOptions } from '../../../lib';
+import { Started, bootFairApp } from '../../fixtures/fairness-app';
+import { enqueue, many } from '../../support/jobs';
+import { uniquePrefix } from '../../support/redis-url';
+import { waitFor } from '../../support/wait';
+
+/** Of the `count` jobs started after `from` (an index into `started`), how many were tenant's. */
+function shareOf(started: Started[], from: number, count: number, tenantId: string): number {
+  return started.slice(from, from + count).filter((s) => s.tenantId === tenantId).length;
+}
+
+describe('fair gate: settings changed while a flood runs', () => {
+  let moduleRef: TestingModule | undefined;
+  afterEach(async () => {
+    await moduleRef?.close();
+    moduleRef = undefined;
+  });
+
+  /** A queue of 2 worker slots whose slow lane a tenant enters after 3 failures. */
+  async function bootSlowLane(fairness: TenantFairnessOptions, windowMs: number) {
+    const started: Started[] = [];
+    const events: SlowLaneEvent[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: {
+        tickMs: 200,
+        slowLane: { failureThreshold: 3, windowMs, recoverAt: 0, share: 0.1 },
+        ...fairness,
+      },
+      concurrency: 2,
+      started,
+    });
+    moduleRef.get(TenantFairness).onSlowLane((event) => events.push(event));
+    // S's three failures come first (a small tenant waking up runs its few jobs at once).
+    await enqueue(moduleRef, 'fair', 'S', many(3, { fail: true }), { attempts: 1 });
+    return { started, events };
+  }
+
+  it('by turn: a tenant that enters the slow lane mid-flood gets its share of the slow lane for the jobs it already queued', async () => {
+    const { started, events } = await bootSlowLane({}, 60_000);
+    // Both floods are queued by turn in BullMQ (priorityByTurn, the default) before S enters.
+    await enqueue(moduleRef!, 'fair', 'A', many(1500, { ms: 5 }));
+    await enqueue(moduleRef!, 'fair', 'S', many(1500, { ms: 5 }));
+    await waitFor(() => events.some((e) => e.state === 'entered'), 'S in the slow lane');
+    const from = started.length + 4; // past the jobs BullMQ may already hold for the workers
+    await waitFor(() => started.length >= from + 110, '110 more starts', 30_000);
+    // One turn in eleven (share 0.1 of weight 1 beside weight 1): about 10 of 110. Before the
+    // fix S kept the turns its queued jobs took at weight 1: about 55.
+    expect(shareOf(started, from, 110, 'S')).toBeLessThanOrEqual(25);
+  });
+
+  it('by turn: a tenant that leaves the slow lane mid-flood gets its full share back for the jobs it queued while in it', async () => {
+    const { started, events } = await bootSlowLane({}, 1500);
+    await waitFor(() => events.some((e) => e.state === 'entered'), 'S in the slow lane');
+    // Queued by turn while S is in the slow lane: its jobs take one level in ten.
+    await enqueue(moduleRef!, 'fair', 'A', many(3000, { ms: 5 }));
+    await enqueue(moduleRef!, 'fair', 'S', many(3000, { ms: 5 }));
+    await waitFor(() => events.some((e) => e.state === 'left'), 'S out of the slow lane', 10_000);
+    const from = started.length + 4;
+    await waitFor(() => started.length >= from + 100, '100 more starts', 30_000);
+    // Turns 1:1 again: about 50 of 100. Before the fix S kept the levels it had queued at a
+    // tenth of its weight: about 10.
+    expect(shareOf(started, from, 100, 'S')).toBeGreaterThanOrEqual(35);
+  });
+});
