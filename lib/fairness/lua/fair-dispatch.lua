@@ -208,6 +208,17 @@ local function dispatchOnce(maxN, now)
         other = popCandidate(s, page)
       end
       if other then
+        -- The streak rule, not its pass, gives this turn away: the leader keeps no credit for it
+        -- (its pass goes up to the turn's), else a leader whose weight asks more than k in a row
+        -- (a slow-lane tenant beside it, a weight above k) builds a lag that comes due as more
+        -- turns once the weights change.
+        if other[2] > c[2] then
+          c[2] = other[2]
+          local lr = tenants[c[1]]
+          lr.pass[s.l] = other[2]
+          lr.dirty = true
+          s.fin[c[1]] = other[2]
+        end
         heapPush(s.heap, c)
         c = other
       end

@@ -67,4 +67,21 @@ describe('fair gate: settings changed while a flood runs', () => {
     // tenth of its weight: about 10.
     expect(shareOf(started, from, 100, 'S')).toBeGreaterThanOrEqual(35);
   });
+
+  it("in the gate's turns: a tenant that leaves the slow lane gets its full share back at once, whatever maxConsecutive held back from the others while it was in it", async () => {
+    // Without turns at add the gate's own turns decide (passes). With maxConsecutive 5 the other
+    // tenant takes at most 5 turns in a row, not the 10 its weight asks beside the slow lane's
+    // tenth: the turns the rule kept from it must not come due once the slow lane ends.
+    const { started, events } = await bootSlowLane({ priorityByTurn: false }, 1500);
+    await waitFor(() => events.some((e) => e.state === 'entered'), 'S in the slow lane');
+    await enqueue(moduleRef!, 'fair', 'A', many(3000, { ms: 2 }));
+    await enqueue(moduleRef!, 'fair', 'S', many(3000, { ms: 2 }));
+    await waitFor(() => events.some((e) => e.state === 'left'), 'S out of the slow lane', 10_000);
+    const from = started.length + 20; // past the gate's window of admitted jobs (16)
+    await waitFor(() => started.length >= from + 100, '100 more starts', 30_000);
+    // Turns 1:1 again: about 50 of 100. Before the fix A's pass lagged S's by what the streak
+    // rule had kept from it and S stayed at one start in six (about 17) for longer than it had
+    // been in the slow lane.
+    expect(shareOf(started, from, 100, 'S')).toBeGreaterThanOrEqual(35);
+  });
 });
