@@ -20,16 +20,27 @@ export async function explainJob(
 ): Promise<JobExplanation> {
   const pools = registry.poolsToConsume(queue);
   let handed: { pool: string; tenantId: string } | undefined;
-  for (const pool of pools) {
-    const answer = stateSource?.handles(pool)
-      ? await stateSource.explainJob?.(pool, jobId)
-      : undefined;
-    if (answer?.state === 'gate') return fromGate(pool, jobId, answer);
-    if (answer) handed ??= { pool, tenantId: answer.tenantId };
-  }
+  const askGates = async (): Promise<JobExplanation | undefined> => {
+    for (const pool of pools) {
+      const answer = stateSource?.handles(pool)
+        ? await stateSource.explainJob?.(pool, jobId)
+        : undefined;
+      if (answer?.state === 'gate') return fromGate(pool, jobId, answer);
+      if (answer) handed ??= { pool, tenantId: answer.tenantId };
+    }
+    return undefined;
+  };
+  const gated = await askGates();
+  if (gated) return gated;
   for (const pool of pools) {
     const bull = registry.getQueue(pool).bullQueue;
     const state = await bull.getJobState(jobId);
+    // A gate holds its jobs in BullMQ's delayed set: one it took back between the two reads (a
+    // pause, a cap, the slow lane recalling a tenant's turns) is the gate's to explain.
+    if (state === 'delayed' && stateSource?.handles(pool)) {
+      const again = await askGates();
+      if (again) return again;
+    }
     if (state !== 'unknown') return fromBull(client, codec, pool, bull, jobId, state);
   }
   const workers = handed ? await workersOn(registry.getQueue(handed.pool).bullQueue) : null;

@@ -3,7 +3,13 @@
  * arrives or ends mid-flood must reach the jobs already waiting, not only the next ones.
  */
 import { TestingModule } from '@nestjs/testing';
-import { SlowLaneEvent, TenantFairness, TenantFairnessOptions } from '../../../lib';
+import {
+  SlowLaneEvent,
+  TenantFairness,
+  TenantFairnessOptions,
+  TenantQueueInspector,
+} from '../../../lib';
+import { FairnessStateSource } from '../../../lib/fairness/fairness-state.source';
 import { Started, bootFairApp } from '../../fixtures/fairness-app';
 import { enqueue, many } from '../../support/jobs';
 import { uniquePrefix } from '../../support/redis-url';
@@ -83,5 +89,28 @@ describe('fair gate: settings changed while a flood runs', () => {
     // rule had kept from it and S stayed at one start in six (about 17) for longer than it had
     // been in the slow lane.
     expect(shareOf(started, from, 100, 'S')).toBeGreaterThanOrEqual(35);
+  });
+
+  it('explain: a job a pause takes back into the gate while explain reads it is explained by the gate, not as BullMQ delaying it to 2039', async () => {
+    moduleRef = await bootFairApp({ prefix: uniquePrefix(), fairness: {}, concurrency: 0 });
+    const ids = (await enqueue(moduleRef, 'fair', 'acme', many(5))).map((job) => job.id!);
+    const fairness = moduleRef.get(TenantFairness);
+    // The interleaving of an operator's pause with explain's two reads (the gate's, then
+    // BullMQ's), made certain: the pause lands right after the gate answered.
+    const source = moduleRef.get(FairnessStateSource);
+    const gateAnswer = source.explainJob.bind(source);
+    let paused = false;
+    source.explainJob = async (queue, jobId) => {
+      const answer = await gateAnswer(queue, jobId);
+      if (!paused) {
+        paused = true;
+        await fairness.pause('fair', 'acme');
+      }
+      return answer;
+    };
+    const explained = await moduleRef.get(TenantQueueInspector).explain('fair', ids[4]);
+    expect(explained.state).toBe('gate');
+    expect(explained.holds).toContain('paused');
+    expect(explained.delayedUntil).toBeNull();
   });
 });
