@@ -91,6 +91,27 @@ describe('fair gate: settings changed while a flood runs', () => {
     expect(shareOf(started, from, 100, 'S')).toBeGreaterThanOrEqual(35);
   });
 
+  it("in the gate's turns: a weight above maxConsecutive set back mid-flood gives 1:1 at once", async () => {
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: { priorityByTurn: false, tickMs: 200 },
+      concurrency: 2,
+      started,
+    });
+    const fairness = moduleRef.get(TenantFairness);
+    await fairness.setWeight('fair', 'A', 20); // served 5:1 (maxConsecutive 5)
+    await enqueue(moduleRef, 'fair', 'A', many(2000, { ms: 2 }));
+    await enqueue(moduleRef, 'fair', 'B', many(2000, { ms: 2 }));
+    await waitFor(() => started.length >= 900, '900 starts at 5:1', 30_000);
+    await fairness.setWeight('fair', 'A', null);
+    const from = started.length + 20; // past the gate's window of admitted jobs (16)
+    await waitFor(() => started.length >= from + 120, '120 more starts', 30_000);
+    // About 60 of 120. Before the fix A's pass lagged B's by the turns the streak rule kept from
+    // it, and it went on at 5:1 for as many turns (measured: 20-24 of 120 for B).
+    expect(shareOf(started, from, 120, 'B')).toBeGreaterThanOrEqual(45);
+  });
+
   it('explain: a job a pause takes back into the gate while explain reads it is explained by the gate, not as BullMQ delaying it to 2039', async () => {
     moduleRef = await bootFairApp({ prefix: uniquePrefix(), fairness: {}, concurrency: 0 });
     const ids = (await enqueue(moduleRef, 'fair', 'acme', many(5))).map((job) => job.id!);
