@@ -66,15 +66,6 @@ export class ScheduleStore {
     return SCRIPTS.on(this.redis.client);
   }
 
-  /** Writes a schedule and its next run (null leaves it out of the due index). */
-  async put(id: string, schedule: StoredSchedule, next: number | null): Promise<void> {
-    const multi = this.client.multi().hset(this.keys.defs, id, JSON.stringify(schedule));
-    if (next === null) multi.zrem(this.keys.due, id);
-    else multi.zadd(this.keys.due, next, id);
-    if (schedule.kind === 'tenant') multi.sadd(this.keys.tenant(schedule.tenantId), schedule.key);
-    await multi.exec();
-  }
-
   /** A schedule's record and next run, read together (what `putIf` compares). */
   async snapshot(id: string): Promise<ScheduleSnapshot> {
     const results = await this.client
@@ -91,8 +82,9 @@ export class ScheduleStore {
   }
 
   /**
-   * Writes a schedule and its next run as `put` does, only if its record and next run are still
-   * those of `seen`; false when another write or a tick's claim changed them (nothing written).
+   * Writes a schedule and its next run (null leaves it out of the due index), only if its record
+   * and next run are still those of `seen`: false when another write or a tick's claim changed
+   * them (nothing written). Every write of a schedule goes through here.
    */
   async putIf(
     seen: ScheduleSnapshot,

@@ -164,14 +164,14 @@ export class TenantCronExplorer
   /**
    * At bootstrap, writes each driver that is missing, unreadable or changed. Again later (`now`
    * given: the ticker's check), writes only a driver Redis lost, with its next run from `now`: a
-   * driver that differs may be a newer version's during a rolling deploy, and stays.
+   * driver that differs may be a newer version's during a rolling deploy, and stays. Each write is
+   * a compare-and-set of the driver as read: one another process wrote meanwhile (a newer
+   * version's boot), or a run a tick claimed meanwhile, is not written over.
    */
   private async registerDrivers(crons: Map<string, Cron>, again?: number): Promise<void> {
-    const now = again ?? (await this.ticker.clock.now());
-    const ids = [...crons.keys()].map(cronScheduleId);
-    const existing = await this.store.get(ids);
     await Promise.all(
-      [...crons.values()].map(async (cron, i) => {
+      [...crons.values()].map(async (cron) => {
+        const id = cronScheduleId(cron.name);
         const schedule: StoredCronSchedule = {
           kind: 'cron',
           name: cron.name,
@@ -181,25 +181,34 @@ export class TenantCronExplorer
           missed: cron.missed,
           maxCatchUp: cron.maxCatchUp,
         };
-        const stored = existing[i];
-        if (again !== undefined) {
-          if (stored !== undefined && (await this.store.nextRun(ids[i])) !== null) return;
+        for (let warned = false; ;) {
+          const seen = await this.store.snapshot(id);
+          const stored = seen.record;
+          if (again !== undefined) {
+            if (stored !== undefined && seen.next !== null) return;
+            const next = await this.ticker.planner.nextRunOf(schedule, again);
+            // Lost again? Written by another process meanwhile: its driver stays.
+            if (await this.store.putIf(seen, schedule, next)) {
+              this.logger.warn(`${tenantLogFields()} ${Messages.cronDriverLost(cron.name, next)}`);
+            }
+            return;
+          }
+          if (stored?.kind === 'unreadable' && !warned) {
+            warned = true;
+            this.logger.warn(
+              `${tenantLogFields()} @TenantCron "${cron.name}": the stored driver ${stored.reason}; writing it again`,
+            );
+          }
+          if (stored?.kind === 'cron' && sameDriver(stored, schedule) && seen.next !== null) return;
+          const now = await this.ticker.clock.now();
           const next = await this.ticker.planner.nextRunOf(schedule, now);
-          await this.store.put(ids[i], schedule, next);
-          this.logger.warn(`${tenantLogFields()} ${Messages.cronDriverLost(cron.name, next)}`);
-          return;
+          if (await this.store.putIf(seen, schedule, next)) {
+            this.logger.log(
+              `${tenantLogFields()} @TenantCron "${cron.name}" scheduled (${cron.expression}, ${cron.timezone})`,
+            );
+            return;
+          }
         }
-        if (stored?.kind === 'unreadable') {
-          this.logger.warn(
-            `${tenantLogFields()} @TenantCron "${cron.name}": the stored driver ${stored.reason}; writing it again`,
-          );
-        }
-        const unchanged = stored?.kind === 'cron' && sameDriver(stored, schedule);
-        if (unchanged && (await this.store.nextRun(ids[i])) !== null) return;
-        await this.store.put(ids[i], schedule, await this.ticker.planner.nextRunOf(schedule, now));
-        this.logger.log(
-          `${tenantLogFields()} @TenantCron "${cron.name}" scheduled (${cron.expression}, ${cron.timezone})`,
-        );
       }),
     );
   }

@@ -1,12 +1,18 @@
+import { Injectable } from '@nestjs/common';
 import { TestingModule } from '@nestjs/testing';
 import {
   InMemoryTenantDirectory,
   InvalidScheduleError,
+  TenantCron,
   TenantScheduler,
   tenantScheduleJobId,
 } from '../../../lib';
 import type { TenantRecord } from '../../../lib';
+import { ScheduleTicker } from '../../../lib/scheduler/schedule-ticker';
+import { ScheduleStore } from '../../../lib/scheduler/schedule.store';
+import { cronScheduleId } from '../../../lib/scheduler/stored-schedule';
 import { ManualClock, bootSchedulerApp } from '../../fixtures/scheduler-app';
+import { openRedis } from '../../support/test-redis';
 import { uniquePrefix } from '../../support/redis-url';
 
 jest.setTimeout(60_000);
@@ -64,6 +70,12 @@ class GatedDirectory extends InMemoryTenantDirectory {
  * reads the schedule, then writes it. Each case holds one write between its read and its write
  * while the other runs, and checks the outcome is one of the two orders.
  */
+@Injectable()
+class Nightly {
+  @TenantCron('0 9 1 1 *', { name: 'nightly' }) // not due in these tests
+  async run() {}
+}
+
 describe('TenantScheduler: writes that race other writes and the tick', () => {
   let app: TestingModule;
   let scheduler: TenantScheduler;
@@ -71,7 +83,13 @@ describe('TenantScheduler: writes that race other writes and the tick', () => {
   const directory = new GatedDirectory([{ id: 'acme', timezone: 'UTC' }]);
 
   beforeAll(async () => {
-    app = await bootSchedulerApp({ prefix: uniquePrefix(), clock, directory, queues: ['reports'] });
+    app = await bootSchedulerApp({
+      prefix: uniquePrefix(),
+      clock,
+      directory,
+      queues: ['reports'],
+      providers: [Nightly],
+    });
     scheduler = app.get(TenantScheduler);
   });
 
@@ -146,5 +164,46 @@ describe('TenantScheduler: writes that race other writes and the tick', () => {
     expect(again.claimed).toBe(0);
     const [stored] = await scheduler.list('acme');
     expect(stored.nextRunAt?.toISOString()).toBe('2026-04-01T10:00:00.000Z');
+  });
+
+  // A rolling deploy: a process of the new version stores its changed driver while an old one's
+  // check (a tick, once a minute) rewrites the driver it found missing from Redis.
+  it('the driver check writes a lost @TenantCron driver only if no process stored one meanwhile', async () => {
+    const store = app.get(ScheduleStore);
+    const id = cronScheduleId('nightly');
+    const redis = openRedis();
+    const newer = JSON.stringify({
+      kind: 'cron',
+      name: 'nightly',
+      cron: '30 9 1 1 *',
+      timezone: 'UTC',
+      enabled: true,
+      missed: 'skip',
+      maxCatchUp: 10,
+    });
+    const planner = app.get(ScheduleTicker).planner;
+    const nextRunOf = planner.nextRunOf.bind(planner);
+    try {
+      await redis.hdel(store.keys.defs, id);
+      await redis.zrem(store.keys.due, id);
+      // Between the check's read (missing) and its write, the new version's boot stores its own.
+      let once = true;
+      planner.nextRunOf = async (schedule, after) => {
+        if (once && schedule.kind === 'cron') {
+          once = false;
+          await redis.hset(store.keys.defs, id, newer);
+          await redis.zadd(store.keys.due, at('2027-01-01T09:30:00Z'), id);
+        }
+        return nextRunOf(schedule, after);
+      };
+      clock.set('2026-04-02T00:00:00Z');
+      await scheduler.tick();
+      // The check wrote its own ('0 9 1 1 *') over the newer version's driver.
+      expect(await redis.hget(store.keys.defs, id)).toBe(newer);
+      expect(await store.nextRun(id)).toBe(at('2027-01-01T09:30:00Z'));
+    } finally {
+      planner.nextRunOf = nextRunOf;
+      await redis.quit();
+    }
   });
 });
