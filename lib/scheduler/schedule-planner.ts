@@ -173,6 +173,12 @@ export class SchedulePlanner {
   ): Promise<PlannedClaim> {
     const cron = this.cronOf(schedule.cron, await this.zoneOf(schedule), hashSeedOf(schedule));
     const plan = this.runsOf(cron, schedule, expected, now);
+    // A stored next run the cron as drawn now does not hold (its `H` drawn from the expression
+    // alone by an earlier version) is still the run it promised: run once, on time, never
+    // dropped; the runs after it are the cron's.
+    if (expected >= now - this.options.lateAfter && cron.nextAfter(expected - 1) !== expected) {
+      plan.runs.unshift(expected);
+    }
     const owner = `tenant ${schedule.tenantId} schedule "${schedule.key}"`;
     return {
       claim: { id, expected, next: plan.next, members: plan.runs.map((run) => `${id}|${run}`) },

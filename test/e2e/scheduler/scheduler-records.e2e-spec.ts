@@ -5,11 +5,13 @@ import {
   InvalidScheduleError,
   TenantCron,
   TenantScheduler,
+  TenantSchedulerOptions,
   tenantScheduleJobId,
 } from '../../../lib';
 import { ScheduleStore } from '../../../lib/scheduler/schedule.store';
 import { cronScheduleId, tenantScheduleId } from '../../../lib/scheduler/stored-schedule';
 import { parseStoredSchedule } from '../../../lib/scheduler/stored-schedule.dto';
+import { ZonedCron } from '../../../lib/scheduler/zoned-cron';
 import { ManualClock, bootSchedulerApp } from '../../fixtures/scheduler-app';
 import { captureWarnings } from '../../support/collecting-logger';
 import { uniquePrefix } from '../../support/redis-url';
@@ -19,6 +21,19 @@ jest.setTimeout(60_000);
 
 const at = Date.parse;
 const job = { queue: 'reports', name: 'report', data: { kind: 'hourly' } };
+
+/** An app of one tenant, acme, and one queue, its scheduler and store, and a Redis client. */
+async function bootAcme(clock: ManualClock, options?: TenantSchedulerOptions) {
+  const app = await bootSchedulerApp({
+    prefix: uniquePrefix(),
+    clock,
+    directory: new InMemoryTenantDirectory([{ id: 'acme' }]),
+    queues: ['reports'],
+    scheduler: options,
+  });
+  const redis: TestRedisClient = openRedis();
+  return { app, scheduler: app.get(TenantScheduler), store: app.get(ScheduleStore), redis };
+}
 
 /** Stored records this version cannot run: they must stay as they are, and block nothing. */
 describe('TenantScheduler: stored records it cannot read', () => {
@@ -47,17 +62,8 @@ describe('TenantScheduler: stored records it cannot read', () => {
   const due = at('2026-05-01T08:30:00Z');
 
   beforeAll(async () => {
-    app = await bootSchedulerApp({
-      prefix: uniquePrefix(),
-      clock,
-      directory: new InMemoryTenantDirectory([{ id: 'acme' }]),
-      queues: ['reports'],
-      // Fewer than the bad records: a batch of them must not hold up the good one.
-      scheduler: { enabled: false, batchSize: 2 },
-    });
-    scheduler = app.get(TenantScheduler);
-    store = app.get(ScheduleStore);
-    redis = openRedis();
+    // Fewer than the bad records: a batch of them must not hold up the good one.
+    ({ app, scheduler, store, redis } = await bootAcme(clock, { enabled: false, batchSize: 2 }));
   });
 
   afterAll(async () => {
@@ -219,5 +225,56 @@ describe('@TenantCron drivers at bootstrap', () => {
       warnings.restore();
       await redis.quit();
     }
+  });
+});
+
+/**
+ * A schedule saved by a version that drew `H` from the expression alone keeps that next run in
+ * Redis: schedules.md says the upgrade keeps it and moves the runs after it to the new minute.
+ */
+describe("TenantScheduler: an 'H' schedule stored before H was drawn per schedule", () => {
+  let app: TestingModule;
+  let scheduler: TenantScheduler;
+  let store: ScheduleStore;
+  let redis: TestRedisClient;
+  const clock = new ManualClock(at('2026-05-01T00:00:00Z'));
+
+  beforeAll(async () => {
+    ({ app, scheduler, store, redis } = await bootAcme(clock));
+  });
+
+  afterAll(async () => {
+    await app.close();
+    await redis.quit();
+  });
+
+  it('runs its stored next run once, on time, then at its own minute', async () => {
+    // The next run the earlier version stored: `H` seeded by the expression alone.
+    const old = ZonedCron.parse('H 3 * * *', 'UTC').nextAfter(clock.value)!;
+    let earlier = 0;
+    let later = 0;
+    for (let i = 0; (earlier === 0 || later === 0) && i < 200; i++) {
+      const key = `nightly-${i}`;
+      clock.set('2026-05-01T00:00:00Z');
+      const saved = await scheduler.upsert('acme', key, { cron: 'H 3 * * *', job });
+      const own = saved.nextRunAt!.getTime();
+      if (own === old) continue;
+      // Written as the earlier version left it: the same record, its next run at the old minute.
+      await redis.zadd(store.keys.due, old, tenantScheduleId('acme', key));
+      clock.set(old + 500);
+      // Before: no job at the old minute; when the new minute comes first in the day, none that
+      // day at all (the next run moved to tomorrow's).
+      expect((await scheduler.tick()).jobIds).toEqual([tenantScheduleJobId('acme', key, old)]);
+      const [stored] = (await scheduler.list('acme')).filter((s) => s.key === key);
+      const next = own < old ? own + 24 * 3_600_000 : own;
+      expect(stored.nextRunAt?.getTime()).toBe(next);
+      clock.set(next + 500);
+      expect((await scheduler.tick()).jobIds).toEqual([tenantScheduleJobId('acme', key, next)]);
+      await scheduler.remove('acme', key);
+      if (own < old) earlier++;
+      else later++;
+    }
+    // Both cases ran: the new minute before the old one in the day, and after it.
+    expect([earlier > 0, later > 0]).toEqual([true, true]);
   });
 });
