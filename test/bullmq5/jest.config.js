@@ -30,6 +30,11 @@ module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
         'fairness-turns',
         'fairness-lanes-order',
         'fairness-processes',
+        // The slow lane taking a tenant's turns back out of BullMQ's prioritized set, and the
+        // worker's 'failed' event handing the gate the processor's error (an outage is no
+        // failure of the tenant's).
+        'fairness-runtime-changes',
+        'fairness-outage',
         'worker-path',
         'context-around-jobs',
         'scheduler',
