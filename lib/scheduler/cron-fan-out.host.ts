@@ -141,17 +141,22 @@ export class CronFanOutHost extends TenantWorkerHost {
   ) {
     let plan = plans.get(zone);
     if (!plan) {
-      const cron = this.ticker.planner.cronOf(data.cron, zone, hashSeedOf(data));
-      plan = {
-        ...planRuns(cron, {
-          from: data.from,
-          now: data.to,
-          policy: data.missed,
-          maxCatchUp: data.maxCatchUp,
-          lateAfter: this.ticker.options.lateAfter,
-        }),
-        tenants: 0,
-      };
+      const planner = this.ticker.planner;
+      const cron = planner.cronOf(data.cron, zone, hashSeedOf(data));
+      const runs = planRuns(cron, {
+        from: data.from,
+        now: data.to,
+        policy: data.missed,
+        maxCatchUp: data.maxCatchUp,
+        lateAfter: this.ticker.options.lateAfter,
+      });
+      // A fixed zone's driver planned its stored next run in that zone: one an earlier version
+      // planned (`H` of the expression alone) runs, as the claim kept it. (A tenant-zone driver's
+      // runs are each zone's own: its stored run is no run of a zone.)
+      if (data.timezone !== 'tenant') {
+        planner.keepUpgradedRun(runs, cron, zone, data.from, data.to);
+      }
+      plan = { ...runs, tenants: 0 };
       plans.set(zone, plan);
     }
     return plan;

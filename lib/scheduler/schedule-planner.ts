@@ -171,14 +171,15 @@ export class SchedulePlanner {
     schedule: StoredTenantSchedule,
     now: number,
   ): Promise<PlannedClaim> {
-    const cron = this.cronOf(schedule.cron, await this.zoneOf(schedule), hashSeedOf(schedule));
-    const plan = this.runsOf(cron, schedule, expected, now);
-    // A stored next run the cron as drawn now does not hold (its `H` drawn from the expression
-    // alone by an earlier version) is still the run it promised: run once, on time, never
-    // dropped; the runs after it are the cron's.
-    if (expected >= now - this.options.lateAfter && cron.nextAfter(expected - 1) !== expected) {
-      plan.runs.unshift(expected);
-    }
+    const zone = await this.zoneOf(schedule);
+    const cron = this.cronOf(schedule.cron, zone, hashSeedOf(schedule));
+    const plan = this.keepUpgradedRun(
+      this.runsOf(cron, schedule, expected, now),
+      cron,
+      zone,
+      expected,
+      now,
+    );
     const owner = `tenant ${schedule.tenantId} schedule "${schedule.key}"`;
     return {
       claim: { id, expected, next: plan.next, members: plan.runs.map((run) => `${id}|${run}`) },
@@ -201,7 +202,13 @@ export class SchedulePlanner {
       return { claim: { id, expected, next, members: [fanOut] }, schedule };
     }
     const cron = this.cronOf(schedule.cron, schedule.timezone, hashSeedOf(schedule));
-    const plan = this.runsOf(cron, schedule, expected, now);
+    const plan = this.keepUpgradedRun(
+      this.runsOf(cron, schedule, expected, now),
+      cron,
+      schedule.timezone,
+      expected,
+      now,
+    );
     const owner = `@TenantCron "${schedule.name}"`;
     return {
       claim: { id, expected, next: plan.next, members: plan.runs.length > 0 ? [fanOut] : [] },
@@ -219,5 +226,23 @@ export class SchedulePlanner {
       maxCatchUp: schedule.maxCatchUp,
       lateAfter: this.options.lateAfter,
     });
+  }
+
+  /**
+   * `plan` (of `cron` in `zone`, from the stored next run that made it due), with that stored run
+   * kept when an earlier version planned it: its `H` drawn from the expression alone, which the
+   * cron as drawn now does not hold. That run happens once, on time, as promised, where the plan
+   * of the new `H` alone dropped it (a day's run of a daily cron whose new minute comes first).
+   */
+  keepUpgradedRun(
+    plan: RunPlan,
+    cron: ZonedCron,
+    zone: string,
+    from: number,
+    now: number,
+  ): RunPlan {
+    if (from < now - this.options.lateAfter || cron.nextAfter(from - 1) === from) return plan;
+    if (this.cronOf(cron.expression, zone).nextAfter(from - 1) === from) plan.runs.unshift(from);
+    return plan;
   }
 }

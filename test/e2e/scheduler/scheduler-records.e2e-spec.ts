@@ -4,6 +4,7 @@ import {
   InMemoryTenantDirectory,
   InvalidScheduleError,
   TenantCron,
+  TenantCronRun,
   TenantScheduler,
   TenantSchedulerOptions,
   tenantScheduleJobId,
@@ -15,6 +16,7 @@ import { ZonedCron } from '../../../lib/scheduler/zoned-cron';
 import { ManualClock, bootSchedulerApp } from '../../fixtures/scheduler-app';
 import { captureWarnings } from '../../support/collecting-logger';
 import { uniquePrefix } from '../../support/redis-url';
+import { waitFor } from '../../support/wait';
 import { TestRedisClient, openRedis } from '../../support/test-redis';
 
 jest.setTimeout(60_000);
@@ -276,5 +278,53 @@ describe("TenantScheduler: an 'H' schedule stored before H was drawn per schedul
     }
     // Both cases ran: the new minute before the old one in the day, and after it.
     expect([earlier > 0, later > 0]).toEqual([true, true]);
+  });
+});
+
+describe("@TenantCron: an 'H' driver stored before H was drawn by its name", () => {
+  const runs: string[] = [];
+  const base = at('2026-05-01T00:00:00Z');
+  const expression = 'H 3 * * *';
+  // The next run the earlier version stored (`H` seeded by the expression alone), and a name
+  // whose own `H` comes before it in the day: the day's run the upgrade lost.
+  const old = ZonedCron.parse(expression, 'UTC').nextAfter(base)!;
+  const ownOf = (name: string) =>
+    ZonedCron.parse(expression, 'UTC', cronScheduleId(name)).nextAfter(base)!;
+  let name = '';
+  for (let i = 0; i < 500 && !name; i++) if (ownOf(`nightly-h-${i}`) < old) name = `nightly-h-${i}`;
+
+  @Injectable()
+  class NightlyH {
+    @TenantCron(expression, { name })
+    async run(run: TenantCronRun) {
+      runs.push(`${run.tenantId} ${run.occurrence.toISOString()}`);
+    }
+  }
+
+  it("runs its stored next run once, on time, then at its name's minute", async () => {
+    expect(name).not.toBe('');
+    const clock = new ManualClock(base);
+    const app = await bootSchedulerApp({
+      prefix: uniquePrefix(),
+      clock,
+      directory: new InMemoryTenantDirectory([{ id: 'acme' }]),
+      providers: [NightlyH],
+    });
+    const redis = openRedis();
+    try {
+      const keys = app.get(ScheduleStore).keys;
+      const id = cronScheduleId(name);
+      // As the earlier version left it: its next run at the old minute.
+      await redis.zadd(keys.due, old, id);
+      clock.set(old + 500);
+      await app.get(TenantScheduler).tick();
+      // Before: nothing ran that day (the next run went to tomorrow's own minute).
+      await waitFor(() => runs.length === 1, "the stored run's job");
+      expect(runs).toEqual([`acme ${new Date(old).toISOString()}`]);
+      expect(Number(await redis.zscore(keys.due, id))).toBe(ownOf(name) + 24 * 3_600_000);
+    } finally {
+      await app.close();
+      await redis.quit();
+    }
   });
 });
