@@ -401,6 +401,11 @@ export const Messages = {
       ? `The job was NOT written and this call will never write it; retry once Redis is back.`
       : `The write was sent before the connection dropped, so Redis may have run it: retry with ` +
         `the same jobId so a repeat is harmless.`),
+  workerJobRemoved: (queue: string, jobId: string, command: string) =>
+    `worker ${queue}: job ${jobId} was removed from Redis while it ran (Queue.obliterate with ` +
+    `force, job.remove or a deleted key), so BullMQ could not record its end (${command}); its ` +
+    `handler's outcome is lost with it. Nothing to do if the removal was meant; otherwise remove ` +
+    `jobs only once they have finished (obliterate without force refuses while jobs are active).`,
   workerRedisFull: (queue: string, why: string, unlogged: number, intervalMs: number) =>
     `worker ${queue}: ${why}: Redis is out of memory (its maxmemory is reached and its ` +
     `maxmemory-policy evicts nothing), so the worker can neither take nor finish jobs until it ` +

@@ -18,6 +18,15 @@ import { isOutOfMemoryReply, isRedisConnectionError } from '../redis/connection-
 const FULL_LOG_INTERVAL_MS = 60_000;
 
 /**
+ * BullMQ's error when a job's hash is gone as the worker finishes it (`ErrorCode.JobNotExist`):
+ * the job was removed while it ran (`Queue.obliterate({ force: true })`, `job.remove()`). BullMQ
+ * then tries to record that as a failure, and fails the same way: two errors per job.
+ */
+const JOB_GONE = /^Missing key for job (.+)\. (\w+)$/;
+/** Job ids already reported gone (the second error of each is not logged); bounded. */
+const GONE_KEPT = 1000;
+
+/**
  * The one place that starts, keeps and closes the module's BullMQ workers (for
  * `@TenantProcessor`s, `@TenantCron` fan-out, adopted `@nestjs/bullmq` processors). Each worker
  * gets the features' worker plugins; `TenantQueueRegistry.getWorker` reads them from here.
@@ -129,8 +138,18 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
     // minute, with how many were not logged.
     let fullLoggedAt = -Infinity;
     let fullUnlogged = 0;
+    const gone = new Set<string>();
     worker.on('error', (error) => {
       if (isRedisConnectionError(error)) return outage.error(error);
+      const removed = JOB_GONE.exec(error?.message ?? '');
+      if (removed) {
+        if (gone.has(removed[1])) return;
+        if (gone.size >= GONE_KEPT) gone.clear();
+        gone.add(removed[1]);
+        return this.logger.warn(
+          `${tenantLogFields({ jobId: removed[1] })} ${Messages.workerJobRemoved(definition.name, removed[1], removed[2])}`,
+        );
+      }
       if (isOutOfMemoryReply(error)) {
         const now = Date.now();
         if (now - fullLoggedAt < FULL_LOG_INTERVAL_MS) {
