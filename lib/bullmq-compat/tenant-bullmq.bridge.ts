@@ -14,6 +14,7 @@ import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { TenantWorkerLauncher } from '../core/processor/worker-launcher';
 import { TenantJobRunner } from '../core/processor/tenant-job.runner';
 import { TenantProcessorExplorer } from '../core/processor/tenant-processor.explorer';
+import { FailedBootCloser } from '../core/processor/failed-boot.closer';
 import { TenantProcessorOptions } from '../core/processor/tenant-processor.decorator';
 import { TenantWorkerHost } from '../core/processor/tenant-worker-host';
 import {
@@ -58,7 +59,11 @@ export class TenantBullMqBridge
     this.release = claimQueues([...this.byQualifiedName.keys()]);
   }
 
-  onApplicationBootstrap(): void {
+  onApplicationBootstrap(): Promise<void> {
+    return this.moduleRef.get(FailedBootCloser, { strict: false }).guard(() => this.adoptWorkers());
+  }
+
+  private adoptWorkers(): void {
     try {
       this.assertNoLeftoverQueues();
       const found = [...this.workers()];

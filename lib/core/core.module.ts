@@ -21,6 +21,7 @@ import { TenantSeams } from './seams/tenant-seams';
 import { TenantJobRunner } from './processor/tenant-job.runner';
 import { ScopedProcessorResolver } from './processor/scoped-processor.resolver';
 import { TenantProcessorExplorer } from './processor/tenant-processor.explorer';
+import { FailedBootCloser } from './processor/failed-boot.closer';
 import { TenantProcessorMetadataAccessor } from './processor/tenant-processor.metadata-accessor';
 import { TimeoutStage } from './processor/timeout.stage';
 import {
@@ -73,6 +74,7 @@ const KERNEL: Provider[] = [
   TenantProcessorMetadataAccessor,
   TenantProcessorExplorer,
   TenantWorkerLauncher,
+  FailedBootCloser,
   TimeoutStage,
   JobScope,
   JobClsSetup,

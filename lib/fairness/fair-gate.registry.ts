@@ -1,3 +1,4 @@
+import { FailedBootCloser } from '../core/processor/failed-boot.closer';
 import { TenantWorkerLauncher } from '../core/processor/worker-launcher';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
@@ -72,6 +73,7 @@ export class FairGateRegistry
     @Inject(TENANT_QUEUE_OPTIONS) options: ResolvedTenantQueueOptions,
     private readonly launcher: TenantWorkerLauncher,
     private readonly codec: TenantEnvelopeCodec,
+    private readonly failedBoot: FailedBootCloser,
   ) {
     this.hintTtl = options.tierCacheMs;
     this.hintKeepMs = options.tierCacheMs + options.enqueueTimeoutMs + HINT_KEEP_MARGIN_MS;
@@ -80,10 +82,12 @@ export class FairGateRegistry
   }
 
   /** Validates every fair queue's options at bootstrap (a typed error names the field). */
-  onModuleInit(): void {
-    for (const name of this.registry.getQueueNames()) {
-      this.gateFor(this.registry.getQueue(name).definition);
-    }
+  onModuleInit(): Promise<void> {
+    return this.failedBoot.guard(() => {
+      for (const name of this.registry.getQueueNames()) {
+        this.gateFor(this.registry.getQueue(name).definition);
+      }
+    });
   }
 
   onApplicationBootstrap(): void {

@@ -64,6 +64,8 @@ export class ScheduleTicker implements BeforeApplicationShutdown {
           this.failedTicks = 0;
         },
         (error: Error) => {
+          // Closed under the tick by a boot the module refused: stop, as at shutdown.
+          if (this.redis.isClosed) return void this.beforeApplicationShutdown();
           if (this.failedTicks++ > 0) return;
           this.logger.error(`${tenantLogFields()} ${Messages.tickFailed(error.message)}`);
         },

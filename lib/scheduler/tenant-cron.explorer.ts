@@ -1,3 +1,4 @@
+import { FailedBootCloser } from '../core/processor/failed-boot.closer';
 import { TenantQueueRedis } from '../core/redis/tenant-queue.redis';
 import {
   BeforeApplicationShutdown,
@@ -60,6 +61,7 @@ export class TenantCronExplorer
     private readonly store: ScheduleStore,
     private readonly ticker: ScheduleTicker,
     private readonly redis: TenantQueueRedis,
+    private readonly failedBoot: FailedBootCloser,
     @Optional() @Inject(TenantDirectory) private readonly directory?: TenantDirectory,
   ) {}
 
@@ -69,9 +71,11 @@ export class TenantCronExplorer
    * Finds and validates every `@TenantCron` before bootstrap, so a bad declaration fails the app
    * before any worker or Redis connection opens (Nest runs no shutdown hooks for a failed init).
    */
-  onModuleInit(): void {
-    this.discovered = this.discover();
-    assertCronDirectory(this.discovered.crons, this.directory);
+  onModuleInit(): Promise<void> {
+    return this.failedBoot.guard(() => {
+      this.discovered = this.discover();
+      assertCronDirectory(this.discovered.crons, this.directory);
+    });
   }
 
   /**

@@ -17,6 +17,7 @@ import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 import { TenantQueueLogger } from '../logging/tenant-queue-logger';
 import { TenantSeams } from '../seams/tenant-seams';
 import { WorkerEventSource } from './worker-event-source.decorator';
+import { FailedBootCloser } from './failed-boot.closer';
 
 /**
  * Finds every `@TenantProcessor` at bootstrap and has the worker launcher start its workers. A processor
@@ -35,9 +36,14 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
     private readonly launcher: TenantWorkerLauncher,
     private readonly processors: ScopedProcessorResolver,
     private readonly seams: TenantSeams,
+    private readonly failedBoot: FailedBootCloser,
   ) {}
 
-  onApplicationBootstrap(): void {
+  onApplicationBootstrap(): Promise<void> {
+    return this.failedBoot.guard(() => this.startProcessors());
+  }
+
+  private startProcessors(): void {
     const seen = new Set<string>();
     for (const wrapper of this.discovery.getProviders()) {
       const metadata = this.processorMetadata(wrapper);

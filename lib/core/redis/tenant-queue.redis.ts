@@ -106,7 +106,8 @@ export class TenantQueueRedis implements OnModuleInit, OnApplicationShutdown {
   /**
    * With `redisAtBoot: 'required'`, fails the boot with `RedisUnavailableAtBootError` when Redis
    * does not answer within `enqueueTimeoutMs`, through a probe connection closed either way (Nest
-   * runs no shutdown hook after a failed init, so nothing may be left reconnecting).
+   * runs no shutdown hook after a failed init, so nothing may be left reconnecting: the module's
+   * clients are closed too).
    */
   async onModuleInit(): Promise<void> {
     if (this.options.redisAtBoot !== 'required') return;
@@ -129,6 +130,8 @@ export class TenantQueueRedis implements OnModuleInit, OnApplicationShutdown {
         }),
       ]);
     } catch (error) {
+      // The producer's connection, open since the queues were built, reconnects for good.
+      await this.onApplicationShutdown();
       throw new RedisUnavailableAtBootError(
         Messages.redisUnavailableAtBoot((cause ?? (error as Error))?.message ?? String(error), ms),
       );
@@ -136,6 +139,11 @@ export class TenantQueueRedis implements OnModuleInit, OnApplicationShutdown {
       clearTimeout(timer);
       probe.disconnect();
     }
+  }
+
+  /** @internal Whether the clients are closed (shutdown, or a boot the module refused). */
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   /** The client; throws after shutdown, so late callers never open a connection nobody closes. */
