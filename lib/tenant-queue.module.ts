@@ -20,6 +20,7 @@ import { TenantQueuePortOptions } from './guards';
 import { TenantQueueModuleOptions } from './interfaces/tenant-queue-options.interface';
 import { TenantResolutionMiddleware } from './core/context/tenant-resolution.middleware';
 import { TenantQueueRootMissingError } from './core/errors/tenant-queue-root-missing.error';
+import { FailedBootCloser } from './core/processor/failed-boot.closer';
 import { QueueConsumerCheck } from './core/processor/queue-consumer.check';
 import { TenantQueueRegistry } from './core/queues/tenant-queue.registry';
 import { TenantDeadLettersModule } from './dead-letters/tenant-dead-letters.module';
@@ -141,16 +142,26 @@ export class TenantQueueModule extends ConfigurableTenantQueueModule implements 
       new TenantQueueRootMissingError(Messages.rootModuleMissing(queues.map((q) => q?.name)));
     const providers: Provider[] = queues.map((queue) => ({
       provide: getTenantQueueToken(queue.name),
-      useFactory: (registry?: TenantQueueRegistry, consumers?: QueueConsumerCheck) => {
+      useFactory: (
+        registry?: TenantQueueRegistry,
+        consumers?: QueueConsumerCheck,
+        failedBoot?: FailedBootCloser,
+      ) => {
         if (!registry) throw rootMissing();
-        checkQueueOptionNames(queue);
-        const created = registry.declareQueue(queue);
-        consumers?.expect(created.name);
-        return created;
+        // Refused while Nest builds the providers (a misspelt option, the name declared with other
+        // options): no hook runs after that, and the queues built before it hold the connection.
+        const declare = () => {
+          checkQueueOptionNames(queue);
+          const created = registry.declareQueue(queue);
+          consumers?.expect(created.name);
+          return created;
+        };
+        return failedBoot ? failedBoot.guard(declare) : declare();
       },
       inject: [
         { token: TenantQueueRegistry, optional: true },
         { token: QueueConsumerCheck, optional: true },
+        { token: FailedBootCloser, optional: true },
       ],
     }));
     // What the importing module's providers inject from the root, resolved here first: without

@@ -6,6 +6,7 @@ import { RegisterTenantQueueOptions } from '../interfaces';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueModule } from '../tenant-queue.module';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
+import { FailedBootCloser } from '../core/processor/failed-boot.closer';
 import { installProcessorSeam } from './processor-seam';
 import { TENANT_BULLMQ_QUEUES, TenantBullMqBridge } from './tenant-bullmq.bridge';
 
@@ -33,12 +34,18 @@ export class TenantBullMqModule {
         Messages.rootModuleMissing(names, 'TenantBullMqModule'),
       );
     };
-    const registryToken = { token: TenantQueueRegistry, optional: true };
+    const inject = [
+      { token: TenantQueueRegistry, optional: true },
+      { token: FailedBootCloser, optional: true },
+    ];
+    // A refusal while the providers are built closes what the module opened (see registerQueue).
+    const declare = <T>(failedBoot: FailedBootCloser | undefined, step: () => T) =>
+      failedBoot ? failedBoot.guard(step) : step();
     const bullQueues: Provider[] = queues.map((queue) => ({
       provide: getQueueToken(queue.name),
-      useFactory: (registry?: TenantQueueRegistry) =>
-        registryOf(registry).declareQueue(queue).bullQueue,
-      inject: [registryToken],
+      useFactory: (registry?: TenantQueueRegistry, failedBoot?: FailedBootCloser) =>
+        declare(failedBoot, () => registryOf(registry).declareQueue(queue).bullQueue),
+      inject,
     }));
     const tenant = TenantQueueModule.registerQueue(...queues);
     return {
@@ -49,9 +56,11 @@ export class TenantBullMqModule {
         ...bullQueues,
         {
           provide: TENANT_BULLMQ_QUEUES,
-          useFactory: (registry?: TenantQueueRegistry) =>
-            queues.map((queue) => registryOf(registry).declareQueue(queue)),
-          inject: [registryToken],
+          useFactory: (registry?: TenantQueueRegistry, failedBoot?: FailedBootCloser) =>
+            declare(failedBoot, () =>
+              queues.map((queue) => registryOf(registry).declareQueue(queue)),
+            ),
+          inject,
         },
         TenantBullMqBridge,
       ],

@@ -68,6 +68,12 @@ run('a boot that fails and is caught: the process ends by itself (real processes
     expect([exit?.code, output.slice(-2000)]).toEqual([0, output.slice(-2000)]);
   });
 
+  it('a queue registered twice with other options (refused while the providers are built), Redis up', async () => {
+    const { failed, exit, output } = await failedBoot(redis.port, { CLASH: '1' });
+    expect(failed.bootError).toBe('InvalidTenantQueueOptionsError');
+    expect([exit?.code, output.slice(-2000)]).toEqual([0, output.slice(-2000)]);
+  });
+
   // Nest runs no shutdown hook after a failed init: an app whose own step failed after the
   // module started (workers, crons) closes it, as after any failed init.
   it("the app's own onApplicationBootstrap throws after the module started: app.close() ends it, Redis up", async () => {
