@@ -22,6 +22,7 @@ import {
 import { DeadLettersScript } from './dead-letters.script';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { setReplayLink } from '../core/context/replay-link';
+import { stateFromEnvelope } from '../core/context/tenant-state';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { isJobIdLookup, moduleJobOptions } from '../core/queues/job-id.check';
 import { TenantPortUnavailableError, TenantStatusService } from '../guards';
@@ -331,13 +332,21 @@ export class DeadLetters {
   }
 
   private emit(letter: DeadLetter): void {
+    if (this.listeners.size === 0) return;
+    // The letter's tenant context, naming its job (`tenantLogFields()` in a listener), as a
+    // `JobCancellations` listener's names the cancelled job.
+    const state = {
+      ...stateFromEnvelope(letter.envelope),
+      tenantId: letter.tenantId,
+      jobId: letter.jobId,
+    };
     for (const listener of this.listeners) {
-      this.context.run(letter.envelope, () =>
+      this.context.run(state, () =>
         Promise.resolve()
           .then(() => listener(letter))
           .catch((error: unknown) =>
             this.logger.error(
-              `${tenantLogFields({ jobId: letter.jobId })} onDeadLetter listener threw: ${(error as Error)?.message}`,
+              `${tenantLogFields()} onDeadLetter listener threw: ${(error as Error)?.message}`,
             ),
           ),
       );

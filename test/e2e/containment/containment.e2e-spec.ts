@@ -24,6 +24,7 @@ import {
   TenantWorkerHost,
   parseCancelReason,
   runIdentity,
+  tenantLogFields,
   withRunOptions,
 } from '../../../lib';
 import { DeadLetterWorkerPlugin } from '../../../lib/dead-letters/dead-letter.plugin';
@@ -177,7 +178,7 @@ describe('failure containment', () => {
   let producer: Producer;
   let deadLetters: DeadLetters;
   let registry: TenantQueueRegistry;
-  const alerts: { letter: DeadLetter; contextTenant?: string }[] = [];
+  const alerts: { letter: DeadLetter; contextTenant?: string; logFields: string }[] = [];
   let prefix: string;
 
   beforeAll(async () => {
@@ -204,7 +205,7 @@ describe('failure containment', () => {
     registry = app.get(TenantQueueRegistry);
     const context = app.get(TenantContext);
     deadLetters.onDeadLetter((letter) => {
-      alerts.push({ letter, contextTenant: context.tenantId });
+      alerts.push({ letter, contextTenant: context.tenantId, logFields: tenantLogFields() });
     });
   });
 
@@ -240,6 +241,11 @@ describe('failure containment', () => {
     const alert = alerts.filter((a) => a.letter.jobId === job.id);
     expect(alert).toHaveLength(1);
     expect(alert[0].contextTenant).toBe('acme');
+    // Its log fields name the dead-lettered job, as a JobCancellations listener's name the
+    // cancelled one (a user's alert logs `${tenantLogFields()} ...`).
+    expect(alert[0].logFields).toBe(
+      `tenant=acme job=${job.id} correlation=${letter.envelope.correlationId}`,
+    );
   });
 
   it('aborts the signal a handler receives at the deadline', async () => {
