@@ -92,8 +92,9 @@ export class TenantContext {
 
   /**
    * Runs `fn` in a child context bound to a tenant (for scripts, tests and system work). The
-   * tenant id is validated like any other. Given a tenant id, the actor is `system` and the
-   * correlation id the current context's (a request's or a running job's), as `addForTenant` keeps.
+   * tenant id is validated like any other. Given a tenant id, the actor is `system`, the
+   * correlation id the current context's (a request's or a running job's) and the envelope's
+   * `strategy` `system`, as `addForTenant` gives them.
    */
   run<T>(input: TenantRunInput, fn: () => T): T {
     // Read as stored: the correlation id is set with the state, and settling a request's tenant
@@ -103,7 +104,12 @@ export class TenantContext {
       : undefined;
     const next: TenantState =
       typeof input === 'string'
-        ? { tenantId: input, actor: { type: 'system' }, correlationId: current?.correlationId }
+        ? {
+            tenantId: input,
+            actor: { type: 'system' },
+            correlationId: current?.correlationId,
+            strategy: 'system',
+          }
         : toState(input);
     this.codec.assertTenantId(next.tenantId);
     // Inside a job, the child context still belongs to the job's attempt (its JobScope).

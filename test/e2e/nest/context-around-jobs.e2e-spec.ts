@@ -257,6 +257,8 @@ describe('tenant context inside and around jobs (concurrency 20, three tenants)'
         tenantId: TENANTS[(i + 1) % TENANTS.length],
         actorType: 'system',
         correlationId: `corr-${i}`,
+        // Named by code, as addForTenant's: not inherited from the running job.
+        strategy: 'system',
       });
       expect(kid.envelope?.actorId).toBeUndefined();
     }
