@@ -22,7 +22,7 @@ import {
 import { DeadLettersScript } from './dead-letters.script';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { setReplayLink } from '../core/context/replay-link';
-import { stateFromEnvelope } from '../core/context/tenant-state';
+import { TenantJobRunner } from '../core/processor/tenant-job.runner';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { isJobIdLookup, moduleJobOptions } from '../core/queues/job-id.check';
 import { TenantPortUnavailableError, TenantStatusService } from '../guards';
@@ -52,6 +52,7 @@ export class DeadLetters {
     private readonly codec: TenantEnvelopeCodec,
     private readonly context: TenantContext,
     private readonly status: TenantStatusService,
+    private readonly runner: TenantJobRunner,
   ) {
     this.script = new DeadLettersScript(() => redis.client);
   }
@@ -222,7 +223,7 @@ export class DeadLetters {
       `${tenantLogFields({ tenantId: letter.tenantId, jobId: letter.jobId, correlationId: letter.envelope.correlationId })} job ${letter.jobId} (${letter.queue}/${letter.name}) of tenant ${letter.tenantId} ` +
         `dead-lettered: ${letter.reason} after ${letter.attempts} attempt(s)`,
     );
-    this.emit(letter);
+    this.emit(job, letter);
     return letter;
   }
 
@@ -331,26 +332,24 @@ export class DeadLetters {
     }
   }
 
-  private emit(letter: DeadLetter): void {
+  /**
+   * Calls the listeners in the job's tenant context, as `@OnTenantWorkerEvent` and
+   * `JobCancellations` listeners are: its tenant, actor and correlation id, `tenantLogFields()`
+   * naming the job, and the app's nestjs-cls setup (`CLS_ID`, `cls.setup`, proxy providers).
+   */
+  private emit(job: Job, letter: DeadLetter): void {
     if (this.listeners.size === 0) return;
-    // The letter's tenant context, naming its job (`tenantLogFields()` in a listener), as a
-    // `JobCancellations` listener's names the cancelled job.
-    const state = {
-      ...stateFromEnvelope(letter.envelope),
-      tenantId: letter.tenantId,
-      jobId: letter.jobId,
-    };
-    for (const listener of this.listeners) {
-      this.context.run(state, () =>
+    this.runner.runInJobContext(job, () => {
+      for (const listener of this.listeners) {
         Promise.resolve()
           .then(() => listener(letter))
           .catch((error: unknown) =>
             this.logger.error(
               `${tenantLogFields()} onDeadLetter listener threw: ${(error as Error)?.message}`,
             ),
-          ),
-      );
-    }
+          );
+      }
+    });
   }
 
   private async assertActive(tenantId: string, jobId: string): Promise<void> {

@@ -28,6 +28,9 @@ import {
   withRunOptions,
 } from '../../../lib';
 import { DeadLetterWorkerPlugin } from '../../../lib/dead-letters/dead-letter.plugin';
+import { ClsService } from 'nestjs-cls';
+
+const CLS_SETUP_KEY = 'containment-setup';
 import { FlakyTenantDirectory } from '../../support/guard-fixtures';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
 import { testRootImports, bootTestModule } from '../../support/test-module';
@@ -178,7 +181,13 @@ describe('failure containment', () => {
   let producer: Producer;
   let deadLetters: DeadLetters;
   let registry: TenantQueueRegistry;
-  const alerts: { letter: DeadLetter; contextTenant?: string; logFields: string }[] = [];
+  const alerts: {
+    letter: DeadLetter;
+    contextTenant?: string;
+    logFields: string;
+    clsSetup: unknown;
+    clsId: string | undefined;
+  }[] = [];
   let prefix: string;
 
   beforeAll(async () => {
@@ -188,6 +197,8 @@ describe('failure containment', () => {
         ...testRootImports(prefix, {
           directory: { useValue: directory },
           guards: { portTimeoutMs: 300 },
+          // What the app's code reads from CLS in a job, a worker event and a dead-letter alert.
+          cls: { setup: (cls, job) => cls.set(CLS_SETUP_KEY, `set up for ${job.id}`) },
         }),
         TenantQueueModule.registerQueue(
           { name: 'faults', attempts: 3, backoff: { type: 'fixed', delay: 50 } },
@@ -204,8 +215,15 @@ describe('failure containment', () => {
     deadLetters = app.get(DeadLetters);
     registry = app.get(TenantQueueRegistry);
     const context = app.get(TenantContext);
+    const cls = app.get(ClsService);
     deadLetters.onDeadLetter((letter) => {
-      alerts.push({ letter, contextTenant: context.tenantId, logFields: tenantLogFields() });
+      alerts.push({
+        letter,
+        contextTenant: context.tenantId,
+        logFields: tenantLogFields(),
+        clsSetup: cls.get(CLS_SETUP_KEY),
+        clsId: cls.getId(),
+      });
     });
   });
 
@@ -246,6 +264,9 @@ describe('failure containment', () => {
     expect(alert[0].logFields).toBe(
       `tenant=acme job=${job.id} correlation=${letter.envelope.correlationId}`,
     );
+    // And the app's nestjs-cls setup ran for it, as for the job's @OnTenantWorkerEvent listeners.
+    expect(alert[0].clsSetup).toBe(`set up for ${job.id}`);
+    expect(alert[0].clsId).toBe(letter.envelope.correlationId);
   });
 
   it('aborts the signal a handler receives at the deadline', async () => {
@@ -614,7 +635,15 @@ describe('failure containment', () => {
       const letter = await letterOf('globex', job.id);
       expect(letter).toMatchObject({ tenantId: 'globex', name: 'lost', attempts: 1 });
       expect(letter?.failedReason).toBe('failed where nobody recorded it');
-      expect(alerts.filter((a) => a.letter.jobId === job.id)).toHaveLength(1);
+      const alert = alerts.filter((a) => a.letter.jobId === job.id);
+      expect(alert).toHaveLength(1);
+      // Swept, outside any worker event: the listener still runs in the job's context.
+      expect(alert[0]).toMatchObject({
+        contextTenant: 'globex',
+        logFields: `tenant=globex job=${job.id} correlation=${letter!.envelope.correlationId}`,
+        clsSetup: `set up for ${job.id}`,
+        clsId: letter!.envelope.correlationId,
+      });
     } finally {
       await bare.close();
     }
