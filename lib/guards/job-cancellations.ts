@@ -43,6 +43,12 @@ export type JobCancelledListener = (event: JobCancelledEvent) => void;
 export class JobCancellations {
   private readonly logger = new TenantQueueLogger('TenantQueue');
   private readonly listeners = new Set<JobCancelledListener>();
+  /** Logs a listener's error in the cancelled job's context (built once, no closure per call). */
+  private readonly listenerFailed = (error: unknown): void => {
+    this.logger.error(
+      `${tenantLogFields()} JobCancellations listener threw: ${(error as Error)?.message}`,
+    );
+  };
 
   constructor(
     private readonly runner: TenantJobRunner,
@@ -76,11 +82,12 @@ export class JobCancellations {
     };
     for (const listener of this.listeners) {
       try {
-        listener(event);
+        // An `async` listener (assignable to a void one): its rejection is logged as a throw is;
+        // unhandled, it would end the process.
+        const result: unknown = listener(event);
+        if (result instanceof Promise) result.catch(this.listenerFailed);
       } catch (error) {
-        this.logger.error(
-          `${tenantLogFields()} JobCancellations listener threw: ${(error as Error)?.message}`,
-        );
+        this.listenerFailed(error);
       }
     }
   }

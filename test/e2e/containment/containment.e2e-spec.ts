@@ -1,4 +1,4 @@
-import { Injectable, Module } from '@nestjs/common';
+import { Injectable, Logger, Module } from '@nestjs/common';
 import { TestingModule } from '@nestjs/testing';
 import { DelayedError, UnrecoverableError, Worker } from 'bullmq';
 import {
@@ -29,12 +29,13 @@ import {
 } from '../../../lib';
 import { DeadLetterWorkerPlugin } from '../../../lib/dead-letters/dead-letter.plugin';
 import { ClsService } from 'nestjs-cls';
-
-const CLS_SETUP_KEY = 'containment-setup';
 import { FlakyTenantDirectory } from '../../support/guard-fixtures';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
 import { testRootImports, bootTestModule } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
+
+/** What the app's `cls.setup` writes for a job (read back in a dead-letter alert). */
+const CLS_SETUP_KEY = 'containment-setup';
 
 jest.setTimeout(30_000);
 
@@ -442,6 +443,43 @@ describe('failure containment', () => {
     expect(failed?.attemptsMade).toBe(1);
     expect(seen('cancel-own')).toHaveLength(1);
     expect(await letterOf('acme', job.id)).toBeUndefined();
+  });
+
+  it('logs an async onCancelled listener that rejects, as one that throws: no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const errors: string[] = [];
+    const spy = jest
+      .spyOn(Logger.prototype, 'error')
+      .mockImplementation((message: unknown) => void errors.push(String(message)));
+    const seenBy: string[] = [];
+    const cancellations = app.get(JobCancellations);
+    const stops = [
+      cancellations.onCancelled(async (event) => {
+        await sleep(1);
+        throw new Error(`alerting is down for ${event.jobId}`);
+      }),
+      cancellations.onCancelled((event) => void seenBy.push(event.jobId!)),
+    ];
+    try {
+      const job = await producer.add('acme', 'faults', 'cancel-own', { label: 'cancel-async' });
+      await waitFor(
+        () => errors.some((line) => line.includes(`alerting is down for ${job.id}`)),
+        'the listener error logged',
+      );
+      // Another turn for an unhandled rejection to surface.
+      await sleep(50);
+      expect(unhandled).toEqual([]);
+      expect(seenBy).toContain(job.id);
+      expect(errors.find((line) => line.includes(`alerting is down for ${job.id}`))).toMatch(
+        new RegExp(`^tenant=acme job=${job.id} .*JobCancellations listener threw`),
+      );
+    } finally {
+      for (const stop of stops) stop();
+      spy.mockRestore();
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 
   // Only JobCancelledError cancels: an Error whose message merely starts like a cancellation was
