@@ -24,6 +24,7 @@ import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { setReplayLink } from '../core/context/replay-link';
 import { TenantJobRunner } from '../core/processor/tenant-job.runner';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
+import { callListener } from '../core/logging/call-listener';
 import { isJobIdLookup, moduleJobOptions } from '../core/queues/job-id.check';
 import { TenantPortUnavailableError, TenantStatusService } from '../guards';
 
@@ -43,6 +44,11 @@ function assertJobId(method: string, jobId: unknown): void {
 export class DeadLetters {
   private readonly logger = new TenantQueueLogger('TenantQueue');
   private readonly listeners = new Set<DeadLetterListener>();
+  /** Logs a listener's error, in the dead-lettered job's context. */
+  private readonly listenerFailed = (error: unknown): void =>
+    this.logger.error(
+      `${tenantLogFields()} onDeadLetter listener threw: ${(error as Error)?.message}`,
+    );
   /** @internal */
   readonly script: DeadLettersScript;
 
@@ -340,15 +346,7 @@ export class DeadLetters {
   private emit(job: Job, letter: DeadLetter): void {
     if (this.listeners.size === 0) return;
     this.runner.runInJobContext(job, () => {
-      for (const listener of this.listeners) {
-        Promise.resolve()
-          .then(() => listener(letter))
-          .catch((error: unknown) =>
-            this.logger.error(
-              `${tenantLogFields()} onDeadLetter listener threw: ${(error as Error)?.message}`,
-            ),
-          );
-      }
+      for (const listener of this.listeners) callListener(listener, letter, this.listenerFailed);
     });
   }
 

@@ -3,6 +3,8 @@ import { TenantWorkerLauncher } from '../core/processor/worker-launcher';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { EventEmitter } from 'node:events';
+import { outsideTenantContext } from '../core/context/outside-tenant-context';
+import { callListener } from '../core/logging/call-listener';
 import { randomUUID } from 'node:crypto';
 import {
   BeforeApplicationShutdown,
@@ -168,7 +170,8 @@ export class FairGateRegistry
       gate = new FairGate(config, {
         commands: () => fairCommands(this.redis.client),
         hints: (tenants) => this.hints(definition, tenants),
-        onSlowLane: (event) => this.events.emit('slowLane', event),
+        // Outside any tenant context: the gate call that saw the change may have started in a job's.
+        onSlowLane: (event) => outsideTenantContext(() => this.emitSlowLane(event)),
         logger: this.logger,
         kick: (queues) => {
           for (const queue of queues) this.gates.get(queue)?.kick();
@@ -197,6 +200,17 @@ export class FairGateRegistry
   onSlowLane(listener: (event: SlowLaneEvent) => void): () => void {
     this.events.on('slowLane', listener);
     return () => this.events.off('slowLane', listener);
+  }
+
+  /** Tells each listener; what one throws or rejects is logged (see `callListener`). */
+  private emitSlowLane(event: SlowLaneEvent): void {
+    const failed = (error: unknown) =>
+      this.logger.error(
+        `${tenantLogFields({ tenantId: event.tenantId })} onSlowLane listener threw: ${(error as Error)?.message ?? String(error)}`,
+      );
+    for (const listener of this.events.listeners('slowLane')) {
+      callListener(listener as (event: SlowLaneEvent) => unknown, event, failed);
+    }
   }
 
   async beforeApplicationShutdown(): Promise<void> {

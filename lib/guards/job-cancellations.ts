@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
+import { callListener } from '../core/logging/call-listener';
 import type { Job } from 'bullmq';
 import { TenantContext } from '../core/context/tenant-context';
 import { CancelReason, cancelMessage, parseCancelReason } from '../core/errors';
@@ -80,15 +81,7 @@ export class JobCancellations {
       tenantId: this.context.tenantId,
       actor: this.context.actor,
     };
-    for (const listener of this.listeners) {
-      try {
-        // An `async` listener (assignable to a void one): its rejection is logged as a throw is;
-        // unhandled, it would end the process.
-        const result: unknown = listener(event);
-        if (result instanceof Promise) result.catch(this.listenerFailed);
-      } catch (error) {
-        this.listenerFailed(error);
-      }
-    }
+    // An `async` listener is assignable to a void one: its rejection is logged as a throw is.
+    for (const listener of this.listeners) callListener(listener, event, this.listenerFailed);
   }
 }

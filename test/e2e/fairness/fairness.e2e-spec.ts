@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { TestingModule } from '@nestjs/testing';
 import { Job } from 'bullmq';
 import {
@@ -277,6 +278,56 @@ describe('fair gate (one process, real Redis)', () => {
     await waitFor(() => events.length === 2, 'slow lane left', 10_000);
     expect(events[1]).toMatchObject({ tenantId: 'F', state: 'left' });
     expect((await fairness.getTenant('fair', 'F')).slowLane).toBe(false);
+  });
+
+  it('logs an onSlowLane listener that throws or rejects; the others hear the event and the gate goes on', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const logged: string[] = [];
+    const log = (message: unknown) => void logged.push(String(message));
+    const spies = [
+      jest.spyOn(Logger.prototype, 'warn').mockImplementation(log),
+      jest.spyOn(Logger.prototype, 'error').mockImplementation(log),
+    ];
+    try {
+      const started: Started[] = [];
+      moduleRef = await bootFairApp({
+        prefix: uniquePrefix(),
+        fairness: { tickMs: 100, slowLane: { failureThreshold: 3, windowMs: 60_000 } },
+        concurrency: 2,
+        started,
+      });
+      const fairness = moduleRef.get(TenantFairness);
+      const heard: SlowLaneEvent[] = [];
+      fairness.onSlowLane(() => {
+        throw new Error('pager is down');
+      });
+      fairness.onSlowLane(async () => {
+        await sleep(1);
+        throw new Error('chat is down');
+      });
+      fairness.onSlowLane((event) => heard.push(event));
+      await enqueue(moduleRef, 'fair', 'F', many(3, { fail: true }), { attempts: 1 });
+      await waitFor(() => heard.length === 1, 'the slow-lane event');
+      await waitFor(
+        () => ['pager is down', 'chat is down'].every((m) => logged.some((l) => l.includes(m))),
+        "the listeners' errors logged",
+      );
+      await sleep(50); // a turn for an unhandled rejection to surface
+      expect(unhandled).toEqual([]);
+      // Named as a listener's error, not as a failed release or tick of the gate.
+      for (const message of ['pager is down', 'chat is down']) {
+        expect(logged.find((l) => l.includes(message))).toMatch(
+          /^tenant=F job=- correlation=- onSlowLane listener threw/,
+        );
+      }
+      await enqueue(moduleRef, 'fair', 'G', many(3));
+      await waitFor(() => started.filter((s) => s.tenantId === 'G').length === 3, "G's jobs");
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 
   it('refuses a job beyond maxBacklog and writes nothing of the call', async () => {
