@@ -43,6 +43,13 @@ export const Messages = {
   connectionNotObject: (value: unknown) =>
     `it is ${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`}; ` +
     `give ioredis options ({ host, port }), { url: 'redis://host:port' }, or an ioredis instance`,
+  asyncOptionsNotObject: (source: string, value: unknown) =>
+    `forRootAsync's ${source} gave ${value === null ? 'null' : Array.isArray(value) ? 'an array' : value === undefined ? 'undefined' : `a ${typeof value}`}, ` +
+    `not the options object: return { connection, ... } from it (an arrow function with a ` +
+    `block body needs its return)`,
+  asyncOptionsNoMethod: (name: string) =>
+    `forRootAsync's useClass/useExisting ${name} has no createTenantQueueOptions() method; ` +
+    `give it createTenantQueueOptions() returning { connection, ... } (or a Promise of it)`,
   connectionNamesNoServer: (keys: string[]) =>
     `it names no Redis server (${keys.length ? `keys: ${keys.join(', ')}` : 'an empty object'}); ` +
     `give host and port, url, path or sentinels. ioredis would connect to 127.0.0.1:6379 and ` +

@@ -1,5 +1,6 @@
 import {
   DynamicModule,
+  FactoryProvider,
   Global,
   Inject,
   MiddlewareConsumer,
@@ -37,7 +38,11 @@ import { TenantContext } from './core/context/tenant-context';
 import { InvalidTenantQueueOptionsError } from './core/errors';
 import { firstUnknownOption, unknownOptionWhy } from './core/options/option-names';
 import { Messages } from './tenant-queue.messages';
-import { ConfigurableTenantQueueModule } from './tenant-queue.module-definition';
+import {
+  ConfigurableTenantQueueModule,
+  TENANT_QUEUE_ASYNC_OPTIONS_TYPE,
+  TENANT_QUEUE_MODULE_OPTIONS,
+} from './tenant-queue.module-definition';
 
 /**
  * @internal The names of the features' slices of `forRoot`'s options (the compiler checks the
@@ -87,6 +92,24 @@ export function mountTenantResolution(
 @Module({})
 class TenantQueueFeatureModule {}
 
+/** The provider Nest builds for `forRootAsync`'s options (every form ends in a factory). */
+function isOptionsFactory(
+  provider: Provider,
+): provider is FactoryProvider<unknown> & { useFactory: (...args: unknown[]) => unknown } {
+  return (
+    typeof provider === 'object' &&
+    'provide' in provider &&
+    provider.provide === TENANT_QUEUE_MODULE_OPTIONS &&
+    'useFactory' in provider
+  );
+}
+
+/** The class (or token) `forRootAsync`'s `useClass`/`useExisting` names. */
+function optionsClassName(options: typeof TENANT_QUEUE_ASYNC_OPTIONS_TYPE): string {
+  const type = options.useClass ?? options.useExisting;
+  return typeof type === 'function' ? type.name : String(type);
+}
+
 /** Every `registerQueue` option name, the kernel's and each feature's (checked by the compiler). */
 const QUEUE_OPTION_NAMES = Object.keys({
   name: true,
@@ -134,14 +157,57 @@ export class TenantQueueModule extends ConfigurableTenantQueueModule implements 
     super();
   }
 
+  /**
+   * `forRootAsync` as Nest builds it, but an options factory that gives no object (a factory
+   * without its return, a class without `createTenantQueueOptions()`) fails with the typed error
+   * naming it, not with a `TypeError` from the first provider that reads an option.
+   */
+  static forRootAsync(options: typeof TENANT_QUEUE_ASYNC_OPTIONS_TYPE): DynamicModule {
+    const module = super.forRootAsync(options);
+    const source = options.useFactory
+      ? 'useFactory'
+      : `${optionsClassName(options)}.createTenantQueueOptions()`;
+    const checked = (provider: Provider): Provider => {
+      if (!isOptionsFactory(provider)) return provider;
+      const create = provider.useFactory;
+      return {
+        ...provider,
+        useFactory: async (...args: unknown[]) => {
+          const factory = args[0] as { createTenantQueueOptions?: unknown } | undefined;
+          if (!options.useFactory && typeof factory?.createTenantQueueOptions !== 'function') {
+            throw new InvalidTenantQueueOptionsError(
+              Messages.invalidOptions(
+                '(root)',
+                Messages.asyncOptionsNoMethod(optionsClassName(options)),
+              ),
+            );
+          }
+          const given: unknown = await create(...args);
+          if (given === null || typeof given !== 'object' || Array.isArray(given)) {
+            throw new InvalidTenantQueueOptionsError(
+              Messages.invalidOptions('(root)', Messages.asyncOptionsNotObject(source, given)),
+            );
+          }
+          return given;
+        },
+      };
+    };
+    return { ...module, providers: module.providers?.map(checked) };
+  }
+
   /** Declares queues; each becomes injectable with `@InjectTenantQueue(name)`. */
   static registerQueue(...queues: RegisterTenantQueueOptions[]): DynamicModule {
     // Both optional: without forRoot, a typed error naming the fix instead of Nest's DI error;
     // without Redis features (the testing module), no consumer check.
     const rootMissing = () =>
       new TenantQueueRootMissingError(Messages.rootModuleMissing(queues.map((q) => q?.name)));
-    const providers: Provider[] = queues.map((queue) => ({
-      provide: getTenantQueueToken(queue.name),
+    // One provider a name: two of one token in one module would leave Nest the last alone, so a
+    // name given twice here is declared twice to the registry, which refuses other options.
+    const byName = new Map<string, RegisterTenantQueueOptions[]>();
+    for (const queue of queues)
+      byName.set(queue?.name, [...(byName.get(queue?.name) ?? []), queue]);
+    const providers: Provider[] = [...byName].map(([name, declarations]) => ({
+      provide: getTenantQueueToken(name),
       useFactory: (
         registry?: TenantQueueRegistry,
         consumers?: QueueConsumerCheck,
@@ -151,8 +217,10 @@ export class TenantQueueModule extends ConfigurableTenantQueueModule implements 
         // Refused while Nest builds the providers (a misspelt option, the name declared with other
         // options): no hook runs after that, and the queues built before it hold the connection.
         const declare = () => {
-          checkQueueOptionNames(queue);
-          const created = registry.declareQueue(queue);
+          const created = declarations.map((queue) => {
+            checkQueueOptionNames(queue);
+            return registry.declareQueue(queue);
+          })[0];
           consumers?.expect(created.name);
           return created;
         };

@@ -171,3 +171,43 @@ describe('option validation', () => {
     );
   });
 });
+
+describe('forRootAsync when the factory does not give options', () => {
+  const compile = (root: unknown) => {
+    @Module({ imports: [root as never, TenantQueueModule.registerQueue({ name: 'thumbnails' })] })
+    class AppModule {}
+    return Test.createTestingModule({ imports: [AppModule] }).compile();
+  };
+
+  it.each([
+    ['returns undefined (a block body without return)', () => undefined],
+    ['resolves to null', async () => null],
+  ])(
+    'useFactory that %s: a typed error naming the factory and the fix',
+    async (_label, factory) => {
+      const compiling = compile(TenantQueueModule.forRootAsync({ useFactory: factory as never }));
+      await expect(compiling).rejects.toBeInstanceOf(InvalidTenantQueueOptionsError);
+      await expect(compiling).rejects.toThrow(
+        /forRootAsync's useFactory gave (undefined|null), not the options object: return \{ connection, \.\.\. \}/,
+      );
+    },
+  );
+
+  it('useClass without createTenantQueueOptions(): a typed error naming the method', async () => {
+    class NoMethod {}
+    const compiling = compile(TenantQueueModule.forRootAsync({ useClass: NoMethod as never }));
+    await expect(compiling).rejects.toBeInstanceOf(InvalidTenantQueueOptionsError);
+    await expect(compiling).rejects.toThrow(/NoMethod has no createTenantQueueOptions\(\) method/);
+  });
+
+  it("a factory's own error reaches the app unchanged", async () => {
+    const compiling = compile(
+      TenantQueueModule.forRootAsync({
+        useFactory: async () => {
+          throw new Error('vault down');
+        },
+      }),
+    );
+    await expect(compiling).rejects.toThrow('vault down');
+  });
+});

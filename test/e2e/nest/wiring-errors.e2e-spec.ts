@@ -149,6 +149,21 @@ describe('wiring mistakes get a message naming the fix', () => {
     );
   });
 
+  it('one queue twice in one registerQueue call with other options: the typed error, not one dropped', async () => {
+    // Both declarations are providers of one token in one module: Nest kept the last and never
+    // built the first, so `attempts: 1` was dropped without a word.
+    const compiling = Test.createTestingModule({
+      imports: [
+        ...testRootImports(uniquePrefix('wiring')),
+        TenantQueueModule.registerQueue({ name: 'media', attempts: 1 }, { name: 'media' }),
+      ],
+    }).compile();
+    await expect(compiling).rejects.toThrow(InvalidTenantQueueOptionsError);
+    await expect(compiling).rejects.toThrow(
+      /Queue "media" is registered twice with different options \(attempts\)/,
+    );
+  });
+
   it('registerQueue without forRoot: a typed error naming forRoot, not a DI error', async () => {
     @Module({ imports: [TenantQueueModule.registerQueue({ name: 'media' })] })
     class AppModule {}
