@@ -339,6 +339,11 @@ export const Messages = {
     `Register it once with all its options (TenantQueueModule.registerQueue or ` +
     `TenantBullMqModule.registerQueue) in a module that exports it, or give every ` +
     `registerQueue({ name: '${queue}' }) the same options.`,
+  rootImportedTwice: (fields: string[]) =>
+    `TenantQueueModule.forRoot is imported twice with different options (${fields.join(', ')}): ` +
+    `the module is global and the app runs with one forRoot's options, so the other's would be ` +
+    `dropped. Import TenantQueueModule.forRoot (or forRootAsync) once, in ` +
+    `AppModule, and TenantQueueModule.registerQueue in the modules that use a queue.`,
   poolNameTaken: (pool: string, owner: string) =>
     `"${pool}" is already ${owner}; a pool is its own BullMQ queue, so its name must not be taken ` +
     `by another queue or another queue's pool. Rename the pool (e.g. "<queue>-<tenant>").`,

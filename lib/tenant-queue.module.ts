@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import {
   DynamicModule,
   FactoryProvider,
@@ -14,6 +15,7 @@ import { TenantQueueCoreModule } from './core/core.module';
 import {
   ResolvedTenantQueueOptions,
   TENANT_QUEUE_FEATURE_OPTIONS,
+  TENANT_QUEUE_KERNEL_MODULE_OPTIONS,
   TENANT_QUEUE_OPTIONS,
 } from './core/options/core.options';
 import { CoreModuleOptions } from './core/types/core-options.interface';
@@ -36,7 +38,11 @@ import { TenantTelemetryModule } from './telemetry/tenant-telemetry.module';
 import { TENANT_CONTEXT_OF_ROOT, getTenantQueueToken } from './tenant-queue.constants';
 import { TenantContext } from './core/context/tenant-context';
 import { InvalidTenantQueueOptionsError } from './core/errors';
-import { firstUnknownOption, unknownOptionWhy } from './core/options/option-names';
+import {
+  differingOptions,
+  firstUnknownOption,
+  unknownOptionWhy,
+} from './core/options/option-names';
 import { Messages } from './tenant-queue.messages';
 import {
   ConfigurableTenantQueueModule,
@@ -153,8 +159,17 @@ export class TenantQueueModule extends ConfigurableTenantQueueModule implements 
   constructor(
     @Inject(TENANT_QUEUE_OPTIONS)
     private readonly options: ResolvedTenantQueueOptions,
+    @Inject(TENANT_QUEUE_MODULE_OPTIONS) own: TenantQueueModuleOptions,
+    @Inject(TENANT_QUEUE_KERNEL_MODULE_OPTIONS) kernel: TenantQueueModuleOptions,
   ) {
     super();
+    // A second forRoot is a module of its own whose options nothing reads: the kernel, global,
+    // sees the first. Different options would be dropped without a word.
+    if (own !== kernel && !isDeepStrictEqual(own, kernel)) {
+      throw new InvalidTenantQueueOptionsError(
+        Messages.rootImportedTwice(differingOptions(kernel, own)),
+      );
+    }
   }
 
   /**

@@ -9,6 +9,7 @@ import { TenantResolutionMiddleware } from './context/tenant-resolution.middlewa
 import { TenantResolver } from './context/tenant-resolver';
 import {
   TENANT_QUEUE_FEATURE_OPTIONS,
+  TENANT_QUEUE_KERNEL_MODULE_OPTIONS,
   TENANT_QUEUE_MODULE_OPTIONS,
   TENANT_QUEUE_OPTIONS,
   resolveTenantQueueOptions,
@@ -53,6 +54,7 @@ const KERNEL: Provider[] = [
     useFactory: resolveTenantQueueOptions,
     inject: [TENANT_QUEUE_MODULE_OPTIONS, { token: TENANT_QUEUE_FEATURE_OPTIONS, optional: true }],
   },
+  { provide: TENANT_QUEUE_KERNEL_MODULE_OPTIONS, useExisting: TENANT_QUEUE_MODULE_OPTIONS },
   {
     provide: TENANT_JOB_CLS_OPTIONS,
     useFactory: resolveJobClsOptions,

@@ -252,6 +252,12 @@ export const TENANT_QUEUE_OPTIONS = Symbol('TENANT_QUEUE_OPTIONS');
  */
 export const TENANT_QUEUE_MODULE_OPTIONS = Symbol('TENANT_QUEUE_MODULE_OPTIONS');
 
+/**
+ * @internal The options the kernel runs with (the first `forRoot` imported, as the kernel sees
+ * `TENANT_QUEUE_MODULE_OPTIONS`): each `forRoot` compares its own with them.
+ */
+export const TENANT_QUEUE_KERNEL_MODULE_OPTIONS = Symbol('TENANT_QUEUE_KERNEL_MODULE_OPTIONS');
+
 const LONG_PROBES = ['a', 'A', '0', '_', '-', '.', 'é'].map((c) =>
   c.repeat(MAX_TENANT_ID_LENGTH + 1),
 );

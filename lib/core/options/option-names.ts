@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { ValidationError, getMetadataStorage } from 'class-validator';
 import { Messages } from '../../tenant-queue.messages';
 
@@ -81,4 +82,12 @@ export function validationWhy(error: ValidationError): string {
     return unknownOptionWhy(error.property, schemaOptionNames(error.target));
   }
   return Object.values(error.constraints ?? {}).join('; ') || 'is not valid';
+}
+
+/** The option names two declarations of one thing give different values (deep comparison). */
+export function differingOptions(earlier: object, later: object): string[] {
+  const of = (options: object, key: string) => (options as Record<string, unknown>)[key];
+  return [...new Set([...Object.keys(earlier), ...Object.keys(later)])].filter(
+    (key) => !isDeepStrictEqual(of(earlier, key), of(later, key)),
+  );
 }

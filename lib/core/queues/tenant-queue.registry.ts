@@ -16,6 +16,7 @@ import { TenantJobRouter, TenantQueue } from './tenant-queue';
 import { bullPrefixFor } from '../../tenant-queue.constants';
 import { Messages } from '../../tenant-queue.messages';
 import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../options/core.options';
+import { differingOptions } from '../options/option-names';
 const DEFAULT_ATTEMPTS = 3;
 const DEFAULT_BACKOFF = { type: 'exponential', delay: 1000, jitter: 0.5 } as const;
 
@@ -47,10 +48,9 @@ export class TenantQueueRegistry implements OnApplicationShutdown {
   declareQueue(input: CoreQueueOptions): TenantQueue<any> {
     const earlier = this.declared.get(input.name);
     if (earlier !== undefined && earlier !== input && !isDeepStrictEqual(earlier, input)) {
-      const fields = [...new Set([...Object.keys(earlier), ...Object.keys(input)])].filter(
-        (key) => !isDeepStrictEqual(optionOf(earlier, key), optionOf(input, key)),
+      throw new InvalidTenantQueueOptionsError(
+        Messages.queueDeclaredTwice(input.name, differingOptions(earlier, input)),
       );
-      throw new InvalidTenantQueueOptionsError(Messages.queueDeclaredTwice(input.name, fields));
     }
     const queue = this.createQueue(input);
     this.declared.set(input.name, earlier ?? input);
@@ -211,8 +211,4 @@ export class TenantQueueRegistry implements OnApplicationShutdown {
       registered: input,
     };
   }
-}
-
-function optionOf(options: CoreQueueOptions, key: string): unknown {
-  return (options as unknown as Record<string, unknown>)[key];
 }

@@ -164,6 +164,43 @@ describe('wiring mistakes get a message naming the fix', () => {
     );
   });
 
+  it('forRoot in two modules with other options: a typed error, not the first silently', async () => {
+    // The module is global: one set of options serves the app, so the second forRoot's prefix
+    // was dropped without a word (its queues wrote under the first's).
+    const prefix = uniquePrefix('wiring');
+    @Module({
+      imports: [
+        TenantQueueModule.forRoot({ connection: testConnection(), prefix: `${prefix}-jobs` }),
+        TenantQueueModule.registerQueue({ name: 'media' }),
+      ],
+    })
+    class JobsModule {}
+    const compiling = Test.createTestingModule({
+      imports: [...testRootImports(prefix), JobsModule],
+    }).compile();
+    await expect(compiling).rejects.toThrow(InvalidTenantQueueOptionsError);
+    await expect(compiling).rejects.toThrow(
+      /TenantQueueModule\.forRoot is imported twice with different options \(prefix\)/,
+    );
+  });
+
+  it('forRoot in two modules with the same options: one root, it boots', async () => {
+    const prefix = uniquePrefix('wiring');
+    @Module({
+      imports: [...testRootImports(prefix), TenantQueueModule.registerQueue({ name: 'media' })],
+    })
+    class JobsModule {}
+    const moduleRef = await Test.createTestingModule({
+      imports: [...testRootImports(prefix), JobsModule],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    apps.push(app);
+    await app.init();
+    expect(app.get(TenantQueueRegistry).getQueue('media').bullQueue.opts.prefix).toBe(
+      `{${prefix}:media}`,
+    );
+  });
+
   it('registerQueue without forRoot: a typed error naming forRoot, not a DI error', async () => {
     @Module({ imports: [TenantQueueModule.registerQueue({ name: 'media' })] })
     class AppModule {}
