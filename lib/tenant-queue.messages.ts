@@ -386,6 +386,13 @@ export const Messages = {
   invalidJobOption: (queue: string, name: string, option: string, why: string) =>
     `Job "${name}" on queue "${queue}": option "${option}" ${why}; nothing was enqueued. Fix or ` +
     `drop the option (see BullMQ's JobsOptions).`,
+  jobNameNotString: (queue: string, name: unknown) =>
+    `On queue "${queue}", the job name is not a string (it is ${kindOf(name)}); nothing was ` +
+    `enqueued. Pass the name as a string, e.g. add('resize', data).`,
+  addBulkNotJobs: (queue: string, what: string, value: unknown) =>
+    `TenantQueue.addBulk on queue "${queue}": ${what} is ${kindOf(value)}, not ` +
+    `${what === 'jobs' ? 'an array' : '{ name, data, opts? }'}; nothing was enqueued. Pass an ` +
+    `array of { name, data, opts? }.`,
   tenantIdTooLong: (value: string, max: number) =>
     `Invalid tenant id ${JSON.stringify(truncate(value))}: it is ${value.length} characters long, ` +
     `above the limit of ${max} (the envelope's). Use a shorter id (a key or hash of the long one).`,
@@ -614,4 +621,11 @@ function describeId(value: unknown): string {
 
 function truncate(value: unknown): unknown {
   return typeof value === 'string' && value.length > 80 ? `${value.slice(0, 80)}...` : value;
+}
+
+/** What a value a caller passed is, for a message: "undefined", "an array", "a number"... */
+function kindOf(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }

@@ -102,8 +102,9 @@ export class TenantContext {
     const current = this.cls.isActive()
       ? this.cls.get<TenantState | undefined>(TENANT_STATE)
       : undefined;
+    // Anything but an object is taken as an id, so `undefined` is refused as an invalid id.
     const next: TenantState =
-      typeof input === 'string'
+      typeof input !== 'object' || input === null
         ? {
             tenantId: input,
             actor: { type: 'system' },

@@ -103,7 +103,17 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
    */
   async addBulk(jobs: TenantBulkJob<T>[]): Promise<EnqueuedJob[]> {
     const state = this.current();
-    return this.write(jobs.map((job) => this.prepare(job.name, job.data, job.opts, state)));
+    if (!Array.isArray(jobs)) throw this.notJobs('jobs', jobs);
+    return this.write(
+      jobs.map((job, i) => {
+        if (job === null || typeof job !== 'object') throw this.notJobs(`jobs[${i}]`, job);
+        return this.prepare(job.name, job.data, job.opts, state);
+      }),
+    );
+  }
+
+  private notJobs(what: string, value: unknown): InvalidJobOptionsError {
+    return new InvalidJobOptionsError(what, Messages.addBulkNotJobs(this.name, what, value));
   }
 
   /**
@@ -150,6 +160,9 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     opts: TenantJobOptions | undefined,
     state: TenantState | undefined,
   ): PreparedJob {
+    if (typeof name !== 'string') {
+      throw new InvalidJobOptionsError('name', Messages.jobNameNotString(this.name, name));
+    }
     const payload = plainPayloadCopy(this.name, name, data);
     const tenantId = state?.tenantId;
     const scoped = this.definition.tenantScoped && !this.definition.systemJobs.has(name);

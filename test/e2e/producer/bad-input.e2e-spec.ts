@@ -3,6 +3,7 @@ import { TestingModule } from '@nestjs/testing';
 import { Queue } from 'bullmq';
 import {
   InjectTenantQueue,
+  InvalidJobOptionsError,
   InvalidPayloadError,
   InvalidTenantIdError,
   MissingTenantError,
@@ -108,6 +109,50 @@ describe('bad input', () => {
         producer.tenant.run('acme', () => producer.queue.add('x', payload as any)),
       ).rejects.toBeInstanceOf(InvalidPayloadError);
       expect(await total()).toBe(0);
+    });
+
+    it.each([
+      ['undefined', undefined],
+      ['null', null],
+      ['a number', 42],
+      ['an object', { name: 'x' }],
+    ])('refuses %s as job name (a plain JS caller), naming it', async (_label, name) => {
+      // Before: BullMQ's add script failed in Redis ("Lua redis lib command arguments must be
+      // strings or integers"), a ReplyError that names neither the job nor the fix.
+      const refusals = [
+        producer.tenant.run('acme', () => producer.queue.add(name as any, {})),
+        producer.queue.addForTenant('acme', name as any, {}),
+        producer.tenant.run('acme', () =>
+          producer.queue.addBulk([
+            { name: 'ok', data: {} },
+            { name: name as any, data: {} },
+          ]),
+        ),
+      ];
+      for (const refused of refusals) {
+        await expect(refused).rejects.toBeInstanceOf(InvalidJobOptionsError);
+        await expect(refused).rejects.toThrow(
+          /the job name is not a string \(it is .*\); nothing was enqueued/,
+        );
+      }
+      expect(await total()).toBe(0);
+    });
+
+    it.each([
+      ['undefined', undefined, /addBulk on queue "strict": jobs is undefined, not an array/],
+      ['an object', { name: 'x', data: {} }, /jobs is an object, not an array/],
+      ['an array with a hole', [{ name: 'x', data: {} }, undefined], /jobs\[1\] is undefined/],
+      ['an array with a string', ['x'], /jobs\[0\] is a string/],
+    ])('refuses addBulk(%s) with a typed error, nothing written', async (_label, jobs, why) => {
+      const refused = producer.tenant.run('acme', () => producer.queue.addBulk(jobs as any));
+      await expect(refused).rejects.toBeInstanceOf(InvalidJobOptionsError);
+      await expect(refused).rejects.toThrow(why);
+      expect(await total()).toBe(0);
+    });
+
+    it.each([undefined, null, 42])('TenantContext.run(%j) throws InvalidTenantIdError', (bad) => {
+      // Before: undefined and null threw "TypeError: Cannot use 'in' operator to search for 'v'".
+      expect(() => producer.tenant.run(bad as any, () => 1)).toThrow(InvalidTenantIdError);
     });
 
     it('validates all of addBulk before writing any of it', async () => {
