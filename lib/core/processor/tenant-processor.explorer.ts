@@ -49,7 +49,7 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
       const metadata = this.processorMetadata(wrapper);
       if (!metadata) continue;
       const host = wrapper.instance;
-      if (!(host instanceof TenantWorkerHost)) {
+      if (!(host instanceof TenantWorkerHost) || typeof host.process !== 'function') {
         throw new InvalidTenantQueueOptionsError(Messages.processorNotHost(wrapper.name as string));
       }
       if (seen.has(metadata.queue)) {

@@ -68,6 +68,28 @@ describe('wiring mistakes get a message naming the fix', () => {
     await app.close();
   });
 
+  it('a processor without process() (a plain JS class): the typed error naming the class', async () => {
+    // Before: "TypeError" with an empty message, from reading the pipes metadata of process.
+    @TenantProcessor('media')
+    class ExportProcessor extends (TenantWorkerHost as unknown as new () => object) {}
+    @Module({
+      imports: [
+        ...testRootImports(uniquePrefix('wiring')),
+        TenantQueueModule.registerQueue({ name: 'media' }),
+      ],
+      providers: [ExportProcessor],
+    })
+    class AppModule {}
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await expect(app.init()).rejects.toThrow(
+      new InvalidTenantQueueOptionsError(
+        '@TenantProcessor class ExportProcessor must extend TenantWorkerHost and implement process(job).',
+      ),
+    );
+    await app.close();
+  });
+
   /** Boots a `media` processor with `options`: refused at init with `message`, and no worker. */
   async function refusedAtBoot(options: TenantProcessorOptions, message: string) {
     @TenantProcessor('media', options)
