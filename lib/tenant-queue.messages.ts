@@ -106,6 +106,9 @@ export const Messages = {
   ) =>
     `@TenantProcessor('${queue}') on ${className}: ${problem.option} ${String(problem.value)} is ` +
     `not ${problem.must}. Pass such a value, or leave ${problem.option} out for BullMQ's default.`,
+  processorOptionUnknown: (className: string, queue: string, option: string, why: string) =>
+    `@TenantProcessor('${queue}') on ${className}: option "${option}" ${why}. Fix its name: ` +
+    `BullMQ would take it unread.`,
   processorPipesIgnored: (className: string, queue: string) =>
     `@TenantProcessor('${queue}') on ${className}: its @UsePipes pipes never run on jobs. Pipes ` +
     `transform a handler's decorated parameters, and process(job) has none. Check job.data in ` +

@@ -4,6 +4,7 @@ import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { jobOptionsProblem } from '../core/queues/job-options.check';
 import { isTenantDirectoryConfigured } from '../core/tenants/default-ports';
 import { TenantDirectory } from '../core/types/tenant-directory.interface';
+import { firstUnknownOption, unknownOptionWhy } from '../core/options/option-names';
 import { Messages } from '../tenant-queue.messages';
 import { InvalidScheduleError } from './invalid-schedule.error';
 import { tenantCronJobId } from './schedule-job-id';
@@ -50,10 +51,23 @@ export function discoverTenantCrons(
   return { crons, handlers };
 }
 
+/** Every `@TenantCron` option name (and the expression the decorator stores beside them). */
+const CRON_OPTION_NAMES = Object.keys({
+  expression: true,
+  name: true,
+  timezone: true,
+  missed: true,
+  maxCatchUp: true,
+  queue: true,
+  jobOptions: true,
+} satisfies Record<keyof TenantCronMetadata, true>).filter((name) => name !== 'expression');
+
 /** Refuses a `@TenantCron` declaration every occurrence would fail with, naming the field. */
 export function validateTenantCron(metadata: TenantCronMetadata, cronQueue: string): Cron {
   const field = (name: string, why: string) =>
     new InvalidScheduleError(Messages.invalidSchedule(`@TenantCron.${name}`, why));
+  const unknown = firstUnknownOption(metadata, [...CRON_OPTION_NAMES, 'expression']);
+  if (unknown !== undefined) throw field(unknown, unknownOptionWhy(unknown, CRON_OPTION_NAMES));
   if (typeof metadata.name !== 'string' || !SCHEDULE_KEY_PATTERN.test(metadata.name)) {
     throw field('name', `must match ${SCHEDULE_KEY_PATTERN}`);
   }

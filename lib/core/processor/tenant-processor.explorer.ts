@@ -12,7 +12,12 @@ import { TenantJobRunner } from './tenant-job.runner';
 import { TenantProcessorMetadataAccessor } from './tenant-processor.metadata-accessor';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
-import { workerOptionsProblem } from './worker-options.check';
+import {
+  WORKER_OPTION_NAMES,
+  misspeltWorkerOption,
+  workerOptionsProblem,
+} from './worker-options.check';
+import { unknownOptionWhy } from '../options/option-names';
 import { jobLogRef, tenantLogFields } from '../context/tenant-log-fields';
 import { TenantQueueLogger } from '../logging/tenant-queue-logger';
 import { TenantSeams } from '../seams/tenant-seams';
@@ -72,6 +77,17 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
             metadata.queue,
             timeoutMs,
             MAX_TIMEOUT,
+          ),
+        );
+      }
+      const misspelt = misspeltWorkerOption(metadata.options);
+      if (misspelt !== undefined) {
+        throw new InvalidTenantQueueOptionsError(
+          Messages.processorOptionUnknown(
+            wrapper.name as string,
+            metadata.queue,
+            misspelt,
+            unknownOptionWhy(misspelt, WORKER_OPTION_NAMES),
           ),
         );
       }

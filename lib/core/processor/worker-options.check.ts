@@ -1,3 +1,4 @@
+import { suggestOption } from '../options/option-names';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
 
 /** A worker option BullMQ refuses, and what it must be. */
@@ -32,4 +33,46 @@ export function workerOptionsProblem(
     if (value !== undefined && !ok(value)) return { option, value, must };
   }
   return undefined;
+}
+
+/** Every `@TenantProcessor` option name: BullMQ's worker options and the module's (compiler-checked). */
+export const WORKER_OPTION_NAMES = Object.keys({
+  name: true,
+  autorun: true,
+  concurrency: true,
+  limiter: true,
+  metrics: true,
+  maximumRateLimitDelay: true,
+  maxStartedAttempts: true,
+  maxStalledCount: true,
+  stalledInterval: true,
+  removeOnComplete: true,
+  removeOnFail: true,
+  skipStalledCheck: true,
+  skipLockRenewal: true,
+  drainDelay: true,
+  lockDuration: true,
+  lockRenewTime: true,
+  runRetryDelay: true,
+  settings: true,
+  useWorkerThreads: true,
+  workerForkOptions: true,
+  workerThreadsOptions: true,
+  telemetry: true,
+  blockingConnection: true,
+  skipVersionCheck: true,
+  skipWaitingForReady: true,
+  timeoutMs: true,
+  pools: true,
+} satisfies Record<keyof TenantProcessorOptions, true>);
+
+/**
+ * The first option name of a `@TenantProcessor` that misspells a known one (`concurency`,
+ * `maxConcurrency`). Other unknown names pass on to BullMQ as before: a later BullMQ may know them.
+ */
+export function misspeltWorkerOption(options: TenantProcessorOptions): string | undefined {
+  return Object.keys(options).find(
+    (key) =>
+      !WORKER_OPTION_NAMES.includes(key) && suggestOption(key, WORKER_OPTION_NAMES) !== undefined,
+  );
 }

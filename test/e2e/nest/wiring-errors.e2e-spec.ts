@@ -136,6 +136,19 @@ describe('wiring mistakes get a message naming the fix', () => {
     refusedAtBoot(bad, message),
   );
 
+  // Options kept in a constant escape TypeScript's excess-property check: BullMQ took the
+  // misspelt name silently and ran the worker at its default concurrency of 1.
+  it.each([
+    [{ concurency: 8 }, 'concurency', 'concurrency'],
+    [{ maxConcurrency: 8 }, 'maxConcurrency', 'concurrency'],
+    [{ timeout: 5_000 }, 'timeout', 'timeoutMs'],
+  ])('@TenantProcessor(media, %p): a typed error naming the option meant', (bad, name, meant) =>
+    refusedAtBoot(
+      bad as TenantProcessorOptions,
+      `option "${name}" is not a known option; did you mean "${meant}"?`,
+    ),
+  );
+
   // Checked in defaultJobOptions, they were taken unchecked on the queue itself: attempts -1 ran
   // one attempt, deadLetterCap 0 dropped every dead letter as it was written, 1.5 none.
   it.each([

@@ -365,6 +365,22 @@ describe('@TenantCron validation at bootstrap', () => {
     await expect(boot(Twice)).rejects.toThrow(/Two @TenantCron methods are named "same"/);
   });
 
+  it('refuses an option name it does not know, naming the one meant (timeZone, as @nestjs/schedule spells it)', async () => {
+    // Options kept in a constant escape TypeScript's excess-property check: before, `timeZone`
+    // was dropped and the cron ran in UTC, hours off for every tenant.
+    const options = { name: 'digest', timeZone: 'America/New_York' };
+    @Injectable()
+    class Migrated {
+      @TenantCron('0 9 * * *', options as never)
+      run() {}
+    }
+    const refused = boot(Migrated);
+    await expect(refused).rejects.toThrow(InvalidScheduleError);
+    await expect(refused).rejects.toThrow(
+      /Invalid schedule option "@TenantCron\.timeZone": is not a known option; did you mean "timezone"\?/,
+    );
+  });
+
   it("refuses job options every tenant's job would be refused with, naming the option", async () => {
     @Injectable()
     class BadPriority {
