@@ -44,9 +44,12 @@ export const Messages = {
     `it is ${value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`}; ` +
     `give ioredis options ({ host, port }), { url: 'redis://host:port' }, or an ioredis instance`,
   asyncOptionsNotObject: (source: string, value: unknown) =>
-    `forRootAsync's ${source} gave ${value === null ? 'null' : Array.isArray(value) ? 'an array' : value === undefined ? 'undefined' : `a ${typeof value}`}, ` +
-    `not the options object: return { connection, ... } from it (an arrow function with a ` +
-    `block body needs its return)`,
+    `forRootAsync's ${source} gave ${kindOf(value)}, not the options object: return ` +
+    `{ connection, ... } from it (an arrow function with a block body needs its return)`,
+  rootOptionsNotObject: (value: unknown) =>
+    `forRoot() was given ${kindOf(value)}, not the options object: pass { connection, ... } ` +
+    `(e.g. forRoot({ connection: { url: 'redis://localhost:6379' } })), or use forRootAsync ` +
+    `to build them from your config`,
   asyncOptionsNoMethod: (name: string) =>
     `forRootAsync's useClass/useExisting ${name} has no createTenantQueueOptions() method; ` +
     `give it createTenantQueueOptions() returning { connection, ... } (or a Promise of it)`,

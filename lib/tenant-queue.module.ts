@@ -48,6 +48,7 @@ import {
   ConfigurableTenantQueueModule,
   TENANT_QUEUE_ASYNC_OPTIONS_TYPE,
   TENANT_QUEUE_MODULE_OPTIONS,
+  TENANT_QUEUE_OPTIONS_TYPE,
 } from './tenant-queue.module-definition';
 
 /**
@@ -170,6 +171,16 @@ export class TenantQueueModule extends ConfigurableTenantQueueModule implements 
         Messages.rootImportedTwice(differingOptions(kernel, own)),
       );
     }
+  }
+
+  /** `forRoot` as Nest builds it; given no object (plain JS), the typed error, not a `TypeError`. */
+  static forRoot(options: typeof TENANT_QUEUE_OPTIONS_TYPE): DynamicModule {
+    if (options === null || typeof options !== 'object') {
+      throw new InvalidTenantQueueOptionsError(
+        Messages.invalidOptions('(root)', Messages.rootOptionsNotObject(options)),
+      );
+    }
+    return super.forRoot(options);
   }
 
   /**

@@ -200,6 +200,19 @@ describe('forRootAsync when the factory does not give options', () => {
     await expect(compiling).rejects.toThrow(/NoMethod has no createTenantQueueOptions\(\) method/);
   });
 
+  it.each([undefined, null])(
+    'forRoot(%p) (a plain JS caller): the typed error, not a TypeError',
+    (given) => {
+      // Before: "TypeError: Cannot convert undefined or null to object" from Nest's module builder.
+      expect(() => TenantQueueModule.forRoot(given as never)).toThrow(
+        InvalidTenantQueueOptionsError,
+      );
+      expect(() => TenantQueueModule.forRoot(given as never)).toThrow(
+        /forRoot\(\) was given (undefined|null), not the options object: pass \{ connection, \.\.\. \}/,
+      );
+    },
+  );
+
   it("a factory's own error reaches the app unchanged", async () => {
     const compiling = compile(
       TenantQueueModule.forRootAsync({
