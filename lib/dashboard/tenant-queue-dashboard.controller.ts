@@ -20,6 +20,7 @@ import {
   UseGuards,
   UseInterceptors,
 } from '@nestjs/common';
+import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
 import { DeadLetters, DeadLetterNotFoundError } from '../dead-letters';
 import { TenantPortUnavailableError, TenantStatusService } from '../guards';
 import { TenantQueueError, UnknownTenantQueueError } from '../core/errors';
@@ -50,6 +51,7 @@ export class TenantQueueDashboardRoutes {
     private readonly registry: TenantQueueRegistry,
     private readonly tiers: TenantTiers,
     status: TenantStatusService,
+    private readonly codec: TenantEnvelopeCodec,
     @Optional() private readonly scheduler?: TenantScheduler,
     @Optional() @Inject(TenantQueueControls) private readonly controls?: TenantQueueControls,
     @Optional()
@@ -122,6 +124,7 @@ export class TenantQueueDashboardRoutes {
     @Query('state') state = 'gate',
   ) {
     return guarded(async () => {
+      this.codec.assertTenantId(tenantId);
       if (!(JOB_STATES as readonly string[]).includes(state)) {
         throw new BadRequestException(Messages.dashboardJobState(state, JOB_STATES));
       }
@@ -149,7 +152,10 @@ export class TenantQueueDashboardRoutes {
   /** The same search, answering only where the job is this tenant's. */
   @Get('api/tenants/:tenantId/jobs/:jobId')
   findTenantJob(@Param('tenantId') tenantId: string, @Param('jobId') jobId: string) {
-    return guarded(() => this.search(jobId, tenantId));
+    return guarded(() => {
+      this.codec.assertTenantId(tenantId);
+      return this.search(jobId, tenantId);
+    });
   }
 
   /** Why a job of this tenant waits; another tenant's job (or none) answers 404 alike. */
@@ -160,6 +166,7 @@ export class TenantQueueDashboardRoutes {
     @Param('jobId') jobId: string,
   ) {
     return guarded(async () => {
+      this.codec.assertTenantId(tenantId);
       const explanation = await this.inspector.explain(queue, jobId);
       if (explanation.tenantId !== tenantId) {
         throw new NotFoundException(Messages.dashboardNoSuchJob(queue, tenantId, jobId));

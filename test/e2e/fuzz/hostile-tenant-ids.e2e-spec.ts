@@ -182,4 +182,25 @@ describe('__proto__ under the default tenant id pattern', () => {
     );
     expect(await h.plain.bullQueue.getJobCountByTypes('waiting', 'active', 'completed')).toBe(0);
   });
+
+  it("is refused with 400 by every dashboard route that names a tenant, the id's message included", async () => {
+    // Before: the job lists but dead letters, and the tenant's job search, answered 200 with an
+    // empty list for an id no tenant can have, where the tenant view and history answered 400.
+    const server = h.app.getHttpServer();
+    const api = '/admin/queues/api';
+    const urls = [
+      `${api}/tenants/__proto__`,
+      `${api}/queues/plain/tenants/__proto__/history`,
+      ...['gate', 'waiting', 'active', 'delayed', 'failed', 'dead-letters'].map(
+        (state) => `${api}/queues/fair/tenants/__proto__/jobs?state=${state}`,
+      ),
+      `${api}/tenants/__proto__/jobs/some-job`,
+      `${api}/queues/plain/tenants/__proto__/jobs/some-job/explain`,
+    ];
+    for (const url of urls) {
+      const res = await request(server).get(url);
+      expect([url, res.status]).toEqual([url, 400]);
+      expect(res.body.message).toMatch(/^Invalid tenant id "__proto__"/);
+    }
+  });
 });
