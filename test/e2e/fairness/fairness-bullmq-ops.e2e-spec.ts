@@ -2,7 +2,17 @@ import { Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
-import { DelayedError, FlowProducer, Job, QueueEvents, WaitingChildrenError, Worker } from 'bullmq';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import {
+  DelayedError,
+  FlowProducer,
+  Job,
+  QueueEvents,
+  UnrecoverableError,
+  WaitingChildrenError,
+  WaitingError,
+  Worker,
+} from 'bullmq';
 import {
   InMemoryTenantDirectory,
   InjectTenantQueue,
@@ -15,6 +25,7 @@ import {
   TenantQueueModule,
   TenantQueueRegistry,
   TenantWorkerHost,
+  parseCancelReason,
 } from '../../../lib';
 import { BULLMQ_VERSION } from '../../../lib/core/bullmq';
 import { uniquePrefix } from '../../support/redis-url';
@@ -24,11 +35,16 @@ import { sleep, waitFor } from '../../support/wait';
 import { gateDrained, stateOf } from '../../support/admissions';
 
 /** What a job does on its first attempt before it runs like the others (see OpsProcessor). */
-type Data = { n: number; then?: 'rate-limit' | 'delay' | 'children' | 'fail' };
+type Data = {
+  n: number;
+  then?: 'rate-limit' | 'delay' | 'wait' | 'children' | 'fail' | 'unrecoverable';
+};
 
 /** Jobs held in their processor until the test lets them finish, and how often each started. */
 const running = new Map<string, () => void>();
 const starts = new Map<string, number>();
+/** The tenant each start of a job ran in, in order. */
+const tenants = new Map<string, (string | undefined)[]>();
 
 /** The child queue of the waiting-children case: a queue without fairness. */
 @TenantProcessor('ops-children', { concurrency: 2 })
@@ -40,18 +56,25 @@ class ChildProcessor extends TenantWorkerHost {
 
 /**
  * Its first attempt: `rate-limit` throws BullMQ's RateLimitError after `worker.rateLimit`,
- * `delay` moves the job to `delayed` and throws DelayedError, `children` adds a child and waits
- * for it (WaitingChildrenError), `fail` fails. Then, like every job, it runs until released.
+ * `delay` moves the job to `delayed` and throws DelayedError, `wait` moves it back to `wait` and
+ * throws WaitingError, `children` adds a child and waits for it (WaitingChildrenError), `fail`
+ * fails; `unrecoverable` throws BullMQ's UnrecoverableError on every attempt. Then, like every
+ * job, it runs until released.
  */
 @TenantProcessor('ops', { concurrency: 4 })
 class OpsProcessor extends TenantWorkerHost {
-  constructor(@InjectTenantQueue('ops-children') private readonly children: TenantQueue<Data>) {
+  constructor(
+    @InjectTenantQueue('ops-children') private readonly children: TenantQueue<Data>,
+    private readonly context: TenantContext,
+  ) {
     super();
   }
 
   async process(job: TenantJob<Data>, token?: string): Promise<string> {
     const attempt = (starts.get(job.id!) ?? 0) + 1;
     starts.set(job.id!, attempt);
+    tenants.set(job.id!, [...(tenants.get(job.id!) ?? []), this.context.tenantId]);
+    if (job.data.then === 'unrecoverable') throw new UnrecoverableError('not this one');
     if (attempt === 1 && job.data.then === 'rate-limit') {
       await this.worker.rateLimit(300);
       throw Worker.RateLimitError();
@@ -59,6 +82,10 @@ class OpsProcessor extends TenantWorkerHost {
     if (attempt === 1 && job.data.then === 'delay') {
       await job.moveToDelayed(Date.now() + 1000, token);
       throw new DelayedError();
+    }
+    if (attempt === 1 && job.data.then === 'wait') {
+      await job.moveToWait(token);
+      throw new WaitingError();
     }
     if (attempt === 1 && job.data.then === 'children') {
       await this.children.add(
@@ -96,6 +123,7 @@ describe.each([byTurn, throughHold])(
     beforeAll(async () => {
       running.clear();
       starts.clear();
+      tenants.clear();
       @Module({
         imports: [
           ...testRootImports(uniquePrefix('ops'), {
@@ -315,6 +343,7 @@ describe.each([byTurn, throughHold])(
     it.each([
       ['RateLimitError after worker.rateLimit()', 'rate-limit'],
       ['DelayedError after job.moveToDelayed()', 'delay'],
+      ['WaitingError after job.moveToWait()', 'wait'],
       ['WaitingChildrenError after job.moveToWaitingChildren()', 'children'],
     ] as const)(
       'a handler that throws %s: its job runs again, keeps its slot till it ends, no failure counted',
@@ -343,6 +372,186 @@ describe.each([byTurn, throughHold])(
         expect(await failuresOfAcme()).toEqual(failures);
       },
     );
+
+    it("a handler that throws BullMQ's UnrecoverableError: failed for good at once, dead-lettered, its slot freed", async () => {
+      const bull = queueOf().bullQueue;
+      const [recent, failed, timedOut, deadLettered] = await failuresOfAcme();
+      await asAcme(() =>
+        queueOf().add('work', { n: 1, then: 'unrecoverable' }, { jobId: 'unrecoverable' }),
+      );
+      await asAcme(() => queueOf().add('work', { n: 2 }, { jobId: 'unrecoverable-next' }));
+      await waitFor(() => running.has('unrecoverable-next'), 'the next job running');
+      const job = (await Job.fromId(bull, 'unrecoverable'))!;
+      expect([await job.getState(), job.failedReason, job.attemptsMade]).toEqual([
+        'failed',
+        'not this one',
+        1,
+      ]);
+      await finishInOrder(['unrecoverable-next']);
+      startedOnce(['unrecoverable', 'unrecoverable-next']);
+      await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
+      await waitFor(
+        async () => (await failuresOfAcme())[3] === deadLettered + 1,
+        'the dead letter counted',
+      );
+      expect(await failuresOfAcme()).toEqual([recent + 1, failed, timedOut, deadLettered + 1]);
+    });
+
+    /** acme's `_tenant` envelope as the module writes it, read from a job `id` run to its end. */
+    const envelopeOfAcme = async (id: string) => {
+      await asAcme(() => queueOf().add('work', { n: 0 }, { jobId: id }));
+      await finishInOrder([id]);
+      return ((await Job.fromId(queueOf().bullQueue, id))!.data as { _tenant: object })._tenant;
+    };
+
+    it("job.updateData() from outside on held jobs: without the envelope it is cancelled unrun; another tenant's runs as that tenant, counted against acme", async () => {
+      const bull = queueOf().bullQueue;
+      const envelope = await envelopeOfAcme('update-envelope');
+      await addJobs('update', 4);
+      await waitFor(() => running.has('update-1'), 'the first job running');
+      await (await Job.fromId(bull, 'update-2'))!.updateData({ n: 2 } as Data);
+      await (await Job.fromId(bull, 'update-3'))!.updateData({
+        n: 3,
+        _tenant: { ...envelope, tenantId: 'b' },
+      } as Data);
+      await finishInOrder(['update-1']);
+      await waitFor(
+        async () => (await stateOf(bull, 'update-2')) === 'failed',
+        'update-2 cancelled',
+      );
+      const cancelled = (await Job.fromId(bull, 'update-2'))!;
+      expect(parseCancelReason(cancelled.failedReason)).toBe('MISSING_TENANT');
+      expect(starts.get('update-2')).toBeUndefined();
+      // update-3 holds acme's one slot, whatever tenant it runs in.
+      await waitFor(() => running.has('update-3'), 'update-3 running');
+      expect(tenants.get('update-3')).toEqual(['b']);
+      await sleep(500);
+      expect(running.has('update-4')).toBe(false);
+      expect(await inFlight()).toBe(1);
+      await finishInOrder(['update-3', 'update-4']);
+      expect(tenants.get('update-4')).toEqual(['acme']);
+      await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme', 'b']);
+    });
+
+    it("queue.setGlobalRateLimit(2, 1000) bounds the starts on top of the tenants' rules, each job once", async () => {
+      const bull = queueOf().bullQueue;
+      const ids = ['rate-a-1', 'rate-a-2', 'rate-b-1', 'rate-b-2', 'rate-c-1', 'rate-c-2'];
+      const startedAt = new Map<string, number>();
+      await bull.setGlobalRateLimit(2, 1000);
+      try {
+        await addJobs('rate-a', 2);
+        for (const tenant of ['b', 'c']) {
+          await moduleRef.get(TenantContext).run(tenant, () =>
+            queueOf().addBulk(
+              [1, 2].map((n) => ({
+                name: 'work',
+                data: { n },
+                opts: { jobId: `rate-${tenant}-${n}` },
+              })),
+            ),
+          );
+        }
+        while (startedAt.size < ids.length) {
+          await waitFor(
+            () => ids.some((id) => running.has(id) && !startedAt.has(id)),
+            'a job starting',
+          );
+          for (const id of ids.filter((id) => running.has(id) && !startedAt.has(id))) {
+            startedAt.set(id, Date.now());
+            running.get(id)!();
+          }
+        }
+      } finally {
+        await bull.removeGlobalRateLimit();
+      }
+      // At most two starts in any window shorter than BullMQ's 1,000 ms, acme's two one by one.
+      const times = [...startedAt.values()].sort((x, y) => x - y);
+      for (let i = 2; i < times.length; i++) expect(times[i] - times[i - 2]).toBeGreaterThan(800);
+      expect(startedAt.get('rate-a-2')!).toBeGreaterThan(startedAt.get('rate-a-1')!);
+      for (const id of ids) {
+        await waitFor(async () => (await stateOf(bull, id)) === 'completed', `${id} completed`);
+      }
+      startedOnce(ids);
+      await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme', 'b', 'c']);
+    });
+
+    it("BullMQ's upsertJobScheduler: a template without the envelope is cancelled each run; one with it runs past acme's cap, each run once", async () => {
+      const bull = queueOf().bullQueue;
+      const envelope = await envelopeOfAcme('scheduler-envelope');
+      const runsOf = async (scheduler: string) =>
+        (await bull.getJobs(['completed', 'failed', 'active', 'wait', 'prioritized'])).filter(
+          (job) => job.id!.startsWith(`repeat:${scheduler}:`),
+        );
+      await bull.upsertJobScheduler(
+        'no-envelope',
+        { every: 300 },
+        { name: 'work', data: { n: 1 } },
+      );
+      try {
+        await waitFor(async () => (await runsOf('no-envelope')).length >= 2, 'two runs');
+      } finally {
+        await bull.removeJobScheduler('no-envelope');
+      }
+      for (const run of await runsOf('no-envelope')) {
+        await waitFor(async () => (await stateOf(bull, run.id!)) === 'failed', `${run.id} failed`);
+        const failed = (await Job.fromId(bull, run.id!))!;
+        expect([run.id, parseCancelReason(failed.failedReason)]).toEqual([
+          run.id,
+          'MISSING_TENANT',
+        ]);
+        expect(starts.get(run.id!)).toBeUndefined();
+      }
+      // With acme's envelope, BullMQ promotes each run itself, outside the gate's turns.
+      await bull.upsertJobScheduler(
+        'with-envelope',
+        { every: 300 },
+        { name: 'work', data: { n: 1, _tenant: envelope } as Data },
+      );
+      let ids: string[] = [];
+      try {
+        await waitFor(async () => {
+          ids = [...running.keys()].filter((id) => id.startsWith('repeat:with-envelope:'));
+          return ids.length >= 2;
+        }, 'two runs running at once');
+      } finally {
+        await bull.removeJobScheduler('with-envelope');
+      }
+      await sleep(500);
+      ids = [...running.keys()].filter((id) => id.startsWith('repeat:with-envelope:'));
+      for (const id of ids) expect(tenants.get(id)).toEqual(['acme']);
+      await waitFor(async () => (await inFlight()) === ids.length, 'the runs counted');
+      await finishInOrder(ids);
+      startedOnce(ids);
+      await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
+      await capHolds('scheduler-cap');
+    });
+
+    it("bull-board's Duplicate of a held job: its own id adds nothing; another id keeps the 2039 delay and is never admitted", async () => {
+      const bull = queueOf().bullQueue;
+      const adapter = new BullMQAdapter(bull);
+      await addJobs('duplicate', 2);
+      await waitFor(() => running.has('duplicate-1'), 'the first job running');
+      const held = (await Job.fromId(bull, 'duplicate-2'))!;
+      // What the Duplicate form sends: the job's name, data and options as bull-board shows them.
+      const same = await adapter.addJob(held.name, held.data, held.opts);
+      expect(same.id).toBe('duplicate-2');
+      const copyOpts = { ...held.opts, jobId: 'duplicate-copy' };
+      const copy = await adapter.addJob(held.name, held.data, copyOpts);
+      expect(await copy.getState()).toBe('delayed');
+      expect(copy.timestamp + copy.delay).toBeGreaterThan(Date.UTC(2039, 8, 1));
+      await finishInOrder(['duplicate-1', 'duplicate-2']);
+      await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
+      await sleep(500);
+      expect(await stateOf(bull, 'duplicate-copy')).toBe('delayed');
+      // Without the delay, it runs at once, outside the gate's turn, as a plain queue.add does.
+      const { delay: _delay, ...rest } = held.opts;
+      const runOpts = { ...rest, jobId: 'duplicate-run' };
+      await adapter.addJob(held.name, held.data, runOpts);
+      await finishInOrder(['duplicate-run']);
+      startedOnce(['duplicate-1', 'duplicate-2', 'duplicate-run']);
+      await (await Job.fromId(bull, 'duplicate-copy'))!.remove();
+      await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
+    });
 
     it('queue.setGlobalConcurrency(1) runs one job at a time over the tenants, each once', async () => {
       const bull = queueOf().bullQueue;
