@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import { BULL_BOARD_INSTANCE } from '@bull-board/nestjs';
-import { fairnessOf, isFairnessOn } from '../fairness';
+import { fairConfigOf, fairnessOf, isFairnessOn } from '../fairness';
 import { TenantQueueInspector } from '../metrics';
 import type { TenantQueue } from '../core/queues/tenant-queue';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
@@ -47,10 +47,15 @@ export class TenantBullBoardRegistrar implements OnModuleInit {
     const where = this.options.dashboardPath
       ? ` Per tenant: /${this.options.dashboardPath.replace(/^\/+/, '')}`
       : '';
+    // Where the queue takes turns at add, only a job a rule holds waits in the gate; else every
+    // job does until its turn (fair-queue-config.ts).
+    const waits = fairConfigOf(queue.definition)?.turnsAtAdd
+      ? 'prioritized, or delayed (due 2039) while the fair gate holds it (a rule of its ' +
+        "tenant's: pause, cap, rate limit, floor, slow lane; or a priority of its own)"
+      : 'delayed (due 2039), held by the fair gate, then waiting or prioritized once admitted';
     return (
-      `${base} Fair queue: a job waiting for its turn is prioritized, or delayed (due 2039) while the ` +
-      `fair gate holds it (a pause, cap or rate limit). Promote and retry run a job outside its ` +
-      `turn, past its tenant's cap and pause.${where}`
+      `${base} Fair queue: a job waiting for its turn is ${waits}. Promote and retry run a job ` +
+      `outside its turn, past its tenant's cap and pause.${where}`
     );
   }
 

@@ -11,5 +11,6 @@ export { TenantBacklogFullError, InvalidLaneError, InvalidFairKeyError } from '.
 // @internal: for the testing module and bull-board.
 export { FairQueueFeature } from './fair-queue.feature';
 export { fairnessOf, isFairnessOn } from './fairness-options';
+export { fairConfigOf } from './fair-queue-config';
 export type { FairnessQueueOptions } from './fairness-options';
 export type { FairJobOptions } from './fair-job-options.interface';

@@ -39,6 +39,8 @@ describeBrowser('bull-board on the module queues, in headless Chromium', () => {
             pools: ['exports-acme'],
             routing: { globex: 'exports-acme' },
           },
+          // Without turns at add: every job waiting for its turn is held in `delayed`.
+          { name: 'reports', fairness: { priorityByTurn: false, window: 2, minWindow: 2 } },
         ),
         // Open for the browser test only: a real app passes its admin guard.
         TenantQueueDashboardModule.register({ path: 'admin/tenants', allowUnauthenticated: true }),
@@ -55,6 +57,10 @@ describeBrowser('bull-board on the module queues, in headless Chromium', () => {
     await tenant.run('acme', () => media.add('resize-cat-picture', { file: 'cat.png' }));
     await tenant.run('acme', () =>
       exportsQueue.addBulk(Array.from({ length: 12 }, () => ({ name: 'csv', data: {} }))),
+    );
+    const reports = app.get<TenantQueue>('TenantQueue:reports');
+    await tenant.run('acme', () =>
+      reports.addBulk(Array.from({ length: 6 }, () => ({ name: 'pdf', data: {} }))),
     );
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   });
@@ -97,5 +103,22 @@ describeBrowser('bull-board on the module queues, in headless Chromium', () => {
     const page = await (await browser!.newContext()).newPage();
     await page.goto(`${base}/queues/queue/exports`);
     await page.getByText('Waiting to start, all tenants: 12').first().waitFor({ timeout: 20_000 });
+  });
+
+  it("says where a fair queue's jobs wait by its mode: held in `delayed` till their turn without turns at add", async () => {
+    type Listed = { name: string; description?: string; counts: Record<string, number> };
+    const read = async () =>
+      (
+        (await (
+          await fetch(`${base}/queues/api/queues?activeQueue=reports&status=latest`)
+        ).json()) as { queues: Listed[] }
+      ).queues;
+    const reports = (await read()).find((q) => q.name === 'reports')!;
+    // No cap, pause or rate limit: the window of 2 alone holds the other four.
+    expect(reports.counts.delayed).toBe(4);
+    expect(reports.description).toContain('a job waiting for its turn is delayed (due 2039)');
+    expect(reports.description).not.toContain('pause, cap');
+    const exportsQueue = (await read()).find((q) => q.name === 'exports')!;
+    expect(exportsQueue.description).toContain('a job waiting for its turn is prioritized');
   });
 });
