@@ -26,7 +26,10 @@ export interface TenantQueueSummary {
    * starts (usually a `@TenantProcessor` class missing from `providers`). False when unknown.
    */
   noConsumer: boolean;
-  /** True when the queue has a fair gate (its jobs wait there before BullMQ counts them). */
+  /**
+   * True when the queue has a fair gate. Its jobs are in BullMQ from `add()` on, so `counts`
+   * shows them all: `delayed` includes the jobs the gate holds (due 2039) until their turn.
+   */
   fair: boolean;
   counts: QueueJobCounts;
 }

@@ -179,6 +179,9 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
       expect(held.data).toMatchObject({ n: 5, _tenant: { tenantId: 'acme' } });
       expect(await bull.getJobCounts('active', 'delayed')).toEqual({ active: 1, delayed: 1 });
       expect((await bull.getJobs(['delayed'])).map((job) => job.id)).toEqual(['held-b']);
+      // The inspector's queue summary reads the same counts.
+      const { counts } = await moduleRef.get(TenantQueueInspector).getQueue('stated');
+      expect([counts.active, counts.delayed]).toEqual([1, 1]);
       const finished = held.waitUntilFinished(events, 20_000);
 
       running.get('held-a')!();
