@@ -526,6 +526,38 @@ describe.each([byTurn, throughHold])(
       await capHolds('scheduler-cap');
     });
 
+    it('job.moveToFailed / moveToCompleted by hand on a held job, with a token or "0": BullMQ refuses, it stays held and runs at its turn', async () => {
+      const bull = queueOf().bullQueue;
+      await addJobs('by-hand', 2);
+      await waitFor(() => running.has('by-hand-1'), 'the first job running');
+      const held = (await Job.fromId(bull, 'by-hand-2'))!;
+      const refusals: string[] = [];
+      for (const token of ['some-token', '0']) {
+        for (const call of [
+          () => held.moveToFailed(new Error('by hand'), token),
+          () => held.moveToCompleted('by hand', token, false),
+        ]) {
+          refusals.push(
+            await call().then(
+              () => 'done',
+              (error: Error) => error.message,
+            ),
+          );
+        }
+      }
+      // The module's default attempts (3): a failure by hand is a retry (moveToDelayed).
+      expect(refusals).toEqual([
+        'Missing lock for job by-hand-2. moveToDelayed',
+        'Missing lock for job by-hand-2. moveToFinished',
+        'Job by-hand-2 is not in the active state. moveToDelayed',
+        'Job by-hand-2 is not in the active state. moveToFinished',
+      ]);
+      expect(await stateOf(bull, 'by-hand-2')).toBe('delayed');
+      await finishInOrder(['by-hand-1', 'by-hand-2']);
+      startedOnce(['by-hand-1', 'by-hand-2']);
+      await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
+    });
+
     it("bull-board's Duplicate of a held job: its own id adds nothing; another id keeps the 2039 delay and is never admitted", async () => {
       const bull = queueOf().bullQueue;
       const adapter = new BullMQAdapter(bull);
