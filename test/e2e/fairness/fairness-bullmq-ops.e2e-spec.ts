@@ -558,6 +558,50 @@ describe.each([byTurn, throughHold])(
       await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
     });
 
+    it('job.changePriority({ priority: 0 }) on a job waiting in BullMQ: it leaves the turns, and a later TenantFairness.pause does not take it back', async () => {
+      const bull = queueOf().bullQueue;
+      const fairness = moduleRef.get(TenantFairness);
+      const ids = [1, 2, 3].map((n) => `reprioritize-${n}`);
+      await bull.pause();
+      try {
+        await moduleRef
+          .get(TenantContext)
+          .run('b', () =>
+            queueOf().addBulk(
+              ids.map((jobId, i) => ({ name: 'work', data: { n: i + 1 }, opts: { jobId } })),
+            ),
+          );
+        // b has no rule: each job waits in BullMQ, at its turn or admitted.
+        // (getState says `waiting` of bullmq 5's `paused` list too.)
+        const state = priorityByTurn ? 'prioritized' : 'waiting';
+        for (const id of ids) expect(await stateOf(bull, id)).toBe(state);
+        await (await Job.fromId(bull, 'reprioritize-2'))!.changePriority({ priority: 0 });
+        await fairness.pause('ops', 'b');
+      } finally {
+        await bull.resume();
+      }
+      try {
+        await waitFor(() => running.has('reprioritize-2'), 'the reprioritized job running');
+        await sleep(500);
+        // Where the queue takes turns at add, the pause takes the others back into the gate.
+        if (priorityByTurn) {
+          expect(running.has('reprioritize-1') || running.has('reprioritize-3')).toBe(false);
+        }
+        await finishInOrder(['reprioritize-2']);
+      } finally {
+        await fairness.resume('ops', 'b');
+      }
+      for (const id of ids.filter((id) => id !== 'reprioritize-2')) {
+        await waitFor(() => running.has(id), `${id} running`);
+        running.get(id)!();
+      }
+      for (const id of ids) {
+        await waitFor(async () => (await stateOf(bull, id)) === 'completed', `${id} completed`);
+      }
+      startedOnce(ids);
+      await gateDrained(fairness, 'ops', ['b']);
+    });
+
     it("bull-board's Duplicate of a held job: its own id adds nothing; another id keeps the 2039 delay and is never admitted", async () => {
       const bull = queueOf().bullQueue;
       const adapter = new BullMQAdapter(bull);
