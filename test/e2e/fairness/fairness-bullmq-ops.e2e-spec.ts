@@ -49,7 +49,12 @@ const tenants = new Map<string, (string | undefined)[]>();
 /** The child queue of the waiting-children case: a queue without fairness. */
 @TenantProcessor('ops-children', { concurrency: 2 })
 class ChildProcessor extends TenantWorkerHost {
+  constructor(private readonly context: TenantContext) {
+    super();
+  }
+
   process(job: TenantJob<Data>): Promise<string> {
+    tenants.set(job.id!, [...(tenants.get(job.id!) ?? []), this.context.tenantId]);
     return new Promise((resolve) => running.set(job.id!, () => resolve(`done ${job.data.n}`)));
   }
 }
@@ -690,6 +695,54 @@ describe.each([byTurn, throughHold])(
         startedOnce(['flow-first', 'flow-child-1', 'flow-child-2', 'flow-parent']);
         await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
         await capHolds('flow-cap');
+      } finally {
+        await flows.close();
+      }
+    });
+
+    it("a FlowProducer flow of acme's parent and another tenant's child on a plain module queue: each runs in its own tenant, once", async () => {
+      // A flow spans two queues, so two hash tags: a Redis Cluster refuses it (docs/jobs.md).
+      if (isClusterRun()) return;
+      const bull = queueOf().bullQueue;
+      const children = queueOf('ops-children').bullQueue;
+      const envelope = await envelopeOfAcme('cross-flow-envelope');
+      await moduleRef
+        .get(TenantContext)
+        .run('b', () => queueOf('ops-children').add('child', { n: 0 }, { jobId: 'cross-flow-b' }));
+      await waitFor(() => running.has('cross-flow-b'), "b's job running");
+      running.get('cross-flow-b')!();
+      const envelopeOfB = (
+        (await Job.fromId(children, 'cross-flow-b'))!.data as { _tenant: object }
+      )._tenant;
+      const flows = new FlowProducer({ connection: testConnection(), prefix: bull.opts.prefix });
+      try {
+        await flows.add({
+          name: 'work',
+          queueName: 'ops',
+          data: { n: 1, _tenant: envelope },
+          opts: { jobId: 'cross-flow-parent' },
+          children: [
+            {
+              name: 'child',
+              queueName: 'ops-children',
+              // Each queue has its own prefix (its hash tag): the child names its own.
+              prefix: children.opts.prefix,
+              data: { n: 2, _tenant: envelopeOfB },
+              opts: { jobId: 'cross-flow-child' },
+            },
+          ],
+        });
+        await waitFor(() => running.has('cross-flow-child'), 'the child running');
+        expect(await stateOf(bull, 'cross-flow-parent')).toBe('waiting-children');
+        running.get('cross-flow-child')!();
+        await finishInOrder(['cross-flow-parent']);
+        expect([tenants.get('cross-flow-parent'), tenants.get('cross-flow-child')]).toEqual([
+          ['acme'],
+          ['b'],
+        ]);
+        startedOnce(['cross-flow-parent']);
+        await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme', 'b']);
+        await capHolds('cross-flow-cap');
       } finally {
         await flows.close();
       }
