@@ -402,16 +402,26 @@ describe.each([byTurn, throughHold])(
       expect(await failuresOfAcme()).toEqual([recent + 1, failed, timedOut, deadLettered + 1]);
     });
 
-    /** acme's `_tenant` envelope as the module writes it, read from a job `id` run to its end. */
-    const envelopeOfAcme = async (id: string) => {
-      await asAcme(() => queueOf().add('work', { n: 0 }, { jobId: id }));
-      await finishInOrder([id]);
-      return ((await Job.fromId(queueOf().bullQueue, id))!.data as { _tenant: object })._tenant;
+    /** The `_tenant` envelope of job `id` of `queue`, as the module wrote it. */
+    const envelopeIn = async (id: string, queue = 'ops') =>
+      ((await Job.fromId(queueOf(queue).bullQueue, id))!.data as { _tenant: object })._tenant;
+    /** `tenant`'s envelope, read from its job `id` on `queue`, run to its end first. */
+    const envelopeOf = async (tenant: string, id: string, queue = 'ops') => {
+      await moduleRef
+        .get(TenantContext)
+        .run(tenant, () => queueOf(queue).add('work', { n: 0 }, { jobId: id }));
+      await waitFor(() => running.has(id), `${id} running`);
+      running.get(id)!();
+      await waitFor(
+        async () => (await stateOf(queueOf(queue).bullQueue, id)) === 'completed',
+        `${id} completed`,
+      );
+      return envelopeIn(id, queue);
     };
 
     it("job.updateData() from outside on held jobs: without the envelope it is cancelled unrun; another tenant's runs as that tenant, counted against acme", async () => {
       const bull = queueOf().bullQueue;
-      const envelope = await envelopeOfAcme('update-envelope');
+      const envelope = await envelopeOf('acme', 'update-envelope');
       await addJobs('update', 4);
       await waitFor(() => running.has('update-1'), 'the first job running');
       await (await Job.fromId(bull, 'update-2'))!.updateData({ n: 2 } as Data);
@@ -482,7 +492,7 @@ describe.each([byTurn, throughHold])(
 
     it("BullMQ's upsertJobScheduler: a template without the envelope is cancelled each run; one with it runs past acme's cap, each run once", async () => {
       const bull = queueOf().bullQueue;
-      const envelope = await envelopeOfAcme('scheduler-envelope');
+      const envelope = await envelopeOf('acme', 'scheduler-envelope');
       const runsOf = async (scheduler: string) =>
         (await bull.getJobs(['completed', 'failed', 'active', 'wait', 'prioritized'])).filter(
           (job) => job.id!.startsWith(`repeat:${scheduler}:`),
@@ -669,8 +679,7 @@ describe.each([byTurn, throughHold])(
       await asAcme(() => queueOf().add('work', { n: 0 }, { jobId: 'flow-first' }));
       await waitFor(() => running.has('flow-first'), 'the first job running');
       // The flow's jobs carry acme's envelope, as the module wrote it.
-      const envelope = ((await Job.fromId(bull, 'flow-first'))!.data as { _tenant: unknown })
-        ._tenant;
+      const envelope = await envelopeIn('flow-first');
       const flows = new FlowProducer({ connection: testConnection(), prefix: bull.opts.prefix });
       try {
         await flows.add({
@@ -705,15 +714,8 @@ describe.each([byTurn, throughHold])(
       if (isClusterRun()) return;
       const bull = queueOf().bullQueue;
       const children = queueOf('ops-children').bullQueue;
-      const envelope = await envelopeOfAcme('cross-flow-envelope');
-      await moduleRef
-        .get(TenantContext)
-        .run('b', () => queueOf('ops-children').add('child', { n: 0 }, { jobId: 'cross-flow-b' }));
-      await waitFor(() => running.has('cross-flow-b'), "b's job running");
-      running.get('cross-flow-b')!();
-      const envelopeOfB = (
-        (await Job.fromId(children, 'cross-flow-b'))!.data as { _tenant: object }
-      )._tenant;
+      const envelope = await envelopeOf('acme', 'cross-flow-envelope');
+      const envelopeOfB = await envelopeOf('b', 'cross-flow-b', 'ops-children');
       const flows = new FlowProducer({ connection: testConnection(), prefix: bull.opts.prefix });
       try {
         await flows.add({
