@@ -431,6 +431,14 @@ export const Messages = {
     `force, job.remove or a deleted key), so BullMQ could not record its end (${command}); its ` +
     `handler's outcome is lost with it. Nothing to do if the removal was meant; otherwise remove ` +
     `jobs only once they have finished (obliterate without force refuses while jobs are active).`,
+  workerJobLockLost: (queue: string, jobId: string, lockMs: number) =>
+    `worker ${queue}: job ${jobId} lost its lock: it was not renewed within the worker's ` +
+    `lockDuration (${lockMs} ms), as Redis did not answer that long (paused, stalled or away) or ` +
+    `this process's event loop was blocked. BullMQ does not record this run's outcome: its ` +
+    `stalled check returns the job to the queue and it runs again (on a fair queue outside its ` +
+    `tenant's cap; failed as stalled past maxStalledCount). Raise the processor's lockDuration ` +
+    `above the longest stall you expect, run CPU-bound code with runInWorkerThread, and keep ` +
+    `handlers idempotent.`,
   workerRedisFull: (queue: string, why: string, unlogged: number, intervalMs: number) =>
     `worker ${queue}: ${why}: Redis is out of memory (its maxmemory is reached and its ` +
     `maxmemory-policy evicts nothing), so the worker can neither take nor finish jobs until it ` +

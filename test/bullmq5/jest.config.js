@@ -46,6 +46,8 @@ module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
         'bull-board',
         'bullmq-compat',
         'bullmq-compat-outage',
+        // The worker's errors for a job whose lock expired, recognised by BullMQ's wording.
+        'lock-lost',
         'telemetry',
         'telemetry-envelope',
         'telemetry-cron',

@@ -33,3 +33,17 @@ export function captureWarnings(): { lines: string[]; restore(): void } {
     .mockImplementation((message: unknown) => void lines.push(String(message)));
   return { lines, restore: () => spy.mockRestore() };
 }
+
+/**
+ * Every warning and error a Nest `Logger` prints from now on, kept in `lines` as
+ * `<level> <message>` instead of printed; `jest.restoreAllMocks()` puts the logger back.
+ */
+export function captureWarningsAndErrors(): string[] {
+  const lines: string[] = [];
+  for (const level of ['warn', 'error'] as const) {
+    jest
+      .spyOn(Logger.prototype, level)
+      .mockImplementation((...args: unknown[]) => void lines.push(`${level} ${String(args[0])}`));
+  }
+  return lines;
+}

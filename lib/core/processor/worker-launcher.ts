@@ -14,6 +14,8 @@ import { outsideTenantContext } from '../context/outside-tenant-context';
 import { StartedConsumer, TENANT_WORKER_BACKEND, TenantWorkerBackend } from './worker-backend';
 import { isOutOfMemoryReply, isRedisConnectionError } from '../redis/connection-errors';
 
+/** BullMQ's default `lockDuration`. */
+const DEFAULT_LOCK_MS = 30_000;
 /** A worker's errors of a Redis out of memory are logged at most once per this interval. */
 const FULL_LOG_INTERVAL_MS = 60_000;
 
@@ -23,7 +25,15 @@ const FULL_LOG_INTERVAL_MS = 60_000;
  * then tries to record that as a failure, and fails the same way: two errors per job.
  */
 const JOB_GONE = /^Missing key for job (.+)\. (\w+)$/;
-/** Job ids already reported gone (the second error of each is not logged); bounded. */
+/**
+ * BullMQ's errors for a job whose lock expired unrenewed (Redis paused, stalled or away for
+ * `lockDuration`, or this process's event loop blocked that long): its lock renewal fails, then
+ * the finish and the failure it records (`ErrorCode.JobLockNotExist`, or `JobLockMismatch` once
+ * another worker took the job again): up to three errors per job, each without its tenant.
+ */
+const LOCK_LOST =
+  /^(?:could not renew lock for job (.+)|Missing lock for job (.+)\. \w+|Lock mismatch for job (.+)\. Cmd \w+ from \w+)$/;
+/** Job ids already reported gone or unlocked (their later errors are not logged); bounded. */
 const GONE_KEPT = 1000;
 
 /**
@@ -138,16 +148,29 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
     // minute, with how many were not logged.
     let fullLoggedAt = -Infinity;
     let fullUnlogged = 0;
-    const gone = new Set<string>();
+    const reported = new Set<string>();
+    /** Whether `jobId` was logged already; records it otherwise. */
+    const seen = (jobId: string) => {
+      if (reported.has(jobId)) return true;
+      if (reported.size >= GONE_KEPT) reported.clear();
+      reported.add(jobId);
+      return false;
+    };
     worker.on('error', (error) => {
       if (isRedisConnectionError(error)) return outage.error(error);
       const removed = JOB_GONE.exec(error?.message ?? '');
       if (removed) {
-        if (gone.has(removed[1])) return;
-        if (gone.size >= GONE_KEPT) gone.clear();
-        gone.add(removed[1]);
+        if (seen(removed[1])) return;
         return this.logger.warn(
           `${tenantLogFields({ jobId: removed[1] })} ${Messages.workerJobRemoved(definition.name, removed[1], removed[2])}`,
+        );
+      }
+      const unlocked = LOCK_LOST.exec(error?.message ?? '');
+      if (unlocked) {
+        const jobId = unlocked[1] ?? unlocked[2] ?? unlocked[3];
+        if (seen(jobId)) return;
+        return this.logger.warn(
+          `${tenantLogFields({ jobId })} ${Messages.workerJobLockLost(definition.name, jobId, worker.opts.lockDuration ?? DEFAULT_LOCK_MS)}`,
         );
       }
       if (isOutOfMemoryReply(error)) {

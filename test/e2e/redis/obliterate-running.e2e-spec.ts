@@ -1,4 +1,3 @@
-import { Logger } from '@nestjs/common';
 import { TestingModule } from '@nestjs/testing';
 import {
   InMemoryTenantDirectory,
@@ -8,6 +7,7 @@ import {
   TenantQueueRegistry,
   TenantWorkerHost,
 } from '../../../lib';
+import { captureWarningsAndErrors } from '../../support/collecting-logger';
 import { bootTestModule, testRootImports } from '../../support/test-module';
 import { uniquePrefix } from '../../support/redis-url';
 import { waitFor } from '../../support/wait';
@@ -29,14 +29,10 @@ class HeldProcessor extends TenantWorkerHost {
 
 describe('Queue.obliterate({ force: true }) while the workers run its jobs', () => {
   let moduleRef: TestingModule;
-  const lines: string[] = [];
+  let lines: string[] = [];
 
   beforeAll(async () => {
-    for (const level of ['warn', 'error'] as const) {
-      jest
-        .spyOn(Logger.prototype, level)
-        .mockImplementation((...args: unknown[]) => void lines.push(`${level} ${String(args[0])}`));
-    }
+    lines = captureWarningsAndErrors();
     moduleRef = await bootTestModule({
       imports: [
         ...testRootImports(uniquePrefix('wiped'), {
