@@ -439,6 +439,12 @@ export const Messages = {
     `tenant's cap; failed as stalled past maxStalledCount). Raise the processor's lockDuration ` +
     `above the longest stall you expect, run CPU-bound code with runInWorkerThread, and keep ` +
     `handlers idempotent.`,
+  workerRedisNoPermission: (queue: string, why: string) =>
+    `worker ${queue}: Redis refused this worker's command (${why}): the connection's ACL user ` +
+    `lacks a permission BullMQ needs (it runs INFO on every connection, scripts, and commands on ` +
+    `the keys under the module's prefix, {<prefix>:...}). The worker is paused, as every fetch ` +
+    `would be refused again at once. Grant the command or key pattern to the user (e.g. ACL ` +
+    `SETUSER <user> +info ~{<prefix>:*), then restart the process.`,
   workerRedisFull: (queue: string, why: string, unlogged: number, intervalMs: number) =>
     `worker ${queue}: ${why}: Redis is out of memory (its maxmemory is reached and its ` +
     `maxmemory-policy evicts nothing), so the worker can neither take nor finish jobs until it ` +

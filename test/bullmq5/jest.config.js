@@ -48,6 +48,8 @@ module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
         'bullmq-compat-outage',
         // The worker's errors for a job whose lock expired, recognised by BullMQ's wording.
         'lock-lost',
+        // BullMQ's worker retrying a fetch Redis refuses (NOPERM) at once, in a forked app.
+        'redis-acl',
         'telemetry',
         'telemetry-envelope',
         'telemetry-cron',

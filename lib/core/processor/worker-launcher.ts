@@ -12,7 +12,11 @@ import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
 import { outsideTenantContext } from '../context/outside-tenant-context';
 import { StartedConsumer, TENANT_WORKER_BACKEND, TenantWorkerBackend } from './worker-backend';
-import { isOutOfMemoryReply, isRedisConnectionError } from '../redis/connection-errors';
+import {
+  isOutOfMemoryReply,
+  isPermissionReply,
+  isRedisConnectionError,
+} from '../redis/connection-errors';
 
 /** BullMQ's default `lockDuration`. */
 const DEFAULT_LOCK_MS = 30_000;
@@ -172,6 +176,18 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
         return this.logger.warn(
           `${tenantLogFields({ jobId })} ${Messages.workerJobLockLost(definition.name, jobId, worker.opts.lockDuration ?? DEFAULT_LOCK_MS)}`,
         );
+      }
+      if (isPermissionReply(error)) {
+        // Refused at once on every fetch, with no wait in between (BullMQ's worker retries a
+        // refused fetch at once): the loop took the event loop, thousands of errors a second.
+        // Paused, not closed: under bullmq 5 a close while its connection's first INFO is
+        // refused leaves that connection's 'error' without a listener, and the process exits.
+        if (worker.isPaused() || worker.closing) return;
+        this.logger.error(
+          `${tenantLogFields()} ${Messages.workerRedisNoPermission(definition.name, error.message)}`,
+        );
+        void worker.pause(true).catch(() => undefined);
+        return;
       }
       if (isOutOfMemoryReply(error)) {
         const now = Date.now();

@@ -48,3 +48,11 @@ export function isRedisConnectionError(error: unknown): boolean {
 export function isOutOfMemoryReply(error: unknown): boolean {
   return error instanceof Error && /^OOM /.test(error.message);
 }
+
+/**
+ * Redis's refusal of a command (or a key, or a channel) the connection's ACL user may not use
+ * (`NOPERM`): a setting of the server, the same on every retry.
+ */
+export function isPermissionReply(error: unknown): boolean {
+  return error instanceof Error && /^NOPERM /.test(error.message);
+}
