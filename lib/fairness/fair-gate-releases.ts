@@ -3,11 +3,12 @@ const RELEASE_BATCH = 1000;
 const RELEASE_CALLS = 2;
 
 /**
- * Final outcome of a job: completed, failed for good, or cancelled (not a tenant failure); `d`
- * and its tenant: a job that skipped the gate at its turn failed for good (no slot to free, a
- * failure for its tenant's slow lane).
+ * Final outcome of a job: completed, failed for good, or cancelled (not a tenant failure); `k`
+ * and BullMQ's lock token: completed by the run that holds that lock (freed only while it still
+ * does, fair-settle.lua); `d` and its tenant: a job that skipped the gate at its turn failed for
+ * good (no slot to free, a failure for its tenant's slow lane).
  */
-export type FairOutcome = 'c' | 'f' | 'x' | `d${string}`;
+export type FairOutcome = 'c' | 'f' | 'x' | `k${string}` | `d${string}`;
 
 /** What the release batching drives on its gate. */
 export interface FairGateReleasesTarget {

@@ -1,7 +1,7 @@
 import { TenantJobStage } from '../core/processor/tenant-job-stage.decorator';
 import { TenantQueueDefinition } from '../core/types/queue-definition.interface';
 import { JobRunContext, JobStage } from '../core/processor/tenant-job-pipeline';
-import type { FairGate } from './fair-gate';
+import type { FairGate, FairOutcome } from './fair-gate';
 
 /**
  * Frees a fair job's slot as soon as its handler succeeds, before BullMQ's `moveToFinished`, so
@@ -30,9 +30,12 @@ export class FairReleaseStage implements JobStage {
     const id = context.job.id!;
     // The job's time in its slot, for `share: 'time'` (from before the first stage).
     const runMs = gate.timeShare ? performance.now() - context.startedAt : undefined;
+    // Freed only while this run still holds BullMQ's lock: one that outlived it (stalled) is
+    // running again elsewhere, and that run holds the slot.
+    const outcome: FairOutcome = context.token === undefined ? 'c' : `k${context.token}`;
     // A floor tenant's job: its slot waits for the tenant's next job (see releaseNow).
-    if (gate.isTop(context.job)) return gate.releaseNow(id, 'c', runMs);
-    gate.release(id, 'c', runMs);
+    if (gate.isTop(context.job)) return gate.releaseNow(id, outcome, runMs);
+    gate.release(id, outcome, runMs);
     return undefined;
   }
 

@@ -49,6 +49,11 @@ export class AppProcess {
     return at - sent;
   }
 
+  /** Sends `signal` (the fixture decides what it means). */
+  signal(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
   kill(): void {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
   }

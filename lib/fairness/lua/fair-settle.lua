@@ -10,17 +10,24 @@
   directory/tier hints.
 ]]
 -- Frees the slots of finished jobs. pairs: flat {id, outcome, ...}; outcome: c completed,
--- f failed for good, x cancelled (no slow-lane count), d<tenant> a job without a slot failed for
--- good (priority by turn, fair-turns.lua); times (share 'time'): id -> measured ms.
--- Adds each tenant freed to `touched`.
+-- k<token> completed by the run that holds BullMQ's lock <token> (the worker's job path, before
+-- BullMQ's moveToFinished), f failed for good, x cancelled (no slow-lane count), d<tenant> a job
+-- without a slot failed for good (priority by turn, fair-turns.lua); times (share 'time'):
+-- id -> measured ms. Adds each tenant freed to `touched`.
 local function releaseMany(pairsList, now, slowCfg, touched, events, times)
   if #pairsList == 0 then return end
   local ids, outcomes, seen = {}, {}, {}
   for i = 1, #pairsList, 2 do
-    if not seen[pairsList[i]] then
-      seen[pairsList[i]] = true
-      ids[#ids + 1] = pairsList[i]
-      outcomes[#ids] = pairsList[i + 1]
+    local id, outcome = pairsList[i], pairsList[i + 1]
+    -- A run that lost its lock (its handler outlived lockDuration, e.g. a blocked event loop):
+    -- BullMQ's stalled check took the job back and may be running it again, and that run holds
+    -- the slot until it ends (or the tick sees the job leave BullMQ). This run frees nothing.
+    local lost = string.byte(outcome) == 107
+      and redis.call('GET', cfg.jp .. id .. ':lock') ~= string.sub(outcome, 2)
+    if not lost and not seen[id] then
+      seen[id] = true
+      ids[#ids + 1] = id
+      outcomes[#ids] = outcome
     end
   end
   local vals = hmgetMany(kJobs, ids)

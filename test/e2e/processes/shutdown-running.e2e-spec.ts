@@ -1,0 +1,213 @@
+import { Module } from '@nestjs/common';
+import { TestingModule } from '@nestjs/testing';
+import { TenantFairness, TenantQueueModule, TenantQueueRegistry } from '../../../lib';
+import { longQueue, shutdownKeys } from '../../fixtures/shutdown-shared';
+import { AppProcess, Fixture } from '../../support/app-process';
+import { enqueue, many } from '../../support/jobs';
+import { compiledFixture } from '../../support/processes';
+import { uniquePrefix } from '../../support/redis-url';
+import { bootTestModule, testRootImports } from '../../support/test-module';
+import { TestRedisClient, openRedis } from '../../support/test-redis';
+import { waitFor } from '../../support/wait';
+
+jest.setTimeout(180_000);
+
+/** Slack over a bound for a process on a loaded 2-core machine. */
+const SLACK_MS = 15_000;
+
+let fixture: Fixture;
+let redis: TestRedisClient;
+const apps: AppProcess[] = [];
+let producer: TestingModule | undefined;
+
+beforeAll(async () => {
+  fixture = await compiledFixture('shutdown-worker.ts');
+  redis = openRedis();
+}, 120_000);
+
+afterEach(async () => {
+  apps.forEach((app) => app.kill());
+  await Promise.all(apps.map((app) => app.exited));
+  apps.length = 0;
+  await producer?.close();
+  producer = undefined;
+});
+
+afterAll(() => redis?.quit());
+
+/** The producer side: queue `long` as the workers declare it, no worker. */
+async function bootProducer(prefix: string, cap: string | undefined) {
+  @Module({
+    imports: [...testRootImports(prefix), TenantQueueModule.registerQueue(longQueue(cap))],
+  })
+  class ProducerModule {}
+  producer = await bootTestModule({ imports: [ProducerModule] });
+  return producer;
+}
+
+/** A worker process, resolved once it is ready. */
+async function startWorker(env: Record<string, string>): Promise<AppProcess> {
+  const app = new AppProcess(fixture, env);
+  apps.push(app);
+  await app.waitEvent('ready', 'the worker to boot');
+  return app;
+}
+
+/** How the process ended, if it did within `ms`. */
+async function exitWithin(app: AppProcess, ms: number) {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((done) => (timer = setTimeout(() => done(undefined), ms)));
+  try {
+    return await Promise.race([app.exited, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const starts = (app: AppProcess) => app.events.filter((event) => 'start' in event);
+const ends = (app: AppProcess) => app.events.filter((event) => 'end' in event);
+
+/** Each job's BullMQ state, by id. */
+async function states(ids: string[]): Promise<Record<string, string>> {
+  const bull = producer!.get(TenantQueueRegistry).getQueue('long').bullQueue;
+  const out: Record<string, string> = {};
+  for (const id of ids) out[id] = await bull.getJobState(id);
+  return out;
+}
+
+/**
+ * A worker process (TQ_MODE `mode`, shutdownTimeoutMs `shutdownMs`) and `perTenant` jobs of `ms`
+ * for acme and for globex (cap 2 each), resolved once four of them run in it.
+ */
+async function fourRunning(
+  prefix: string,
+  mode: 'hooks' | 'close',
+  shutdownMs: string,
+  perTenant: number,
+  ms: number,
+) {
+  const env = { TQ_PREFIX: prefix, TQ_CAP: '2', TQ_MODE: mode, TQ_SHUTDOWN_MS: shutdownMs };
+  await bootProducer(prefix, '2');
+  const worker = await startWorker(env);
+  const ids: string[] = [];
+  for (const tenantId of ['acme', 'globex']) {
+    for (const job of await enqueue(producer!, 'long', tenantId, many(perTenant, { ms }))) {
+      ids.push(job.id);
+    }
+  }
+  await waitFor(() => starts(worker).length === 4, 'four jobs to start', 60_000);
+  return { env, worker, ids };
+}
+
+describe('shutdown with jobs running (real worker processes, fair queue capped at 2)', () => {
+  it('SIGTERM with enableShutdownHooks: running jobs finish, none starts after, the process exits, their slots come back', async () => {
+    const prefix = uniquePrefix('sdhooks');
+    const { env, worker, ids } = await fourRunning(prefix, 'hooks', '30000', 6, 2500);
+    const running = starts(worker).map((event) => event.start as string);
+    await worker.terminate();
+    const exit = await worker.exited;
+    expect(exit.signal ?? exit.code).toBe('SIGTERM');
+    const closing = worker.event('closing')!.at as number;
+    // What ran finished; nothing started once the shutdown began.
+    expect(
+      ends(worker)
+        .map((event) => event.end)
+        .sort(),
+    ).toEqual([...running].sort());
+    expect(starts(worker).filter((event) => (event.at as number) >= closing)).toEqual([]);
+    expect(worker.output).not.toMatch(/ERROR|did not finish within/);
+    const after = await states(ids);
+    expect(running.map((id) => after[id])).toEqual(running.map(() => 'completed'));
+
+    // Their slots came back and went to each tenant's next two jobs, waiting in BullMQ.
+    const fairness = producer!.get(TenantFairness);
+    for (const tenantId of ['acme', 'globex']) {
+      expect(await fairness.getTenant('long', tenantId)).toMatchObject({ inFlight: 2, backlog: 2 });
+    }
+    const bull = producer!.get(TenantQueueRegistry).getQueue('long').bullQueue;
+    expect(await bull.getActiveCount()).toBe(0);
+    // The rest runs in the next process, each job once, the cap held.
+    await startWorker(env);
+    const keys = shutdownKeys(prefix);
+    await waitFor(
+      async () => (await redis.hlen(keys.done)) === ids.length,
+      'every job to complete',
+      120_000,
+    );
+    expect(new Set(Object.values(await redis.hgetall(keys.done)))).toEqual(new Set(['1']));
+    expect(await redis.hgetall(keys.max)).toEqual({ acme: '2', globex: '2' });
+  });
+
+  it('app.close() without shutdown hooks, jobs longer than the bound: close ends at the bound, the cut jobs run again once elsewhere, the process ends by itself', async () => {
+    const prefix = uniquePrefix('sdclose');
+    const { env, worker, ids } = await fourRunning(prefix, 'close', '2000', 3, 8000);
+    const cut = starts(worker).map((event) => event.start as string);
+    const other = await startWorker(env);
+    const sent = Date.now();
+    worker.signal('SIGUSR2'); // the fixture calls app.close(), and nothing else
+
+    await worker.waitEvent('closed', 'app.close() to return', 2000 + SLACK_MS);
+    expect(worker.event('closed')!.at as number).toBeLessThan(sent + 2000 + SLACK_MS);
+    expect(worker.output).toMatch(/did not finish within shutdownTimeoutMs \(\d+ ms\)/);
+    // The cut handlers still run (their timers), then the process ends by itself.
+    const exit = await exitWithin(worker, 8000 + SLACK_MS * 2);
+    expect([exit?.code, worker.output.slice(-3000)]).toEqual([0, worker.output.slice(-3000)]);
+    expect(starts(worker).filter((event) => (event.at as number) >= sent)).toEqual([]);
+
+    const keys = shutdownKeys(prefix);
+    await waitFor(
+      async () => {
+        const done = await redis.hgetall(keys.done);
+        return ids.every((id) => Number(done[id]) >= 1);
+      },
+      'every job to complete',
+      120_000,
+    );
+    // The cut jobs ran again in the other process; each ends completed.
+    const again = starts(other).filter((event) => cut.includes(event.start as string));
+    expect(again.map((event) => event.start).sort()).toEqual([...cut].sort());
+    const after = await states(ids);
+    expect(Object.values(after)).toEqual(ids.map(() => 'completed'));
+    const fairness = producer!.get(TenantFairness);
+    await waitFor(
+      async () =>
+        (await fairness.getTenant('long', 'acme')).inFlight === 0 &&
+        (await fairness.getTenant('long', 'globex')).inFlight === 0,
+      'every slot to come back',
+      30_000,
+    );
+    expect(other.output).not.toMatch(/ERROR/);
+  });
+});
+
+describe('a handler that blocks the event loop past its lock (stalled), two worker processes, cap 1', () => {
+  it('runs again in its own tenant, once more only, and the cap holds throughout', async () => {
+    const prefix = uniquePrefix('sdstall');
+    const env = { TQ_PREFIX: prefix, TQ_CAP: '1', TQ_MODE: 'hooks', TQ_SHUTDOWN_MS: '5000' };
+    await bootProducer(prefix, '1');
+    const a = await startWorker(env);
+    const b = await startWorker(env);
+    const [blocked] = await enqueue(producer!, 'long', 'acme', [{ blockMs: 6000, ms: 6000 }]);
+    const rest = await enqueue(producer!, 'long', 'acme', many(4, { ms: 1500 }));
+    await enqueue(producer!, 'long', 'globex', many(2, { ms: 100 }));
+    const keys = shutdownKeys(prefix);
+    await waitFor(
+      async () => (await redis.hlen(keys.done)) === 7,
+      'every job to complete',
+      120_000,
+    );
+    const events = [...a.events, ...b.events];
+    expect(events.filter((event) => 'wrongTenant' in event)).toEqual([]);
+    expect(Number(await redis.hget(keys.starts, blocked.id))).toBe(2);
+    expect(await redis.hgetall(keys.max)).toEqual({ acme: '1', globex: '1' });
+    expect(Object.values(await states([blocked.id, ...rest.map((job) => job.id)]))).toEqual(
+      Array(5).fill('completed'),
+    );
+    const fairness = producer!.get(TenantFairness);
+    await waitFor(
+      async () => (await fairness.getTenant('long', 'acme')).inFlight === 0,
+      'the slot to come back',
+      30_000,
+    );
+  });
+});
