@@ -210,4 +210,28 @@ describe('a handler that blocks the event loop past its lock (stalled), two work
       30_000,
     );
   });
+
+  it("logs one warning for the run that lost its lock, naming the job and what to do, not BullMQ's two errors", async () => {
+    const prefix = uniquePrefix('sdlock');
+    const env = { TQ_PREFIX: prefix, TQ_CAP: '1', TQ_MODE: 'hooks', TQ_SHUTDOWN_MS: '5000' };
+    await bootProducer(prefix, '1');
+    const a = await startWorker(env);
+    const b = await startWorker(env);
+    const [blocked] = await enqueue(producer!, 'long', 'acme', [{ blockMs: 4000, ms: 4000 }]);
+    const keys = shutdownKeys(prefix);
+    await waitFor(async () => (await redis.hlen(keys.done)) === 1, 'the rerun to complete', 60_000);
+    const zombie = [a, b].find((app) => app.event('unblocked'))!;
+    // Its end reached BullMQ at the unblock, before the rerun (4 s) ended.
+    await waitFor(() => zombie.output.includes('lost its lock'), 'the warning', 30_000);
+    const lines = zombie.output
+      .split('\n')
+      .filter((line) => line.includes(blocked.id) && !line.startsWith('{'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `WARN.*job=${blocked.id} .*worker long: job ${blocked.id} lost its lock: .*lockDuration \\(1500 ms\\).*Raise the processor's lockDuration`,
+      ),
+    );
+    expect(zombie.output).not.toMatch(/ERROR/);
+  });
 });
