@@ -35,6 +35,10 @@ module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
         // failure of the tenant's).
         'fairness-runtime-changes',
         'fairness-outage',
+        // A run that lost its lock (the release reads BullMQ's lock key, the worker's lock
+        // errors) and workers dropped past the shutdown bound (bullmq 5 retried a late job's end
+        // forever).
+        'shutdown-running',
         'worker-path',
         'context-around-jobs',
         'scheduler',

@@ -12,7 +12,8 @@ import type { RedisClient } from '../redis/tenant-queue.redis';
  * - the backend: 6 lets an app replace Redis (`setDefaultBackendFactory`, a per-queue backend
  *   factory, `createPostgresBackend`); 5 is Redis only;
  * - a paused queue's waiting jobs: in `paused` (5) or `wait` (6) (`waitingCount`);
- * - which BullMQ copy is loaded, for the two-copies warning (`otherBullmqCopy`).
+ * - which BullMQ copy is loaded, for the two-copies warning (`otherBullmqCopy`);
+ * - how a worker is dropped past the shutdown bound (`dropWorker`).
  * What needs no code (same keys and job hash fields, BullMQ's own option check on each major,
  * `repeat` on add() refused on both) is listed in docs (Compatibility).
  */
@@ -58,6 +59,22 @@ export function bullClient(queue: QueueBase): Promise<RedisClient> {
     return Promise.reject(new Error(`BullMQ queue "${queue.name}" has no Redis backend`));
   }
   return (queue as unknown as Client5).client;
+}
+
+interface Connection5 {
+  connection?: { close?(force: boolean): Promise<void> };
+}
+
+/**
+ * Drops a worker's connections at once (a shutdown past its bound). On bullmq 5 its connection
+ * is first closed by force (marked closing), else a job that ends after the drop is retried at
+ * once and forever ('Connection is closed.' and the worker closing skip the retry delay): the
+ * process spun a core and never ended. bullmq 6 stops retrying once the worker is closing.
+ */
+export async function dropWorker(worker: { disconnect(): Promise<void> }): Promise<void> {
+  // close(true) marks the connection closing before its first await.
+  const closed = six ? undefined : (worker as Connection5).connection?.close?.(true);
+  await Promise.all([closed, worker.disconnect()]);
 }
 
 /** The name of the non-Redis backend BullMQ gives new queues and workers; undefined: Redis. */

@@ -17,6 +17,7 @@ import {
   isPermissionReply,
   isRedisConnectionError,
 } from '../redis/connection-errors';
+import { dropWorker } from '../bullmq';
 
 /** BullMQ's default `lockDuration`. */
 const DEFAULT_LOCK_MS = 30_000;
@@ -132,7 +133,7 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
       `${tenantLogFields()} ${Messages.shutdownTimedOut(`Closing the workers`, budget)}`,
     );
     // A worker that never connected waits for its connection even to disconnect: not awaited.
-    await settlesWithin(Promise.all(closing.map(([target]) => target.disconnect())), dropMs);
+    await settlesWithin(Promise.all(closing.map(([target]) => dropWorker(target))), dropMs);
   }
 
   beforeApplicationShutdown(): Promise<void> {

@@ -64,6 +64,18 @@ async function exitWithin(app: AppProcess, ms: number) {
   }
 }
 
+/** Waits until acme and globex hold no slot. */
+async function slotsBack() {
+  const fairness = producer!.get(TenantFairness);
+  await waitFor(
+    async () =>
+      (await fairness.getTenant('long', 'acme')).inFlight === 0 &&
+      (await fairness.getTenant('long', 'globex')).inFlight === 0,
+    'every slot to come back',
+    30_000,
+  );
+}
+
 const starts = (app: AppProcess) => app.events.filter((event) => 'start' in event);
 const ends = (app: AppProcess) => app.events.filter((event) => 'end' in event);
 
@@ -119,11 +131,8 @@ describe('shutdown with jobs running (real worker processes, fair queue capped a
     const after = await states(ids);
     expect(running.map((id) => after[id])).toEqual(running.map(() => 'completed'));
 
-    // Their slots came back and went to each tenant's next two jobs, waiting in BullMQ.
-    const fairness = producer!.get(TenantFairness);
-    for (const tenantId of ['acme', 'globex']) {
-      expect(await fairness.getTenant('long', tenantId)).toMatchObject({ inFlight: 2, backlog: 2 });
-    }
+    // Their slots came back (a release still in flight at the close: by the next live process's
+    // tick) and went to each tenant's next jobs, waiting in BullMQ.
     const bull = producer!.get(TenantQueueRegistry).getQueue('long').bullQueue;
     expect(await bull.getActiveCount()).toBe(0);
     // The rest runs in the next process, each job once, the cap held.
@@ -136,6 +145,7 @@ describe('shutdown with jobs running (real worker processes, fair queue capped a
     );
     expect(new Set(Object.values(await redis.hgetall(keys.done)))).toEqual(new Set(['1']));
     expect(await redis.hgetall(keys.max)).toEqual({ acme: '2', globex: '2' });
+    await slotsBack();
   });
 
   it('app.close() without shutdown hooks, jobs longer than the bound: close ends at the bound, the cut jobs run again once elsewhere, the process ends by itself', async () => {
@@ -168,14 +178,7 @@ describe('shutdown with jobs running (real worker processes, fair queue capped a
     expect(again.map((event) => event.start).sort()).toEqual([...cut].sort());
     const after = await states(ids);
     expect(Object.values(after)).toEqual(ids.map(() => 'completed'));
-    const fairness = producer!.get(TenantFairness);
-    await waitFor(
-      async () =>
-        (await fairness.getTenant('long', 'acme')).inFlight === 0 &&
-        (await fairness.getTenant('long', 'globex')).inFlight === 0,
-      'every slot to come back',
-      30_000,
-    );
+    await slotsBack();
     expect(other.output).not.toMatch(/ERROR/);
   });
 });
