@@ -435,10 +435,10 @@ export const Messages = {
     `worker ${queue}: job ${jobId} lost its lock: it was not renewed within the worker's ` +
     `lockDuration (${lockMs} ms), as Redis did not answer that long (paused, stalled or away) or ` +
     `this process's event loop was blocked. BullMQ does not record this run's outcome: its ` +
-    `stalled check returns the job to the queue and it runs again (on a fair queue outside its ` +
-    `tenant's cap; failed as stalled past maxStalledCount). Raise the processor's lockDuration ` +
-    `above the longest stall you expect, run CPU-bound code with runInWorkerThread, and keep ` +
-    `handlers idempotent.`,
+    `stalled check returns the job to the queue and it runs again (failed as stalled past ` +
+    `maxStalledCount), possibly while this run is still going. Raise the processor's ` +
+    `lockDuration above the longest stall you expect, run CPU-bound code with ` +
+    `runInWorkerThread, and keep handlers idempotent.`,
   workerRedisNoPermission: (queue: string, why: string) =>
     `worker ${queue}: Redis refused this worker's command (${why}): the connection's ACL user ` +
     `lacks a permission BullMQ needs (it runs INFO on every connection, scripts, and commands on ` +

@@ -16,15 +16,25 @@
 -- id -> measured ms. Adds each tenant freed to `touched`.
 local function releaseMany(pairsList, now, slowCfg, touched, events, times)
   if #pairsList == 0 then return end
+  -- Whether the run that sent outcome k<token> lost its job's lock (its handler outlived
+  -- lockDuration, e.g. a blocked event loop): BullMQ's stalled check took the job back and may be
+  -- running it again, and that run holds the slot until it ends (or the tick sees the job leave
+  -- BullMQ), so this release frees nothing. Another token holds the lock: lost. No lock: either
+  -- BullMQ recorded this run's end before the release arrived (the release is batched and sent
+  -- beside BullMQ's moveToFinished, on another connection): `finishedOn` is set, or the job was
+  -- removed on completion; or the lock expired unrenewed and the job is not finished: lost.
+  -- (Local to this function: the composed scripts are near Lua's 200 locals of a chunk.)
+  local function lostLock(id, outcome)
+    if string.byte(outcome) ~= 107 then return false end
+    local job = cfg.jp .. id
+    local lock = redis.call('GET', job .. ':lock')
+    if lock then return lock ~= string.sub(outcome, 2) end
+    return redis.call('HEXISTS', job, 'finishedOn') == 0 and redis.call('EXISTS', job) == 1
+  end
   local ids, outcomes, seen = {}, {}, {}
   for i = 1, #pairsList, 2 do
     local id, outcome = pairsList[i], pairsList[i + 1]
-    -- A run that lost its lock (its handler outlived lockDuration, e.g. a blocked event loop):
-    -- BullMQ's stalled check took the job back and may be running it again, and that run holds
-    -- the slot until it ends (or the tick sees the job leave BullMQ). This run frees nothing.
-    local lost = string.byte(outcome) == 107
-      and redis.call('GET', cfg.jp .. id .. ':lock') ~= string.sub(outcome, 2)
-    if not lost and not seen[id] then
+    if not seen[id] and not lostLock(id, outcome) then
       seen[id] = true
       ids[#ids + 1] = id
       outcomes[#ids] = outcome

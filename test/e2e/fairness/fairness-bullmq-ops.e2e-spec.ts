@@ -33,6 +33,7 @@ import { testRootImports } from '../../support/test-module';
 import { isClusterRun, testConnection } from '../../support/test-redis';
 import { sleep, waitFor } from '../../support/wait';
 import { gateDrained, stateOf } from '../../support/admissions';
+import { FairGateRegistry } from '../../../lib/fairness/fair-gate.registry';
 
 /** What a job does on its first attempt before it runs like the others (see OpsProcessor). */
 type Data = {
@@ -149,6 +150,11 @@ describe.each([byTurn, throughHold])(
           TenantQueueModule.registerQueue({
             name: 'ops-bare',
             fairness: { tickMs: 200, priorityByTurn },
+          }),
+          // Jobs run by hand (getNextJob); its tick is too slow to free a slot while a test reads.
+          TenantQueueModule.registerQueue({
+            name: 'ops-late',
+            fairness: { tickMs: 60_000, priorityByTurn },
           }),
         ],
         providers: [OpsProcessor, ChildProcessor],
@@ -783,6 +789,39 @@ describe.each([byTurn, throughHold])(
         expect(seen).toEqual(['added', 'delayed', 'waiting', 'active', 'completed']);
       } finally {
         await events.close();
+      }
+    });
+
+    it("a run's release that reaches Redis after BullMQ recorded its end frees the slot at once; one from a run that lost the lock to another frees nothing", async () => {
+      const bull = queueOf('ops-late').bullQueue;
+      const gate = moduleRef.get(FairGateRegistry).get('ops-late');
+      // acme's cap is 1: late-1 admitted, late-2 held.
+      await addJobs('late', 2, {}, 'ops-late');
+      await waitFor(async () => (await stateOf(bull, 'late-1')) !== 'delayed', 'late-1 admitted');
+      const worker = new Worker('ops-late', null, {
+        connection: testConnection(),
+        prefix: bull.opts.prefix,
+        autorun: false,
+      });
+      try {
+        const first = (await worker.getNextJob('run-1'))!;
+        expect(first.id).toBe('late-1');
+        // The module's release goes after the handler, batched; BullMQ's end may land first.
+        await first.moveToCompleted('done', 'run-1', false);
+        expect(await stateOf(bull, 'late-2')).toBe('delayed');
+        await gate.releaseNow('late-1', 'krun-1');
+        expect(await stateOf(bull, 'late-2')).not.toBe('delayed');
+
+        const second = (await worker.getNextJob('run-2'))!;
+        expect(second.id).toBe('late-2');
+        // A run whose lock another run holds now (the stalled check gave the job back).
+        await gate.releaseNow('late-2', 'kstale');
+        expect(await inFlight('ops-late')).toBe(1);
+        await gate.releaseNow('late-2', 'krun-2');
+        expect(await inFlight('ops-late')).toBe(0);
+        await second.moveToCompleted('done', 'run-2', false);
+      } finally {
+        await worker.close();
       }
     });
 
