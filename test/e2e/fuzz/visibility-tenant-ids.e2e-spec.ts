@@ -47,9 +47,15 @@ describe('the inspector with tenant ids named like Object.prototype members', ()
       );
     }
     await waitFor(async () => (await queue.bullQueue.getCompletedCount()) === 15, 'every job');
-    await moduleRef.get(TenantMetricsRecorder).flush();
-
     const inspector = moduleRef.get(TenantQueueInspector);
+    // The worker counts a job on its 'completed' event, which may come after another client
+    // already reads the job completed (a loaded host): flush until every count is in.
+    await waitFor(async () => {
+      await moduleRef!.get(TenantMetricsRecorder).flush();
+      const all = await Promise.all(IDS.map((id) => inspector.getTenant('protos', id)));
+      return all.every((stats, i) => stats.results.completed === i + 1);
+    }, "every job's completion counted");
+
     const listed = await inspector.listTenants({ queue: 'protos' });
     expect(listed.map((s) => s.tenantId).sort()).toEqual([...IDS].sort());
     for (const [i, id] of IDS.entries()) {
@@ -93,9 +99,16 @@ describe('the inspector with a tenant called "-" beside system jobs (no tenant)'
     await queue.bullQueue.add('sweep', {});
     await queue.bullQueue.add('sweep', {});
     await waitFor(async () => (await queue.bullQueue.getCompletedCount()) === 6, 'every job');
-    await moduleRef.get(TenantMetricsRecorder).flush();
-
     const inspector = moduleRef.get(TenantQueueInspector);
+    // Counted on the worker's 'completed' event, which may come after this read (see above).
+    await waitFor(async () => {
+      await moduleRef!.get(TenantMetricsRecorder).flush();
+      const [dash, acme] = await Promise.all(
+        ['-', 'acme'].map((id) => inspector.getTenant('dash', id)),
+      );
+      return dash.results.completed === 2 && acme.results.completed === 1;
+    }, "every job's completion counted");
+
     const listed = await inspector.listTenants({ queue: 'dash' });
     expect(listed.map((s) => s.tenantId).sort()).toEqual(['-', 'acme']);
     expect((await inspector.getTenant('dash', '-')).results.completed).toBe(2);
