@@ -420,12 +420,15 @@ export const Messages = {
     `tenant's job; nothing was enqueued. Job ids are shared by all tenants of a queue: derive ` +
     `yours from something of this tenant (e.g. prefix it with the tenant id) or omit jobId.`,
   enqueueUnavailable: (queue: string, ms: number, written: false | 'unknown', why: string) =>
-    `Enqueue on queue "${queue}" failed: Redis is unreachable (${why}) and did not take the write ` +
-    `within ${ms} ms. ` +
+    `Enqueue on queue "${queue}" failed: ` +
+    (why === 'no answer'
+      ? `Redis did not answer within ${ms} ms (enqueueTimeoutMs). `
+      : `Redis is unreachable (${why}). `) +
     (written === false
       ? `The job was NOT written and this call will never write it; retry once Redis is back.`
       : `The write was sent before the connection dropped, so Redis may have run it: retry with ` +
-        `the same jobId so a repeat is harmless.`),
+        `the same jobId so a repeat is harmless (a job added without a jobId of yours may be ` +
+        `enqueued twice by a retry: give one where that matters).`),
   workerJobRemoved: (queue: string, jobId: string, command: string) =>
     `worker ${queue}: job ${jobId} was removed from Redis while it ran (Queue.obliterate with ` +
     `force, job.remove or a deleted key), so BullMQ could not record its end (${command}); its ` +
