@@ -35,9 +35,9 @@ module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
         // failure of the tenant's).
         'fairness-runtime-changes',
         'fairness-outage',
-        // A run that lost its lock (the release reads BullMQ's lock key, the worker's lock
-        // errors) and workers dropped past the shutdown bound (bullmq 5 retried a late job's end
-        // forever).
+        // Workers dropped past the shutdown bound (bullmq 5 retried a late job's end forever);
+        // its stalled-run cases are left to fairness-bullmq-ops (the release's read of BullMQ's
+        // lock key) and lock-lost (BullMQ 5's lock errors).
         'shutdown-running',
         'worker-path',
         'context-around-jobs',

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TestingModule } from '@nestjs/testing';
 import { TenantFairness, TenantQueueModule, TenantQueueRegistry } from '../../../lib';
+import { BULLMQ_VERSION } from '../../../lib/core/bullmq';
 import { longQueue, shutdownKeys } from '../../fixtures/shutdown-shared';
 import { AppProcess, Fixture } from '../../support/app-process';
 import { enqueue, many } from '../../support/jobs';
@@ -183,65 +184,77 @@ describe('shutdown with jobs running (real worker processes, fair queue capped a
   });
 });
 
-describe('a handler that blocks the event loop past its lock (stalled), two worker processes, cap 1', () => {
-  it('runs again in its own tenant, once more only, and the cap holds throughout', async () => {
-    const prefix = uniquePrefix('sdstall');
-    const env = { TQ_PREFIX: prefix, TQ_CAP: '1', TQ_MODE: 'hooks', TQ_SHUTDOWN_MS: '5000' };
-    await bootProducer(prefix, '1');
-    const a = await startWorker(env);
-    const b = await startWorker(env);
-    const [blocked] = await enqueue(producer!, 'long', 'acme', [{ blockMs: 6000, ms: 6000 }]);
-    const rest = await enqueue(producer!, 'long', 'acme', many(4, { ms: 1500 }));
-    const keys = shutdownKeys(prefix);
-    // Another tenant's jobs once the blocked process is stuck: fetched by it before, one would
-    // stall with it and run twice (BullMQ's at-least-once, not the cap).
-    await waitFor(
-      async () => Number(await redis.hget(keys.starts, blocked.id)) === 2,
-      'the stalled job to run again',
-      60_000,
-    );
-    await enqueue(producer!, 'long', 'globex', many(2, { ms: 100 }));
-    await waitFor(
-      async () => (await redis.hlen(keys.done)) === 7,
-      'every job to complete',
-      120_000,
-    );
-    const events = [...a.events, ...b.events];
-    expect(events.filter((event) => 'wrongTenant' in event)).toEqual([]);
-    expect(Number(await redis.hget(keys.starts, blocked.id))).toBe(2);
-    expect(await redis.hgetall(keys.max)).toEqual({ acme: '1', globex: '1' });
-    expect(Object.values(await states([blocked.id, ...rest.map((job) => job.id)]))).toEqual(
-      Array(5).fill('completed'),
-    );
-    const fairness = producer!.get(TenantFairness);
-    await waitFor(
-      async () => (await fairness.getTenant('long', 'acme')).inFlight === 0,
-      'the slot to come back',
-      30_000,
-    );
-  });
+// Not on the bullmq 5 run: what it changes here is covered there by narrower specs (the release's
+// read of BullMQ's lock key by fairness-bullmq-ops, BullMQ 5's lock errors by lock-lost), and
+// these two cases take half a minute of real stalls.
+const onBullMq6 = BULLMQ_VERSION.startsWith('5.') ? describe.skip : describe;
 
-  it("logs one warning for the run that lost its lock, naming the job and what to do, not BullMQ's two errors", async () => {
-    const prefix = uniquePrefix('sdlock');
-    const env = { TQ_PREFIX: prefix, TQ_CAP: '1', TQ_MODE: 'hooks', TQ_SHUTDOWN_MS: '5000' };
-    await bootProducer(prefix, '1');
-    const a = await startWorker(env);
-    const b = await startWorker(env);
-    const [blocked] = await enqueue(producer!, 'long', 'acme', [{ blockMs: 4000, ms: 4000 }]);
-    const keys = shutdownKeys(prefix);
-    await waitFor(async () => (await redis.hlen(keys.done)) === 1, 'the rerun to complete', 60_000);
-    const zombie = [a, b].find((app) => app.event('unblocked'))!;
-    // Its end reached BullMQ at the unblock, before the rerun (4 s) ended.
-    await waitFor(() => zombie.output.includes('lost its lock'), 'the warning', 30_000);
-    const lines = zombie.output
-      .split('\n')
-      .filter((line) => line.includes(blocked.id) && !line.startsWith('{'));
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(
-      new RegExp(
-        `WARN.*job=${blocked.id} .*worker long: job ${blocked.id} lost its lock: .*lockDuration \\(1500 ms\\).*Raise the processor's lockDuration`,
-      ),
-    );
-    expect(zombie.output).not.toMatch(/ERROR/);
-  });
-});
+onBullMq6(
+  'a handler that blocks the event loop past its lock (stalled), two worker processes, cap 1',
+  () => {
+    it('runs again in its own tenant, once more only, and the cap holds throughout', async () => {
+      const prefix = uniquePrefix('sdstall');
+      const env = { TQ_PREFIX: prefix, TQ_CAP: '1', TQ_MODE: 'hooks', TQ_SHUTDOWN_MS: '5000' };
+      await bootProducer(prefix, '1');
+      const a = await startWorker(env);
+      const b = await startWorker(env);
+      const [blocked] = await enqueue(producer!, 'long', 'acme', [{ blockMs: 6000, ms: 6000 }]);
+      const rest = await enqueue(producer!, 'long', 'acme', many(4, { ms: 1500 }));
+      const keys = shutdownKeys(prefix);
+      // Another tenant's jobs once the blocked process is stuck: fetched by it before, one would
+      // stall with it and run twice (BullMQ's at-least-once, not the cap).
+      await waitFor(
+        async () => Number(await redis.hget(keys.starts, blocked.id)) === 2,
+        'the stalled job to run again',
+        60_000,
+      );
+      await enqueue(producer!, 'long', 'globex', many(2, { ms: 100 }));
+      await waitFor(
+        async () => (await redis.hlen(keys.done)) === 7,
+        'every job to complete',
+        120_000,
+      );
+      const events = [...a.events, ...b.events];
+      expect(events.filter((event) => 'wrongTenant' in event)).toEqual([]);
+      expect(Number(await redis.hget(keys.starts, blocked.id))).toBe(2);
+      expect(await redis.hgetall(keys.max)).toEqual({ acme: '1', globex: '1' });
+      expect(Object.values(await states([blocked.id, ...rest.map((job) => job.id)]))).toEqual(
+        Array(5).fill('completed'),
+      );
+      const fairness = producer!.get(TenantFairness);
+      await waitFor(
+        async () => (await fairness.getTenant('long', 'acme')).inFlight === 0,
+        'the slot to come back',
+        30_000,
+      );
+    });
+
+    it("logs one warning for the run that lost its lock, naming the job and what to do, not BullMQ's two errors", async () => {
+      const prefix = uniquePrefix('sdlock');
+      const env = { TQ_PREFIX: prefix, TQ_CAP: '1', TQ_MODE: 'hooks', TQ_SHUTDOWN_MS: '5000' };
+      await bootProducer(prefix, '1');
+      const a = await startWorker(env);
+      const b = await startWorker(env);
+      const [blocked] = await enqueue(producer!, 'long', 'acme', [{ blockMs: 4000, ms: 4000 }]);
+      const keys = shutdownKeys(prefix);
+      await waitFor(
+        async () => (await redis.hlen(keys.done)) === 1,
+        'the rerun to complete',
+        60_000,
+      );
+      const zombie = [a, b].find((app) => app.event('unblocked'))!;
+      // Its end reached BullMQ at the unblock, before the rerun (4 s) ended.
+      await waitFor(() => zombie.output.includes('lost its lock'), 'the warning', 30_000);
+      const lines = zombie.output
+        .split('\n')
+        .filter((line) => line.includes(blocked.id) && !line.startsWith('{'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        new RegExp(
+          `WARN.*job=${blocked.id} .*worker long: job ${blocked.id} lost its lock: .*lockDuration \\(1500 ms\\).*Raise the processor's lockDuration`,
+        ),
+      );
+      expect(zombie.output).not.toMatch(/ERROR/);
+    });
+  },
+);
