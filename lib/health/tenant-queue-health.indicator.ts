@@ -26,7 +26,10 @@ export interface TenantQueueHealthOptions {
 /**
  * `@nestjs/terminus` health indicator (optional peer dependency, so it is not in the main
  * barrel: import it from `nestjs-tenant-queue/dist/health`). Up when Redis answers PING, every
- * worker this process started is running, and the scheduler ticked recently.
+ * worker this process started is running or paused by you, and the scheduler ticked recently.
+ * A worker is `refused`, and the check down, when Redis refused its commands (`NOPERM`: the
+ * connection's ACL user lacks a permission BullMQ needs): the module paused it, and it takes no
+ * job until the permission is granted and the process restarts.
  * @publicApi
  */
 @Injectable()
@@ -47,16 +50,25 @@ export class TenantQueueHealthIndicator {
     const session = this.health.check(key);
     const redis = await this.ping(options.timeoutMs ?? 1000);
     // Keyed by queue name: no inherited members for a name like `constructor`.
-    const workers = Object.create(null) as Record<string, 'running' | 'paused' | 'stopped'>;
+    const workers = Object.create(null) as Record<
+      string,
+      'running' | 'paused' | 'stopped' | 'refused'
+    >;
     for (const name of this.registry.getQueueNames()) {
       const worker = this.registry.getWorker(name);
       if (!worker) continue;
-      workers[name] = worker.isPaused() ? 'paused' : worker.isRunning() ? 'running' : 'stopped';
+      workers[name] = this.registry.isWorkerRefused(name)
+        ? 'refused'
+        : worker.isPaused()
+          ? 'paused'
+          : worker.isRunning()
+            ? 'running'
+            : 'stopped';
     }
     const scheduler = this.scheduler(options.missedTicks ?? 5);
     const up =
       redis === 'up' &&
-      Object.values(workers).every((state) => state !== 'stopped') &&
+      Object.values(workers).every((state) => state === 'running' || state === 'paused') &&
       scheduler !== 'stalled';
     const data = { redis, workers, scheduler };
     return up ? session.up(data) : session.down(data);

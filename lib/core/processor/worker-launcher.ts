@@ -50,6 +50,8 @@ const GONE_KEPT = 1000;
 export class TenantWorkerLauncher implements BeforeApplicationShutdown {
   private readonly logger = new TenantQueueLogger('TenantQueue');
   private readonly workers = new Map<string, Worker>();
+  /** Workers paused because Redis refuses their commands (`NOPERM`): down until a restart. */
+  private readonly refused = new WeakSet<Worker>();
   /** Every worker and queue events to close (`workers` keeps the first worker per queue). */
   private readonly closables = new Map<Closable, { name: string; close: () => Promise<void> }>();
   private closing: Promise<void> | undefined;
@@ -61,7 +63,10 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
     registry: TenantQueueRegistry,
     private readonly redis: TenantQueueRedis,
   ) {
-    registry.useWorkerLookup((name) => this.workers.get(name));
+    registry.useWorkerLookup(
+      (name) => this.workers.get(name),
+      (worker) => this.refused.has(worker),
+    );
   }
 
   /** Starts the consumer of `definition` (a queue or one pool) that runs `host`'s jobs. */
@@ -184,6 +189,7 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
         // Paused, not closed: under bullmq 5 a close while its connection's first INFO is
         // refused leaves that connection's 'error' without a listener, and the process exits.
         if (worker.isPaused() || worker.closing) return;
+        this.refused.add(worker);
         this.logger.error(
           `${tenantLogFields()} ${Messages.workerRedisNoPermission(definition.name, error.message)}`,
         );

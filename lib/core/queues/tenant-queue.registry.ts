@@ -31,6 +31,7 @@ export class TenantQueueRegistry implements OnApplicationShutdown {
   /** What each queue's first `registerQueue` declared: another one must say the same. */
   private readonly declared = new Map<string, CoreQueueOptions>();
   private workerLookup: (name: string) => Worker | undefined = () => undefined;
+  private refusedLookup: (worker: Worker) => boolean = () => false;
 
   constructor(
     @Inject(TENANT_QUEUE_OPTIONS)
@@ -134,9 +135,16 @@ export class TenantQueueRegistry implements OnApplicationShutdown {
     return queue;
   }
 
-  /** @internal Where `getWorker` reads the workers (the worker launcher, which keeps them). */
-  useWorkerLookup(lookup: (name: string) => Worker | undefined): void {
+  /**
+   * @internal Where `getWorker` reads the workers (the worker launcher, which keeps them), and
+   * `isWorkerRefused` whether Redis refused one for good.
+   */
+  useWorkerLookup(
+    lookup: (name: string) => Worker | undefined,
+    refused: (worker: Worker) => boolean,
+  ): void {
     this.workerLookup = lookup;
+    this.refusedLookup = refused;
   }
 
   /**
@@ -152,6 +160,16 @@ export class TenantQueueRegistry implements OnApplicationShutdown {
   /** The worker of a queue, or of one pool by its name, when this process consumes it. */
   getWorker(name: string): Worker | undefined {
     return this.workerLookup(name);
+  }
+
+  /**
+   * @internal Whether the worker of `name` was paused because Redis refuses its commands
+   * (`NOPERM`: the connection's ACL user lacks a permission): it stays paused until the process
+   * restarts, so the health check says down.
+   */
+  isWorkerRefused(name: string): boolean {
+    const worker = this.workerLookup(name);
+    return worker !== undefined && this.refusedLookup(worker);
   }
 
   getQueueNames(): string[] {

@@ -34,12 +34,13 @@ run('a Redis ACL user without a command BullMQ needs (real process)', () => {
     await redis?.stop();
   });
 
-  it('logs the refusal once, naming the permission and the fix, pauses the worker, and keeps serving', async () => {
+  it('logs the refusal once, naming the permission and the fix, pauses the worker, keeps serving, and its health check says down', async () => {
     const app = new AppProcess(fixture, {
       REDIS_PORT: String(redis.port),
       REDIS_USER: 'app',
       REDIS_PASSWORD: 'secret',
       TQ_PREFIX: `acl${redis.port}`,
+      HEALTH: '1',
     });
     apps.push(app);
     const refusals = () => app.output.match(/NOPERM/g)?.length ?? 0;
@@ -50,6 +51,14 @@ run('a Redis ACL user without a command BullMQ needs (real process)', () => {
       const answer = await fetch(`http://127.0.0.1:${listening}/uploads`, { method: 'POST' });
       expect(answer.status).toBeGreaterThanOrEqual(400);
     }
+    // Paused by the module, not by an operator: it takes no job until a restart, so an
+    // orchestrator's probe must see it (before: 200, `media: 'paused'`, status up).
+    const health = await fetch(`http://127.0.0.1:${listening}/health`);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toMatchObject({
+      status: 'error',
+      error: { tenantQueue: { status: 'down', redis: 'up', workers: { media: 'refused' } } },
+    });
     const lines = app.output.split('\n').filter((line) => line.includes('worker media:'));
     expect(lines).toEqual([
       expect.stringMatching(
