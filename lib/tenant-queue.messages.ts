@@ -463,6 +463,16 @@ export const Messages = {
         `first jobs of an addBulk): retry with the same jobIds so a repeat is harmless. `) +
     `Free memory in Redis (let workers drain the queues, keep fewer finished jobs with ` +
     `removeOnComplete/removeOnFail), or raise maxmemory, then retry.`,
+  enqueueRedisNoPermission: (queue: string, written: false | 'unknown', why: string) =>
+    `Enqueue on queue "${queue}" failed: Redis refused the command (${why}): the connection's ` +
+    `ACL user lacks a permission BullMQ needs (it runs INFO on every connection, scripts, and ` +
+    `commands on the keys under the module's prefix, {<prefix>:...}). ` +
+    (written === false
+      ? `The job was NOT written. `
+      : `Part of this call may have been written (a jobId's claim, another pool's jobs, the ` +
+        `first jobs of an addBulk): retry with the same jobIds so a repeat is harmless. `) +
+    `A retry is refused the same way until the permission is granted (e.g. ACL SETUSER <user> ` +
+    `+info ~{<prefix>:*); the app's workers are paused and need a restart after it.`,
   redisDown: (client: string, why: string, wasUp = true) =>
     `Redis connection "${client}" ${wasUp ? 'lost' : 'not connected yet'} (${why}); retrying in the background (logged once per ` +
     `outage). Until it is back, enqueues fail with EnqueueUnavailableError and workers and ` +

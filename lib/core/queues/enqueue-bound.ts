@@ -2,7 +2,11 @@ import type { Queue } from 'bullmq';
 import { EnqueueUnavailableError } from '../errors';
 import { Messages } from '../../tenant-queue.messages';
 import type { RedisClient } from '../redis/tenant-queue.redis';
-import { isOutOfMemoryReply, isRedisConnectionError } from '../redis/connection-errors';
+import {
+  isOutOfMemoryReply,
+  isPermissionReply,
+  isRedisConnectionError,
+} from '../redis/connection-errors';
 
 const TIMEOUT = Symbol('timeout');
 
@@ -62,6 +66,7 @@ export class EnqueueBound {
     } catch (error) {
       if (isRedisConnectionError(error)) throw call.unavailable((error as Error).message, error);
       if (isOutOfMemoryReply(error)) throw call.full(error);
+      if (isPermissionReply(error)) throw call.refused(error);
       throw error;
     }
     if (result === TIMEOUT) {
@@ -121,6 +126,21 @@ export class EnqueueCall {
       this.queueName,
       written,
       Messages.enqueueRedisFull(this.queueName, written),
+      { cause },
+    );
+  }
+
+  /**
+   * Redis refused a command for want of a permission (`NOPERM`: the connection's ACL user), the
+   * same on every retry. As for `full`, the refused command wrote nothing; an earlier write of the
+   * call may have.
+   */
+  refused(cause: unknown): EnqueueUnavailableError {
+    const written = this.sent > 1 || this.batched ? 'unknown' : false;
+    return new EnqueueUnavailableError(
+      this.queueName,
+      written,
+      Messages.enqueueRedisNoPermission(this.queueName, written, (cause as Error).message),
       { cause },
     );
   }

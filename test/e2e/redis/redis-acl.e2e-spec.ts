@@ -47,9 +47,17 @@ run('a Redis ACL user without a command BullMQ needs (real process)', () => {
     await waitFor(() => refusals() > 0, 'the refusal to be logged', 60_000);
     const { listening } = await app.waitEvent('listening', 'the HTTP port', 30_000);
     // The event loop turns: the app answers (its enqueue is refused by Redis too).
+    // ...and its enqueue is refused with the module's typed error, naming the permission (before:
+    // Redis's raw ReplyError, a 500 "Internal server error").
     for (let i = 0; i < 3; i++) {
       const answer = await fetch(`http://127.0.0.1:${listening}/uploads`, { method: 'POST' });
-      expect(answer.status).toBeGreaterThanOrEqual(400);
+      expect(answer.status).toBe(503);
+      expect(await answer.json()).toMatchObject({
+        error: 'EnqueueUnavailableError',
+        message: expect.stringMatching(
+          /Redis refused the command \(NOPERM .*ACL user lacks a permission.*NOT written.*ACL SETUSER <user> \+info/,
+        ),
+      });
     }
     // Paused by the module, not by an operator: it takes no job until a restart, so an
     // orchestrator's probe must see it (before: 200, `media: 'paused'`, status up).
