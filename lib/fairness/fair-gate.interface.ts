@@ -31,5 +31,14 @@ export const HOLD_UNTIL_MS = 2 ** 41 - 1;
  */
 export const TURN_PLACEHOLDER = 2 ** 21 - 1;
 
-/** An admitting script's reply: events, the ids it admitted, wake ms, with a budget the queues it woke. */
-export type GateReply = [(string | number)[], string[], number | string, string[]?];
+/**
+ * An admitting script's reply: events, the ids it admitted, wake ms, with a budget the queues it
+ * woke (else false or absent); an admin call's adds 1 while the tenant's recall is unfinished.
+ */
+export type GateReply = [
+  (string | number)[],
+  string[],
+  number | string,
+  (string[] | false)?,
+  number?,
+];

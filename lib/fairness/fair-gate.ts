@@ -6,6 +6,7 @@ import { JobDispatcher, PreparedJob } from '../core/queues/job-dispatcher.interf
 import type { RedisClient } from '../core/redis/tenant-queue.redis';
 import { FairCommands, gateKeys } from './fair-gate.script';
 import { FairGateEnqueue } from './fair-gate-enqueue';
+import { recallRest, runAdmin } from './fair-gate-admin';
 import { FairHints, GateReply } from './fair-gate.interface';
 import { FairQueueConfig } from './fair-queue-config';
 import { FairGateEvents } from './fair-gate-events';
@@ -219,18 +220,12 @@ export class FairGate implements JobDispatcher {
   }
 
   /** Runs an admin operation (weight, cap, min, pause, resume); the script admits what it can. */
-  async admin(tenantId: string, op: string, value = ''): Promise<unknown[]> {
+  admin(tenantId: string, op: string, value = ''): Promise<unknown[]> {
     const { base, script } = this.config;
-    const reply = await this.redis.tqFairAdmin(
-      gateKeys(base),
-      script,
-      this.options.dispatchBatch,
-      tenantId,
-      op,
-      value,
-    );
-    if (op !== 'get' && op !== 'floors') this.settle(reply as GateReply);
-    return reply;
+    const { dispatchBatch } = this.options;
+    const call = (op: string, value: string): Promise<unknown[]> =>
+      this.redis.tqFairAdmin(gateKeys(base), script, dispatchBatch, tenantId, op, value);
+    return runAdmin(call, op, value, (reply) => this.settle(reply));
   }
 
   close(): Promise<void> {
@@ -244,6 +239,7 @@ export class FairGate implements JobDispatcher {
    */
   private settle([events, , wake, woken]: GateReply): void {
     this.events.emit(events);
+    if (this.config.turnsAtAdd) recallRest(events, this, this.deps.logger);
     this.upkeep.wakeIn(Number(wake));
     if (woken) this.deps.kick?.(woken);
   }

@@ -10,19 +10,29 @@
   ARGV[1]  gate config (JSON, see fair-keys.lua)
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  tenant
-  ARGV[4]  operation: get | weight | cap | rate | min | pause | resume | hints | floors
+  ARGV[4]  operation: get | weight | cap | rate | min | pause | resume | hints | floors | recall
+           (recall: goes on with the tenant's unfinished recall, recallTurns in fair-turns.lua)
   ARGV[5]  value for weight/cap/rate/min ('' clears the runtime override; rate: "T:tol" or "none"),
            or the tenant's hints for hints (JSON [weight, cap, rate, lanes, floor])
   get returns {w, dw, cap, dcap, inf, paused, slow, backlog, failures, rl, drl, limitedUntil,
   min, dmin, pausedAt (Redis clock, ms; false when not paused), jobs queued by turn (its ledger,
   fair-turns.lua)}; floors (tenant unused) returns {sum of recorded floors, tenants, workers' slots};
-  the others return {{}, {id, json, priority, ...}, wake ms, with a budget: the queues it woke}.
+  the others return {{}, {id, json, priority, ...}, wake ms, with a budget: the queues it woke
+  (else false), 1 when the tenant's recall is not finished (call again with recall) else 0}.
 ]]
 local t, op, value = ARGV[3], ARGV[4], ARGV[5]
 if op == 'floors' then return floorTotals() end
 local function rateOf()
   local r = redis.call('HMGET', tKey(t), 'rl', 'drl')
   return r[1] or r[2] or cfg.rl or 'none'
+end
+if op == 'recall' then
+  local now = nowMs()
+  -- Only a recall begun and not finished: a ledger that grew since is not taken back.
+  if cfg.dt and redis.call('ZSCORE', base .. ':rc', t) and recallTurns(t, now) > 0 then activate(t) end
+  local out = dispatch(tonumber(ARGV[2]), now)
+  flushTenants(now)
+  return {{}, out, nextWake(now), budgetWoken() or false, redis.call('ZSCORE', base .. ':rc', t) and 1 or 0}
 end
 local rateBefore = rateOf()
 if op == 'get' then
@@ -68,4 +78,4 @@ activate(t)
 local now = nowMs()
 local out = dispatch(tonumber(ARGV[2]), now)
 flushTenants(now)
-return {{}, out, nextWake(now), budgetWoken()}
+return {{}, out, nextWake(now), budgetWoken() or false, cfg.dt and redis.call('ZSCORE', base .. ':rc', t) and 1 or 0}

@@ -87,6 +87,11 @@ if cfg.dt then
   for _, t in ipairs(redis.call('ZRANGEBYSCORE', kDl, '-inf', now - 2 * cfg.chk, 'LIMIT', 0, 200)) do
     if ledgerTrim(t) > 0 then redis.call('ZADD', kDl, now, t) end
   end
+  -- A recall left unfinished (its caller gone, or a slow-lane change or an add's hints began it):
+  -- one more part of the oldest a tick.
+  for _, t in ipairs(redis.call('ZRANGE', base .. ':rc', 0, 0)) do
+    if recallTurns(t, now) > 0 then activate(t) end
+  end
 end
 releaseMany(released, now, slowCfg, touched, events)
 

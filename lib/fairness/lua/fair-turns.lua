@@ -24,7 +24,9 @@
   until it does.
   Keys: :lv hash tenant -> last level | :d:<tkp(tenant)> list of the ids it moved for the tenant
   (its ledger: what a pause or a cap recalls into the gate, what the gauges count; ids BullMQ
-  has taken since are trimmed from its head) | :dl zset tenant -> last time its ledger grew
+  has taken since are trimmed from its head) | :dl zset tenant -> last time its ledger grew |
+  :rc zset tenant -> when its recall began, the tenants whose recall is not finished (a recall
+  takes 1,000 ids a call, the newest first; the admin call's caller and the tick go on with it)
 ]]
 local LMAX = 1048575
 local TWO32 = 4294967296
@@ -228,20 +230,38 @@ end
 
 -- Takes back into the gate what t's ledger holds still queued in BullMQ's prioritized set (its
 -- tenant is paused or got a cap, a rate limit or a floor): each goes back to the hold (a
--- `delayed` event) and to the head of its backlog, in its order. Returns how many.
+-- `delayed` event) and to the head of its backlog, in its order. At most 1,000 ids a call, the
+-- ledger's newest first (what is left of it stays ahead of them in BullMQ), the tenant in :rc
+-- until its ledger is done: one call over a tenant's 100,000 turns ran past Redis' 5 s script
+-- limit (every client answered BUSY). Returns how many.
 local function recallTurns(t, now)
-  local k = dKey(t)
-  local ids = redis.call('LRANGE', k, 0, -1)
-  redis.call('DEL', k)
-  redis.call('ZREM', kDl, t)
+  local k, kRc = dKey(t), base .. ':rc'
+  -- The first call of a recall sets the level from the ledger's first id BullMQ still holds (the
+  -- parts that follow leave it): the jobs the gate admits meanwhile take the turns they had.
+  local going, first = redis.call('ZSCORE', kRc, t), nil
+  if not going then
+    local n, lo = ledgerLive(t)
+    if lo < n then
+      first = tonumber(redis.call('ZSCORE', cfg.jp .. 'prioritized', redis.call('LINDEX', k, lo)))
+    end
+  end
+  local ids = redis.call('LRANGE', k, -1000, -1)
+  if redis.call('LLEN', k) > #ids then
+    redis.call('LTRIM', k, 0, -#ids - 1)
+    if not going then redis.call('ZADD', kRc, now, t) end
+  else
+    redis.call('DEL', k)
+    redis.call('ZREM', kDl, t)
+    redis.call('ZREM', kRc, t)
+  end
   if #ids == 0 then return 0 end
   local at = readMany('ZMSCORE', cfg.jp .. 'prioritized', ids)
-  local back, first = {}, nil
+  local back = {}
   for i, id in ipairs(ids) do
     if at[i] then
       back[#back + 1] = id
       local score = tonumber(at[i])
-      if not first or score < first then first = score end
+      if not going and (not first or score < first) then first = score end
     end
   end
   if #back == 0 then return 0 end
@@ -255,10 +275,12 @@ local function recallTurns(t, now)
   local r = tenant(t)
   -- Its last level goes back to just before the first job recalled: the gate admits them at the
   -- turns they had, not behind the levels they leave (behind every other tenant's queued jobs).
-  local w = math.min(weightIn(r, ''), cfg.k)
-  local last = math.floor(math.floor(first / TWO32) / 2) - 1 / w
-  levelsOut[t] = last
-  redis.call('HSET', kLv, t, fmt(last))
+  if first then
+    local w = math.min(weightIn(r, ''), cfg.k)
+    local last = math.floor(math.floor(first / TWO32) / 2) - 1 / w
+    levelsOut[t] = last
+    redis.call('HSET', kLv, t, fmt(last))
+  end
   r.len[''] = r.len[''] + #back
   redis.call('HSET', bKey(''), t, r.len[''])
   return #back
