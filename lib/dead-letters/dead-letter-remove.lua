@@ -1,18 +1,24 @@
 --[[
-  Removes one dead letter of a tenant, or all of them.
+  Removes one dead letter of a tenant, or a batch of all of them.
   KEYS[1] tenant index        ({<prefix>:<queue>}:~dlq:<tenantKeyPart>)
   KEYS[2] tenant entries      ({<prefix>:<queue>}:~dlq:<tenantKeyPart>:entries)
   KEYS[3] tenant resolutions  ({<prefix>:<queue>}:~dlq:<tenantKeyPart>:resolved)
   KEYS[4] open letters        ({<prefix>:<queue>}:~dlq-open)
-  ARGV[1] job id, or '' for every dead letter of the tenant on this queue
+  ARGV[1] job id, or '' for the tenant's dead letters on this queue, oldest first
+  ARGV[2] with '': most letters removed in this call (the caller calls again while it removes
+          that many: one call over 100,000 letters held Redis 335 ms)
   Returns how many were removed.
 ]]
 if ARGV[1] == '' then
-  local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
+  local ids = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
   for i = 1, #ids, 1000 do
-    redis.call('HDEL', KEYS[4], unpack(ids, i, math.min(i + 999, #ids)))
+    local part = { unpack(ids, i, math.min(i + 999, #ids)) }
+    redis.call('ZREM', KEYS[1], unpack(part))
+    redis.call('HDEL', KEYS[2], unpack(part))
+    redis.call('HDEL', KEYS[3], unpack(part))
+    redis.call('HDEL', KEYS[4], unpack(part))
   end
-  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+  if redis.call('ZCARD', KEYS[1]) == 0 then redis.call('DEL', KEYS[2], KEYS[3]) end
   return #ids
 end
 redis.call('ZREM', KEYS[1], ARGV[1])

@@ -7,6 +7,9 @@ import { TenantQueueDefinition } from '../core/types/queue-definition.interface'
 import { RedisClient } from '../core/redis/tenant-queue.redis';
 import { LuaScripts } from '../core/redis/lua-scripts';
 
+/** Letters a purge-all removes per script call. */
+const PURGE_BATCH = 1000;
+
 const SCRIPTS = new LuaScripts<Record<string, (...args: unknown[]) => Promise<any>>>(__dirname, {
   tqDlqRecord: { numberOfKeys: 6, file: 'dead-letter-record.lua' },
   tqDlqRemove: { numberOfKeys: 4, file: 'dead-letter-remove.lua' },
@@ -67,12 +70,36 @@ export class DeadLettersScript {
     );
   }
 
-  async remove(definition: TenantQueueDefinition, tenantId: string, jobId = ''): Promise<number> {
+  /** One letter (`jobId`), or up to `batch` of the tenant's, the oldest (`jobId` ''). */
+  async remove(
+    definition: TenantQueueDefinition,
+    tenantId: string,
+    jobId = '',
+    batch = PURGE_BATCH,
+  ): Promise<number> {
     return this.redis().tqDlqRemove(
       ...DeadLettersScript.tenantKeys(definition, tenantId),
       DeadLettersScript.openKey(definition),
       jobId,
+      batch,
     );
+  }
+
+  /**
+   * Every letter of the tenant on the queue, `PURGE_BATCH` a script call, so no call holds Redis
+   * long (at most one more call than the letters it found at the start took, however many are
+   * recorded meanwhile).
+   */
+  async removeAll(definition: TenantQueueDefinition, tenantId: string): Promise<number> {
+    const [index] = DeadLettersScript.tenantKeys(definition, tenantId);
+    const calls = Math.ceil((await this.redis().zcard(index)) / PURGE_BATCH) + 1;
+    let removed = 0;
+    for (let call = 0; call < calls; call++) {
+      const count = await this.remove(definition, tenantId, '', PURGE_BATCH);
+      removed += count;
+      if (count < PURGE_BATCH) break;
+    }
+    return removed;
   }
 
   /**

@@ -179,8 +179,8 @@ export class DeadLetters {
   }
 
   /**
-   * Removes one dead letter of the tenant, or all of them (`jobId` left out); returns how many
-   * were removed. An empty `jobId` is refused (`InvalidJobIdError`), never taken as "all".
+   * Removes one dead letter of the tenant, or all of them (`jobId` left out; 1,000 a script
+   * call); returns how many were removed. An empty `jobId` is refused (`InvalidJobIdError`), never taken as "all".
    */
   async purge(tenantId: string, jobId?: string, queue?: string): Promise<number> {
     this.codec.assertTenantId(tenantId);
@@ -189,7 +189,9 @@ export class DeadLetters {
     }
     let removed = 0;
     for (const definition of this.definitions(queue)) {
-      removed += await this.script.remove(definition, tenantId, jobId ?? '');
+      removed += await (jobId === undefined
+        ? this.script.removeAll(definition, tenantId)
+        : this.script.remove(definition, tenantId, jobId));
     }
     return removed;
   }
