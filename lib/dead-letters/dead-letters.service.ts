@@ -82,10 +82,13 @@ export class DeadLetters {
     const redis = this.script.raw;
     const heads: { definition: TenantQueueDefinition; jobId: string; score: number }[] = [];
     let total = 0;
-    for (const definition of this.definitions(page.queue)) {
+    const definitions = this.definitions(page.queue);
+    // One queue: the page itself. Several: each one's first offset + limit, merged by time.
+    const from = definitions.length === 1 ? offset : 0;
+    for (const definition of definitions) {
       const [index] = DeadLettersScript.tenantKeys(definition, tenantId);
       total += await redis.zcard(index);
-      const flat: string[] = await redis.zrevrange(index, 0, offset + limit - 1, 'WITHSCORES');
+      const flat: string[] = await redis.zrevrange(index, from, offset + limit - 1, 'WITHSCORES');
       for (let i = 0; i < flat.length; i += 2) {
         heads.push({ definition, jobId: flat[i], score: Number(flat[i + 1]) });
       }
@@ -93,7 +96,7 @@ export class DeadLetters {
     heads.sort((a, b) => b.score - a.score);
     // One pipeline per queue (its keys share one slot), not a round trip per letter: a page of
     // 100 letters took 0.6-1 s on a busy Redis that way.
-    const shown = heads.slice(offset, offset + limit);
+    const shown = heads.slice(offset - from, offset - from + limit);
     const byQueue = new Map<TenantQueueDefinition, string[]>();
     for (const head of shown) {
       const ids = byQueue.get(head.definition) ?? [];
