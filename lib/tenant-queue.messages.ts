@@ -254,6 +254,10 @@ export const Messages = {
   tenantStatusUnrecognised: (tenantId: string, status: unknown) =>
     `Tenant "${tenantId}" has status ${JSON.stringify(truncate(status))} in the tenant directory; ` +
     `only "active", "suspended" and "deleted" are understood. Fix the TenantDirectory.getTenant() result.`,
+  tenantRecordOfAnother: (tenantId: string, otherId: unknown) =>
+    `TenantDirectory.getTenant("${tenantId}") returned the record of tenant ` +
+    `${JSON.stringify(truncate(otherId))}, so its status says nothing about "${tenantId}" and the ` +
+    `work is refused. Fix the TenantDirectory.getTenant() result: the record of that id, or null.`,
   notEntitled: (tenantId: string, feature: string) =>
     `Tenant "${tenantId}" is not entitled to "${feature}" (EntitlementChecker said no), so the job ` +
     `was cancelled. Grant the feature and enqueue the job again.`,

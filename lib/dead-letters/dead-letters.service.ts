@@ -26,7 +26,7 @@ import { TenantJobRunner } from '../core/processor/tenant-job.runner';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { callListener } from '../core/logging/call-listener';
 import { isJobIdLookup, moduleJobOptions } from '../core/queues/job-id.check';
-import { TenantPortUnavailableError, TenantStatusService } from '../guards';
+import { TenantPortUnavailableError, TenantStatusService, isRecordOfAnother } from '../guards';
 
 const MAX_LIMIT = 100;
 
@@ -373,9 +373,12 @@ export class DeadLetters {
         cause: error,
       });
     }
-    if (!tenant || tenant.status !== 'active') {
+    const verdict = this.status.verdictOf(tenantId, tenant);
+    if (!verdict.allowed) {
       throw new TenantNotActiveError(
-        Messages.replayTenantNotActive(tenantId, tenant ? tenant.status : 'unknown'),
+        tenant && isRecordOfAnother(tenantId, tenant)
+          ? verdict.message
+          : Messages.replayTenantNotActive(tenantId, tenant ? tenant.status : 'unknown'),
       );
     }
   }

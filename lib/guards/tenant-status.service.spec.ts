@@ -41,6 +41,22 @@ describe('TenantStatusService', () => {
     });
   });
 
+  it("refuses a tenant answered with another tenant's record (fails closed)", async () => {
+    const directory = new InMemoryTenantDirectory([
+      { id: 'on' },
+      { id: 'off', status: 'suspended' },
+    ]);
+    directory.getTenant = async () => ({ id: 'on', status: 'active' });
+    expect(await service(directory).check('off')).toMatchObject({
+      allowed: false,
+      reason: 'TENANT_UNKNOWN',
+      message: expect.stringContaining('returned the record of tenant "on"'),
+    });
+    // Its own record with the id as a number (an integer column) is still its own.
+    directory.getTenant = async () => ({ id: 42 as unknown as string, status: 'active' });
+    expect(await service(directory).check('42')).toMatchObject({ allowed: true });
+  });
+
   it('asks the directory every time unless a cache is configured', async () => {
     const directory = new CountingDirectory([{ id: 't' }]);
     const status = service(directory);

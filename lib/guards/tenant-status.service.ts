@@ -32,12 +32,24 @@ export class TenantStatusService {
   }
 
   async check(tenantId: string): Promise<TenantVerdict> {
-    const record = await this.lookup(tenantId);
+    return this.verdictOf(tenantId, await this.lookup(tenantId));
+  }
+
+  /** `check`'s verdict on a record `lookup` gave (`DeadLetters.replay` words its own refusal). */
+  verdictOf(tenantId: string, record: TenantRecord | null): TenantVerdict {
     if (record === null || record === undefined) {
       return {
         allowed: false,
         reason: 'TENANT_UNKNOWN',
         message: Messages.tenantNotActive(tenantId, 'unknown'),
+      };
+    }
+    if (isRecordOfAnother(tenantId, record)) {
+      // Fail closed: another tenant's status says nothing about this one.
+      return {
+        allowed: false,
+        reason: 'TENANT_UNKNOWN',
+        message: Messages.tenantRecordOfAnother(tenantId, record.id),
       };
     }
     switch (record.status) {
@@ -86,4 +98,12 @@ export class TenantStatusService {
     }
     return record;
   }
+}
+
+/**
+ * @internal True when the directory answered with another tenant's record. A record without an
+ * `id`, or with the same id as a number (an integer column), is taken as the tenant's own.
+ */
+export function isRecordOfAnother(tenantId: string, record: TenantRecord): boolean {
+  return record.id !== undefined && record.id !== null && String(record.id) !== tenantId;
 }

@@ -8,6 +8,7 @@ export class FlakyTenantDirectory implements TenantDirectory {
   readonly calls: string[] = [];
   private readonly throws = new Map<string, number>();
   private readonly hangs = new Map<string, number>();
+  private readonly substitutes = new Map<string, string>();
 
   constructor(readonly inner: InMemoryTenantDirectory) {}
 
@@ -19,8 +20,16 @@ export class FlakyTenantDirectory implements TenantDirectory {
     this.hangs.set(tenantId, times);
   }
 
+  /** Answers a lookup of `tenantId` with `otherId`'s record (a directory with a bad query). */
+  substitute(tenantId: string, otherId: string | undefined): void {
+    if (otherId === undefined) this.substitutes.delete(tenantId);
+    else this.substitutes.set(tenantId, otherId);
+  }
+
   async getTenant(tenantId: string): Promise<TenantRecord | null> {
     this.calls.push(tenantId);
+    const other = this.substitutes.get(tenantId);
+    if (other !== undefined) return this.inner.getTenant(other);
     const hang = this.hangs.get(tenantId) ?? 0;
     if (hang > 0) {
       this.hangs.set(tenantId, hang - 1);

@@ -592,6 +592,19 @@ describe('failure containment', () => {
     }
     expect(await letterOf('acme', job.id)).toBeDefined();
     expect(await registry.getQueue('faults').bullQueue.getJob(`${job.id}.r1`)).toBeUndefined();
+    // Suspended acme looked up as an active tenant's record: refused too, and the message says why.
+    directory.inner.upsert({ id: 'other-active' });
+    directory.inner.setStatus('acme', 'suspended');
+    directory.substitute('acme', 'other-active');
+    try {
+      const refused = await deadLetters.replay('acme', job.id).catch((error: Error) => error);
+      expect(refused).toBeInstanceOf(TenantNotActiveError);
+      expect((refused as Error).message).toContain('returned the record of tenant "other-active"');
+    } finally {
+      directory.substitute('acme', undefined);
+      directory.inner.setStatus('acme', 'active');
+    }
+    expect(await registry.getQueue('faults').bullQueue.getJob(`${job.id}.r1`)).toBeUndefined();
   });
 
   it('answers a replay while the directory is down or silent with TenantPortUnavailableError', async () => {

@@ -33,7 +33,17 @@ jest.setTimeout(30_000);
 const ENTITLEMENTS = Symbol('entitlements');
 const PERMISSIONS = Symbol('permissions');
 
-const tenants = ['t-ok', 't-susp', 't-del', 't-gone', 't-noent', 't-actor', 't-flaky', 't-slow'];
+const tenants = [
+  't-ok',
+  't-susp',
+  't-del',
+  't-gone',
+  't-noent',
+  't-actor',
+  't-flaky',
+  't-slow',
+  't-other',
+];
 
 describe('job guards re-check tenant, entitlement and actor before every handler', () => {
   const directory = new FlakyTenantDirectory(
@@ -120,6 +130,7 @@ describe('job guards re-check tenant, entitlement and actor before every handler
     );
     jobs.flaky = await p.asUser('t-flaky', 'u-1', p.exports);
     jobs.slow = await p.asUser('t-slow', 'u-1', p.exports);
+    jobs.otherRecord = await p.asUser('t-other', 'u-1', p.exports);
     jobs.missing = await exportsQueue.add('export', {}, { jobId: 'raw-missing', attempts: 4 });
     jobs.invalid = await exportsQueue.add(
       'export',
@@ -146,6 +157,9 @@ describe('job guards re-check tenant, entitlement and actor before every handler
     permissions.removeMember('t-actor', 'u-2');
     directory.failNext('t-flaky', 2);
     directory.hangNext('t-slow', 1);
+    // A directory whose query went wrong: asked for the suspended t-other, it answers t-ok's record.
+    directory.inner.setStatus('t-other', 'suspended');
+    directory.substitute('t-other', 't-ok');
 
     const registry = moduleRef.get(TenantQueueRegistry);
     for (const host of [moduleRef.get(ExportProcessor), moduleRef.get(CustomGuardedProcessor)]) {
@@ -205,6 +219,14 @@ describe('job guards re-check tenant, entitlement and actor before every handler
 
   it('cancels the job of a tenant the directory no longer knows (TENANT_UNKNOWN)', async () => {
     await expectCancelled('unknown', 'TENANT_UNKNOWN', 't-gone');
+  });
+
+  it("cancels, never runs, the job of a tenant the directory answers with another tenant's record", async () => {
+    await expectCancelled('otherRecord', 'TENANT_UNKNOWN', 't-other');
+    const job = (await bullJob('otherRecord'))!;
+    expect(job.failedReason).toContain(
+      'TenantDirectory.getTenant("t-other") returned the record of tenant "t-ok"',
+    );
   });
 
   it('cancels the job of a tenant that lost the feature (NOT_ENTITLED)', async () => {
