@@ -264,6 +264,11 @@ export const Messages = {
   actorNotPermitted: (tenantId: string, actor: string, permission: string) =>
     `Actor ${actor} may not "${permission}" in tenant "${tenantId}" any more ` +
     `(ActorPermissionChecker said no), so the job was cancelled.`,
+  portAnswerNotBoolean: (call: string, answer: unknown) =>
+    `${call} answered ${kindOf(answer)}` +
+    `${typeof answer === 'string' || typeof answer === 'number' ? ` (${JSON.stringify(truncate(answer))})` : ''}, ` +
+    `not true or false, so the job was cancelled (a guard fails closed). Fix the checker: ` +
+    `resolve its Promise with a boolean (a missing return or await gives undefined).`,
   anonymousActor: (tenantId: string, permission: string) =>
     `The job needs permission "${permission}" but was enqueued by an anonymous actor in tenant ` +
     `"${tenantId}". Enqueue it from an authenticated request, or as system work with addForTenant().`,

@@ -129,7 +129,15 @@ export class TenantJobGuardsStage implements JobStage, OnModuleInit {
       this.entitlements.hasEntitlement(tenantId, feature),
     );
     if (allowed !== true) {
-      throw new JobCancelledError('NOT_ENTITLED', Messages.notEntitled(tenantId, feature));
+      throw new JobCancelledError(
+        'NOT_ENTITLED',
+        allowed === false
+          ? Messages.notEntitled(tenantId, feature)
+          : Messages.portAnswerNotBoolean(
+              `EntitlementChecker.hasEntitlement("${tenantId}", "${feature}")`,
+              allowed,
+            ),
+      );
     }
   }
 
@@ -149,7 +157,12 @@ export class TenantJobGuardsStage implements JobStage, OnModuleInit {
     if (allowed !== true) {
       throw new JobCancelledError(
         'ACTOR_NOT_PERMITTED',
-        Messages.actorNotPermitted(tenantId, `${actorType} "${actorId}"`, permission),
+        allowed === false
+          ? Messages.actorNotPermitted(tenantId, `${actorType} "${actorId}"`, permission)
+          : Messages.portAnswerNotBoolean(
+              `ActorPermissionChecker.can(${actorType} "${actorId}", "${permission}", "${tenantId}")`,
+              allowed,
+            ),
       );
     }
   }

@@ -43,16 +43,32 @@ const tenants = [
   't-flaky',
   't-slow',
   't-other',
+  't-sloppy',
+  't-sloppy-actor',
 ];
+
+/** Checkers with a bug of the app's: for t-sloppy(-actor) they answer something not a boolean. */
+class SloppyEntitlements extends InMemoryEntitlementChecker {
+  override async hasEntitlement(tenantId: string, feature: string): Promise<boolean> {
+    if (tenantId === 't-sloppy') return undefined as unknown as boolean; // a missing return
+    return super.hasEntitlement(tenantId, feature);
+  }
+}
+class SloppyPermissions extends InMemoryActorPermissionChecker {
+  override async can(actor: { id?: string }, permission: string, tenantId: string) {
+    if (tenantId === 't-sloppy-actor') return 'yes' as unknown as boolean;
+    return super.can(actor, permission, tenantId);
+  }
+}
 
 describe('job guards re-check tenant, entitlement and actor before every handler', () => {
   const directory = new FlakyTenantDirectory(
     new InMemoryTenantDirectory(tenants.map((id) => ({ id }))),
   );
-  const entitlements = new InMemoryEntitlementChecker(
+  const entitlements = new SloppyEntitlements(
     Object.fromEntries(tenants.map((id) => [id, ['exports']])),
   );
-  const permissions = new InMemoryActorPermissionChecker();
+  const permissions = new SloppyPermissions();
   for (const id of tenants) permissions.grant(id, 'u-1', 'reports:export');
   permissions.grant('t-actor', 'u-2', 'reports:export');
 
@@ -131,6 +147,8 @@ describe('job guards re-check tenant, entitlement and actor before every handler
     jobs.flaky = await p.asUser('t-flaky', 'u-1', p.exports);
     jobs.slow = await p.asUser('t-slow', 'u-1', p.exports);
     jobs.otherRecord = await p.asUser('t-other', 'u-1', p.exports);
+    jobs.sloppyEntitlement = await p.asUser('t-sloppy', 'u-1', p.exports);
+    jobs.sloppyActor = await p.asUser('t-sloppy-actor', 'u-1', p.exports);
     jobs.missing = await exportsQueue.add('export', {}, { jobId: 'raw-missing', attempts: 4 });
     jobs.invalid = await exportsQueue.add(
       'export',
@@ -160,6 +178,7 @@ describe('job guards re-check tenant, entitlement and actor before every handler
     // A directory whose query went wrong: asked for the suspended t-other, it answers t-ok's record.
     directory.inner.setStatus('t-other', 'suspended');
     directory.substitute('t-other', 't-ok');
+    // t-sloppy(-actor) keep their feature and member: only the checkers' answers are not booleans.
 
     const registry = moduleRef.get(TenantQueueRegistry);
     for (const host of [moduleRef.get(ExportProcessor), moduleRef.get(CustomGuardedProcessor)]) {
@@ -235,6 +254,21 @@ describe('job guards re-check tenant, entitlement and actor before every handler
 
   it('cancels the job of an actor removed from the tenant (ACTOR_NOT_PERMITTED)', async () => {
     await expectCancelled('actorRemoved', 'ACTOR_NOT_PERMITTED', 't-actor');
+  });
+
+  it('cancels when a checker answers something other than a boolean, and says so', async () => {
+    await expectCancelled('sloppyEntitlement', 'NOT_ENTITLED', 't-sloppy');
+    await expectCancelled('sloppyActor', 'ACTOR_NOT_PERMITTED', 't-sloppy-actor');
+    const entitlement = (await bullJob('sloppyEntitlement'))!.failedReason;
+    expect(entitlement).toContain(
+      'EntitlementChecker.hasEntitlement("t-sloppy", "exports") answered undefined, not true or false',
+    );
+    expect(entitlement).not.toContain('said no');
+    const actor = (await bullJob('sloppyActor'))!.failedReason;
+    expect(actor).toContain(
+      'ActorPermissionChecker.can(user "u-1", "reports:export", "t-sloppy-actor") answered a string ("yes")',
+    );
+    expect(actor).not.toContain('said no');
   });
 
   it('lets system work through the actor check, and refuses anonymous work', async () => {
