@@ -32,6 +32,11 @@ export const Messages = {
   missingEnvelope: (queue: string, name: string) =>
     `Job "${name}" on tenant-scoped queue "${queue}" has no "_tenant" envelope, so it was not run ` +
     `under any tenant. Enqueue it through TenantQueue, or declare the job name in registerQueue({ systemJobs }).`,
+  tenantlessJobRequires: (queue: string, name: string, processor: string, requirements: string) =>
+    `Job "${name}" on queue "${queue}" was enqueued without a tenant (a system job), but ` +
+    `${processor} requires ${requirements}, which only a tenant's job can be checked for. Enqueue ` +
+    `it for a tenant with addForTenant(tenantId, ...), or handle tenantless jobs in a processor ` +
+    `without these requirements.`,
   missingPeer: (entryPoint: string, peer: string, spec: string) =>
     `${entryPoint} needs ${peer}, an optional peer dependency of nestjs-tenant-queue that is not ` +
     `installed. Install it: npm install "${spec}"`,

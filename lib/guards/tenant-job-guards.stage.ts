@@ -112,9 +112,19 @@ export class TenantJobGuardsStage implements JobStage, OnModuleInit {
     if (envelope === undefined) {
       // A system job without a tenant (the runner already cancelled tenant-scoped ones).
       if (needs.features.length === 0 && needs.permissions.length === 0) return next();
+      // Enqueued without a tenant on purpose (a system job name, a queue not tenant-scoped), yet
+      // entitlements and permissions are a tenant's: nothing to check them against.
       throw new JobCancelledError(
         'MISSING_TENANT',
-        Messages.missingEnvelope(context.definition.name, context.job.name),
+        Messages.tenantlessJobRequires(
+          context.definition.name,
+          context.job.name,
+          context.host.constructor.name,
+          [
+            ...needs.features.map((feature) => `@RequiresEntitlement('${feature}')`),
+            ...needs.permissions.map((permission) => `@RequiresActorPermission('${permission}')`),
+          ].join(', '),
+        ),
       );
     }
     const verdict = await this.status.check(envelope.tenantId);
