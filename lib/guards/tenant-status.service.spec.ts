@@ -78,6 +78,25 @@ describe('TenantStatusService', () => {
     expect(directory.lookups).toBe(2);
   });
 
+  it('with the cache on, shares one lookup among concurrent misses, and keeps no failure', async () => {
+    const directory = new CountingDirectory([{ id: 't' }]);
+    let fail = true;
+    const answer = directory.getTenant.bind(directory);
+    directory.getTenant = async (tenantId: string) => {
+      const record = await answer(tenantId);
+      if (fail) throw new Error('db down');
+      return record;
+    };
+    const status = service(directory, { tenantCacheTtlMs: 10_000 });
+    const failed = await Promise.allSettled([1, 2, 3, 4, 5].map(() => status.check('t')));
+    expect(failed.every((r) => r.status === 'rejected')).toBe(true);
+    expect(directory.lookups).toBe(1);
+    fail = false;
+    const verdicts = await Promise.all([1, 2, 3].map(() => status.check('t')));
+    expect(verdicts).toEqual([1, 2, 3].map(() => expect.objectContaining({ allowed: true })));
+    expect(directory.lookups).toBe(2);
+  });
+
   it('turns a throw or a timeout into TenantPortUnavailableError', async () => {
     const broken = new InMemoryTenantDirectory();
     broken.getTenant = async () => {

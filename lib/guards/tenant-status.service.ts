@@ -20,6 +20,8 @@ const MAX_CACHED_TENANTS = 10_000;
 @Injectable()
 export class TenantStatusService {
   private readonly cache = new Map<string, { until: number; record: TenantRecord | null }>();
+  /** The directory lookup under way per tenant, while the cache is on. */
+  private readonly asking = new Map<string, Promise<TenantRecord | null>>();
 
   constructor(
     @Inject(TenantDirectory) private readonly directory: TenantDirectory,
@@ -83,20 +85,38 @@ export class TenantStatusService {
    */
   async lookup(tenantId: string): Promise<TenantRecord | null> {
     const ttl = this.guardOptions.tenantCacheTtlMs;
+    if (ttl <= 0) return this.ask(tenantId);
     const now = Date.now();
-    const hit = ttl > 0 ? this.cache.get(tenantId) : undefined;
+    const hit = this.cache.get(tenantId);
     if (hit && hit.until > now) return hit.record;
-    const record = await callPort('TenantDirectory', this.guardOptions.portTimeoutMs, () =>
-      this.directory.getTenant(tenantId),
-    );
-    if (ttl > 0) {
+    // One question per tenant at a time: the jobs that miss together share its answer, rather
+    // than each asking the directory the cache is there to spare.
+    let pending = this.asking.get(tenantId);
+    if (pending === undefined) {
+      pending = this.askAndKeep(tenantId, now, ttl);
+      this.asking.set(tenantId, pending);
+    }
+    return pending;
+  }
+
+  private async askAndKeep(tenantId: string, now: number, ttl: number) {
+    try {
+      const record = await this.ask(tenantId);
       this.cache.delete(tenantId);
       if (this.cache.size >= MAX_CACHED_TENANTS) {
         this.cache.delete(this.cache.keys().next().value as string);
       }
       this.cache.set(tenantId, { until: now + ttl, record });
+      return record;
+    } finally {
+      this.asking.delete(tenantId);
     }
-    return record;
+  }
+
+  private ask(tenantId: string): Promise<TenantRecord | null> {
+    return callPort('TenantDirectory', this.guardOptions.portTimeoutMs, () =>
+      this.directory.getTenant(tenantId),
+    );
   }
 }
 
