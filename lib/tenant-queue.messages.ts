@@ -188,6 +188,9 @@ export const Messages = {
     `Job "${name}" on queue "${queue}" returned a value BullMQ cannot store as JSON (${why}). ` +
     `The handler ran, so the job is not retried. Return plain JSON data (no BigInt, no cycles), ` +
     `e.g. a BigInt as a string.`,
+  emptyErrorMessage: (name: unknown) =>
+    `The job handler threw ${JSON.stringify(truncate(String(name)))} with an empty message, so the ` +
+    `failure said nothing. Give the error a message that says what went wrong (its stack is kept).`,
   nonErrorThrown: (description: string) =>
     `The job handler threw a non-Error value (${description}). Throw an Error (or a subclass) so ` +
     `the failure keeps a message and a stack.`,

@@ -30,7 +30,9 @@ export function toBullError(error: unknown, job: Job, logger: Logger): unknown {
   }
   if (error instanceof NonRetryableError) {
     const { message } = error;
-    const unrecoverable = new UnrecoverableError(disguised(message) ?? message);
+    const unrecoverable = new UnrecoverableError(
+      disguised(message) ?? (isBlank(message) ? Messages.emptyErrorMessage(error.name) : message),
+    );
     unrecoverable.stack = error.stack;
     (unrecoverable as { cause?: unknown }).cause = error;
     return unrecoverable;
@@ -44,8 +46,16 @@ export function toBullError(error: unknown, job: Job, logger: Logger): unknown {
     return renamed(error, Messages.bullMovedNameThrown(error.name, error.message));
   }
   // Only a JobCancelledError cancels, and only the module's own timeout is one: a message that
-  // merely starts like either would be read back as such (a cancellation: no dead letter).
-  const reworded = error instanceof JobTimeoutError ? undefined : disguised(error.message);
+  // merely starts like either would be read back as such (a cancellation: no dead letter). An
+  // empty message would leave the failed job, and its dead letter, without any reason.
+  const reworded =
+    error instanceof JobTimeoutError
+      ? undefined
+      : (disguised(error.message) ??
+        // BullMQ's own "moved" errors carry no message by design: they are no failure.
+        (isBlank(error.message) && !BULL_MOVED_NAMES.has(error.name)
+          ? Messages.emptyErrorMessage(error.name)
+          : undefined));
   if (reworded !== undefined) {
     const wrapped = renamed(error, reworded);
     wrapped.name = error.name; // its retry policy
@@ -64,6 +74,10 @@ function disguised(message: string): string | undefined {
     return Messages.reasonLookalike(message);
   }
   return undefined;
+}
+
+function isBlank(message: string): boolean {
+  return message.trim() === '';
 }
 
 /**

@@ -101,6 +101,10 @@ class FaultsProcessor extends TenantWorkerHost {
         throw unreadable('message');
       case 'throw-bad-stack':
         throw unreadable('stack');
+      case 'throw-empty':
+        throw new TypeError();
+      case 'non-retryable-empty':
+        throw new NonRetryableError('');
       case 'throw-number-message':
         throw Object.assign(new Error(), { message: 42 });
       case 'named-waiting':
@@ -318,6 +322,23 @@ describe('failure containment', () => {
       expect(letter.failedReason).toContain(`the ${field} getter threw`);
     },
   );
+
+  // An Error without a message: the failed job and its dead letter had no reason at all.
+  it('gives an Error with an empty message a reason that says so, retried as usual', async () => {
+    const job = await producer.add('acme', 'faults', 'throw-empty', { label: 'throw-empty' });
+    const letter = await waitForLetter('acme', job.id);
+    expect(seen('throw-empty')).toHaveLength(3);
+    expect(letter).toMatchObject({ reason: 'ATTEMPTS_EXHAUSTED', attempts: 3 });
+    expect(letter.failedReason).toContain('threw "TypeError" with an empty message');
+    expect(letter.stack).toMatch(/^TypeError/);
+    const failed = await registry.getQueue('faults').bullQueue.getJob(job.id);
+    expect(failed?.failedReason).toContain('with an empty message');
+    const final = await producer.add('acme', 'faults', 'non-retryable-empty', { label: 'nre' });
+    const finalLetter = await waitForLetter('acme', final.id);
+    expect(seen('nre')).toHaveLength(1);
+    expect(finalLetter).toMatchObject({ reason: 'NON_RETRYABLE', attempts: 1 });
+    expect(finalLetter.failedReason).toContain('threw "NonRetryableError" with an empty message');
+  });
 
   // BullMQ kept the number as the job's failedReason, on which the dead-letter recorder threw:
   // the letter waited for the next sweep (up to 30 s), with an error logged.
