@@ -284,11 +284,11 @@ export const Messages = {
     `A guard on the processor refused the job (${why}). If it is an HTTP guard, let it step aside ` +
     `for jobs with isTenantJobContext(context).`,
   portUnavailable: (port: string, why: string) =>
-    `${port} is unavailable (${why}); the attempt failed and BullMQ retries the job per its ` +
-    `attempts/backoff. Check the port's backing service.`,
+    `${port} is unavailable (${why}); the attempt failed, and BullMQ retries the job while it has ` +
+    `attempts left (attempts/backoff): an outage never cancels it. Check the port's backing service.`,
   portTimedOut: (port: string, ms: number) =>
-    `${port} did not answer within ${ms} ms (guards.portTimeoutMs); the attempt failed and BullMQ ` +
-    `retries the job per its attempts/backoff.`,
+    `${port} did not answer within ${ms} ms (guards.portTimeoutMs); the attempt failed, and BullMQ ` +
+    `retries the job while it has attempts left (attempts/backoff): an outage never cancels it.`,
   directoryLookupTimedOut: (tenantId: string, ms: number) =>
     `TenantDirectory.getTenant("${tenantId}") did not answer within ${ms} ms (guards.portTimeoutMs). ` +
     `Check the directory's backing service.`,

@@ -45,6 +45,7 @@ const tenants = [
   't-other',
   't-sloppy',
   't-sloppy-actor',
+  't-down',
 ];
 
 /** Checkers with a bug of the app's: for t-sloppy(-actor) they answer something not a boolean. */
@@ -147,6 +148,7 @@ describe('job guards re-check tenant, entitlement and actor before every handler
     jobs.flaky = await p.asUser('t-flaky', 'u-1', p.exports);
     jobs.slow = await p.asUser('t-slow', 'u-1', p.exports);
     jobs.otherRecord = await p.asUser('t-other', 'u-1', p.exports);
+    jobs.down = await p.asUser('t-down', 'u-1', p.exports);
     jobs.sloppyEntitlement = await p.asUser('t-sloppy', 'u-1', p.exports);
     jobs.sloppyActor = await p.asUser('t-sloppy-actor', 'u-1', p.exports);
     jobs.missing = await exportsQueue.add('export', {}, { jobId: 'raw-missing', attempts: 4 });
@@ -175,6 +177,7 @@ describe('job guards re-check tenant, entitlement and actor before every handler
     permissions.removeMember('t-actor', 'u-2');
     directory.failNext('t-flaky', 2);
     directory.hangNext('t-slow', 1);
+    directory.failNext('t-down', 10); // longer than the job's 4 attempts
     // A directory whose query went wrong: asked for the suspended t-other, it answers t-ok's record.
     directory.inner.setStatus('t-other', 'suspended');
     directory.substitute('t-other', 't-ok');
@@ -192,7 +195,8 @@ describe('job guards re-check tenant, entitlement and actor before every handler
       return states.every((state) => state === 'completed' || state === 'failed');
     }, 'every job to reach a final state');
     const failed = (await Promise.all(all.map(stateOf))).filter((s) => s === 'failed').length;
-    await waitFor(() => cancelled.length >= failed, 'the cancellation events');
+    // jobs.down failed on the outage: the one failed job that is not a cancellation.
+    await waitFor(() => cancelled.length >= failed - 1, 'the cancellation events');
   });
 
   afterAll(async () => {
@@ -289,6 +293,16 @@ describe('job guards re-check tenant, entitlement and actor before every handler
     expect(ran('flaky')).toBe(1);
     expect(directory.calls.filter((id) => id === 't-flaky')).toHaveLength(3);
     expect(cancelled.some((event) => event.jobId === job.id)).toBe(false);
+  });
+
+  it('fails a job whose every attempt met the outage, with a reason that claims no further retry', async () => {
+    const job = (await bullJob('down'))!;
+    expect(await job.getState()).toBe('failed');
+    expect(job.attemptsMade).toBe(4);
+    expect(parseCancelReason(job.failedReason)).toBeUndefined();
+    expect(job.failedReason).toContain('TenantDirectory is unavailable (tenant directory is down)');
+    expect(job.failedReason).toContain('BullMQ retries the job while it has attempts left');
+    expect(ran('down')).toBe(0);
   });
 
   it('treats a directory that does not answer in time as an outage too', async () => {
