@@ -78,6 +78,17 @@ describe('TenantStatusService', () => {
     expect(directory.lookups).toBe(2);
   });
 
+  it('keeps an unknown answer as long: a tenant created meanwhile is still unknown', async () => {
+    const directory = new CountingDirectory();
+    const status = service(directory, { tenantCacheTtlMs: 100 });
+    expect(await status.check('new')).toMatchObject({ reason: 'TENANT_UNKNOWN' });
+    directory.upsert({ id: 'new' });
+    expect(await status.check('new')).toMatchObject({ reason: 'TENANT_UNKNOWN' });
+    await sleep(150);
+    expect(await status.check('new')).toMatchObject({ allowed: true });
+    expect(directory.lookups).toBe(2);
+  });
+
   it('with the cache on, shares one lookup among concurrent misses, and keeps no failure', async () => {
     const directory = new CountingDirectory([{ id: 't' }]);
     let fail = true;
