@@ -72,6 +72,7 @@ describe('job guards re-check tenant, entitlement and actor before every handler
   const permissions = new SloppyPermissions();
   for (const id of tenants) permissions.grant(id, 'u-1', 'reports:export');
   permissions.grant('t-actor', 'u-2', 'reports:export');
+  permissions.grant('t-actor', 'u-3', 'reports:export');
 
   const cancelled: JobCancelledEvent[] = [];
   const warnings: string[] = [];
@@ -141,6 +142,8 @@ describe('job guards re-check tenant, entitlement and actor before every handler
     jobs.unknown = await p.asUser('t-gone', 'u-1', p.exports);
     jobs.notEntitled = await p.asUser('t-noent', 'u-1', p.exports);
     jobs.actorRemoved = await p.asUser('t-actor', 'u-2', p.exports);
+    // u-3 is a member of t-actor only, and enqueues naming t-ok (a context set by the app's code).
+    jobs.otherTenantsActor = await p.asUser('t-ok', 'u-3', p.exports);
     jobs.system = await p.exports.addForTenant('t-actor', 'export', {});
     jobs.anonymous = await p.tenant.run({ tenantId: 't-ok', actor: { type: 'anonymous' } }, () =>
       p.exports.add('export', {}),
@@ -258,6 +261,13 @@ describe('job guards re-check tenant, entitlement and actor before every handler
 
   it('cancels the job of an actor removed from the tenant (ACTOR_NOT_PERMITTED)', async () => {
     await expectCancelled('actorRemoved', 'ACTOR_NOT_PERMITTED', 't-actor');
+  });
+
+  it("asks about the job's tenant: an actor of another tenant naming t-ok is refused", async () => {
+    await expectCancelled('otherTenantsActor', 'ACTOR_NOT_PERMITTED', 't-ok');
+    expect((await bullJob('otherTenantsActor'))!.failedReason).toContain(
+      'Actor user "u-3" may not "reports:export" in tenant "t-ok"',
+    );
   });
 
   it('cancels when a checker answers something other than a boolean, and says so', async () => {
