@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
+import { INestApplication, Logger } from '@nestjs/common';
 import { ContextIdFactory, NestFactory } from '@nestjs/core';
 import { TenantContextIdStrategy } from '../lib';
 import { hasRedisServer, startRedis } from '../test/support/redis-server';
@@ -30,19 +30,40 @@ async function main(): Promise<void> {
   const run = sampleRun();
   // The dashboard's guard (sample-app/visibility/basic-auth.guard.ts) reads it per request.
   process.env.DASHBOARD_PASSWORD = run.password;
+  /** Closes the app, then stops the Redis this run started, or removes this run's keys. */
+  const cleanUp = async (app?: INestApplication) => {
+    await app?.close().catch(() => undefined);
+    if (stopRedis) await stopRedis();
+    else if (run.fresh) await removeRunKeys(redisUrl, run.prefix).catch(() => 0);
+  };
 
   // Durable providers (sample-app/providers) are built once per tenant, for requests and jobs.
   ContextIdFactory.apply(new TenantContextIdStrategy());
-  const app = await NestFactory.create(AppModule.register({ redisUrl, prefix: run.prefix }));
-  // Signals are handled below (close, then remove this run's keys), not by enableShutdownHooks.
-  await app.listen(Number(process.env.PORT ?? 3000), '127.0.0.1');
+  const port = Number(process.env.PORT ?? 3000);
+  let app: INestApplication | undefined;
+  try {
+    // abortOnError: false, so a failed boot comes here (Nest would exit at once, leaving the
+    // private redis-server running and this run's keys behind).
+    app = await NestFactory.create(AppModule.register({ redisUrl, prefix: run.prefix }), {
+      abortOnError: false,
+    });
+    await app.listen(port, '127.0.0.1');
+  } catch (error) {
+    logger.error(
+      (error as { code?: unknown }).code === 'EADDRINUSE'
+        ? `Port ${port} is in use (another app, or another sample). Run the sample on another ` +
+            `port: PORT=${port + 1} npm run sample (PORT=0 picks a free one).`
+        : `The sample did not start: ${(error as Error)?.stack ?? String(error)}`,
+    );
+    await cleanUp(app);
+    process.exit(1);
+  }
   const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
   process.stdout.write(`${banner(url, redisUrl, run)}\n`);
 
+  // Signals are handled here (close, then remove this run's keys), not by enableShutdownHooks.
   const stop = async () => {
-    await app.close();
-    if (stopRedis) await stopRedis();
-    else if (run.fresh) await removeRunKeys(redisUrl, run.prefix).catch(() => 0);
+    await cleanUp(app);
     process.exit(0);
   };
   process.once('SIGINT', stop);
