@@ -6,6 +6,7 @@ import {
   mkdtempSync,
   readFileSync,
   readdirSync,
+  realpathSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -33,9 +34,9 @@ const ENTRY_POINTS: [subpath: string, exported: string][] = [
   ['nestjs-tenant-queue/dist/health', 'TenantQueueHealthIndicator'],
 ];
 
-function run(command: string, args: string[], cwd: string): string {
+function run(command: string, args: string[], cwd: string, env = process.env): string {
   try {
-    return execFileSync(command, args, { cwd, encoding: 'utf8', stdio: 'pipe' });
+    return execFileSync(command, args, { cwd, env, encoding: 'utf8', stdio: 'pipe' });
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
     throw new Error(`${command} ${args.join(' ')} failed:\n${stdout ?? ''}${stderr ?? ''}`);
@@ -66,7 +67,18 @@ describe('the packed package (exports map, types, LICENSE)', () => {
     }
     symlinkSync(join(root, 'node_modules'), join(clone, 'node_modules'));
     expect(existsSync(join(clone, 'dist'))).toBe(false);
-    const output = run('npm', ['pack', '--json', '--pack-destination', app], clone);
+    // Only node, npm and a shell on the PATH, as on Windows (cmd.exe has no rm, cp, mkdir -p...):
+    // the build that prepack runs must do with Node alone.
+    const bin = join(app, '.bin');
+    mkdirSync(bin);
+    const npm = realpathSync(run('sh', ['-c', 'command -v npm'], root).trim());
+    symlinkSync(npm, join(bin, 'npm'));
+    symlinkSync(process.execPath, join(bin, 'node'));
+    symlinkSync(realpathSync(run('sh', ['-c', 'command -v sh'], root).trim()), join(bin, 'sh'));
+    const output = run('npm', ['pack', '--json', '--pack-destination', app], clone, {
+      ...process.env,
+      PATH: bin,
+    });
     const [packed] = JSON.parse(output.slice(output.indexOf('[\n'))) as {
       filename: string;
       files: { path: string }[];
