@@ -11,6 +11,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
@@ -117,6 +118,36 @@ describe('the packed package (exports map, types, LICENSE)', () => {
     expect(
       files.filter((file) => !/^(dist\/|LICENSE$|README\.md$|package\.json$)/.test(file)),
     ).toEqual([]);
+  });
+
+  it('requires at run time only its dependencies, its peers and Node built-ins (no devDependency)', () => {
+    // The app above links this repository's whole install, devDependencies included: a package
+    // the code needs but only devDependencies list would load here and fail in a user's app.
+    const target = join(app, 'node_modules', 'nestjs-tenant-queue');
+    const manifest = JSON.parse(readFileSync(join(target, 'package.json'), 'utf8')) as Record<
+      'dependencies' | 'peerDependencies',
+      Record<string, string>
+    >;
+    const declared = new Set([
+      ...Object.keys(manifest.dependencies),
+      ...Object.keys(manifest.peerDependencies),
+    ]);
+    const undeclared = new Set<string>();
+    for (const file of files.filter((path) => path.endsWith('.js'))) {
+      const code = readFileSync(join(target, file), 'utf8');
+      for (const [, specifier] of code.matchAll(
+        // Not a method of that name (JobScope's `this.require('defer')`).
+        /(?<![\w$.])(?:require|import)\(\s*["']([^"'.][^"']*)["']\s*\)/g,
+      )) {
+        if (specifier.startsWith('node:') || builtinModules.includes(specifier)) continue;
+        const name = specifier
+          .split('/')
+          .slice(0, specifier.startsWith('@') ? 2 : 1)
+          .join('/');
+        if (!declared.has(name)) undeclared.add(`${name} (${file})`);
+      }
+    }
+    expect([...undeclared]).toEqual([]);
   });
 
   it("names the project's repository, homepage and issue tracker in the packed package.json", () => {
