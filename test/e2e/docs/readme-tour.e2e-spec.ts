@@ -1,4 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../support/readme-blocks';
 import { TOUR_PAGE, TourRequest, readmeTour, shownPattern } from '../../support/readme-tour';
@@ -111,6 +112,22 @@ describe('docs/tour.md "Run the sample": the tour replayed against the sample', 
       if (id && !/<jobId>/.test(step.path) && step.method !== 'GET') lastId = id;
     }
   }, 300_000);
+
+  it('serves the metric series docs/visibility.md shows it serving after the tour', async () => {
+    const page = readFileSync(join(REPO_ROOT, 'docs/visibility.md'), 'utf8');
+    const block = /What `npm run sample` serves[\s\S]*?\n```\n([\s\S]*?)```/.exec(page)?.[1];
+    const series = (block ?? '')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.replace(/ [\d.]+$/, '')); // the value varies run to run
+    expect(series.length).toBeGreaterThan(3);
+    const served = new Set(
+      (await (await fetch(`${base}/metrics`)).text())
+        .split('\n')
+        .map((l) => l.replace(/ \S+$/, '')),
+    );
+    expect(series.filter((line) => !served.has(line))).toEqual([]);
+  });
 
   it("removes its run's keys when stopped (the Redis is not its own)", async () => {
     const prefix = /keys under "\{([^:]+):"/.exec(bannerText)![1];
