@@ -1,5 +1,5 @@
 import { StartedCluster, startRedisCluster } from './redis-cluster';
-import { startRedis, StartedRedis } from './redis-server';
+import { hasRedisServer, startRedis, StartedRedis } from './redis-server';
 import { CLUSTER_NODES_ENV, clusterSwitchOn } from './test-redis';
 
 declare global {
@@ -24,8 +24,33 @@ export default async function globalSetup(): Promise<void> {
     return;
   }
   if (process.env.REDIS_URL) return;
+  if (!hasRedisServer()) {
+    // `npm run test:unit` needs no Redis: its specs skip their few Redis cases without REDIS_URL.
+    const projects = selectedProjects(process.argv);
+    if (projects.includes('unit') && !projects.includes('e2e')) return;
+    throw new Error(
+      'These tests need Redis, and redis-server is not installed. Install it (Debian/Ubuntu: ' +
+        '"sudo apt-get install -y redis-server", macOS: "brew install redis"), or set ' +
+        'REDIS_URL=redis://host:port to a Redis the tests may write to. "npm run test:unit" needs neither.',
+    );
+  }
   const redis = await startRedis();
   globalThis.__TQ_REDIS__ = redis;
   process.env.REDIS_URL = redis.url;
   process.env.TQ_TEST_OWNS_REDIS = '1';
+}
+
+/**
+ * The projects of `--selectProjects a b` (or `=a`) on jest's command line, which runs this hook:
+ * jest gives the hook no other sign of them.
+ */
+export function selectedProjects(argv: readonly string[]): string[] {
+  const projects: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i].startsWith('--selectProjects=')) projects.push(argv[i].split('=')[1]);
+    else if (argv[i] === '--selectProjects') {
+      while (i + 1 < argv.length && !argv[i + 1].startsWith('-')) projects.push(argv[++i]);
+    }
+  }
+  return projects;
 }

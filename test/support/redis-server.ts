@@ -60,7 +60,15 @@ export async function startRedis(
     ],
     { stdio: 'ignore' },
   );
-  await waitForPort(port, child);
+  let spawnError: Error | undefined;
+  child.once('error', (error) => (spawnError = error)); // ENOENT: not installed
+  try {
+    await waitForPort(port, child, () => spawnError);
+  } catch (error) {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
@@ -75,9 +83,15 @@ export async function startRedis(
   };
 }
 
-async function waitForPort(port: number, child: ChildProcess): Promise<void> {
+async function waitForPort(
+  port: number,
+  child: ChildProcess,
+  spawnError: () => Error | undefined,
+): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
+    const error = spawnError();
+    if (error) throw new Error(`redis-server could not be started: ${error.message}`);
     if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}`);
     try {
       execFileSync('redis-cli', ['-p', String(port), 'ping'], {
