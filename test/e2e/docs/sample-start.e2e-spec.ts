@@ -12,7 +12,14 @@ async function runSample(port: number, redisUrl: string): Promise<{ code: number
   const output: string[] = [];
   const sample: ChildProcess = spawn(process.execPath, [join(REPO_ROOT, 'sample-app/start.js')], {
     cwd: REPO_ROOT,
-    env: { ...process.env, PORT: String(port), REDIS_URL: redisUrl, NO_COLOR: '1' },
+    // As a user runs it: on this repository's install, without a variant run's NODE_OPTIONS hook.
+    env: {
+      ...process.env,
+      PORT: String(port),
+      REDIS_URL: redisUrl,
+      NO_COLOR: '1',
+      NODE_OPTIONS: undefined,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   sample.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
