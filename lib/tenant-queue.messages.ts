@@ -553,6 +553,12 @@ export const Messages = {
       got instanceof Error ? `it threw: ${got.message}` : `it returned ${String(got)}`
     }): its jobs are labelled "other". Make labelFor return a non-empty string for every ` +
     `tenant id (e.g. a default tier). Logged once per process.`,
+  redisTooOldForFairness: (version: string, missing: string) =>
+    `the Redis server (${version}) lacks ${missing}, which the fair queues' scripts use (Redis 6.2 ` +
+    `or later; Debian 11's and Ubuntu 22.04's redis-server package is 6.0): their admissions, ` +
+    `releases and ticks fail with "Unknown Redis command" or "wrong number of arguments", so jobs ` +
+    `a rule holds never start. Run the fair queues on Redis 6.2 or later (redis.io's packages, ` +
+    `the redis:7 image), or register those queues without fairness.`,
   twoBullmqCopies: (pkg: string, theirs: string, ours: string, where: string) =>
     `${pkg} resolves its own BullMQ ${theirs} (${where}), not the BullMQ ${ours} that the queues ` +
     `and workers use: the app has two BullMQ copies. Install the ${pkg} made for BullMQ ` +

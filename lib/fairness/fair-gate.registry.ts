@@ -94,6 +94,7 @@ export class FairGateRegistry
 
   onApplicationBootstrap(): void {
     for (const gate of this.gates.values()) gate.start();
+    if (this.gates.size > 0) void this.checkRedisCommands();
     // Once this app's workers (started at bootstrap too) have joined the window.
     this.floorTimer = setTimeout(() => {
       for (const gate of this.gates.values()) {
@@ -109,6 +110,34 @@ export class FairGateRegistry
       this.sweepTimer.unref();
       this.epochTimer = setInterval(() => void this.checkEpoch(), EPOCH_CHECK_MS);
       this.epochTimer.unref();
+    }
+  }
+
+  /**
+   * The gate's scripts use Redis 6.2's HRANDFIELD and LPOP with a count. BullMQ runs on 5.0 and
+   * only warns, and an older server (Debian 11's and Ubuntu 22.04's package is 6.0) fails each
+   * script call with "Unknown Redis command": said once at boot, naming the version. Asked of the
+   * server's command table, so a command renamed or disabled there counts as missing too.
+   */
+  private async checkRedisCommands(): Promise<void> {
+    try {
+      const client = this.redis.client;
+      const [hrandfield, lpop] = (await client.call('COMMAND', 'INFO', 'HRANDFIELD', 'LPOP')) as (
+        unknown[] | null
+      )[];
+      const missing = [
+        ...(hrandfield ? [] : ['HRANDFIELD']),
+        // LPOP's arity is -2 (a count may follow the key) from 6.2 on, 2 before.
+        ...(lpop?.[1] === -2 ? [] : ['LPOP with a count']),
+      ];
+      if (missing.length === 0) return;
+      const info = String(await client.info('server').catch(() => ''));
+      const version = /redis_version:(\S+)/.exec(info)?.[1] ?? 'of unknown version';
+      this.logger.error(
+        `${tenantLogFields()} ${Messages.redisTooOldForFairness(version, missing.join(' and '))}`,
+      );
+    } catch {
+      // Redis away at boot, or no COMMAND there: the scripts' own errors will say what fails.
     }
   }
 
