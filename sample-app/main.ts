@@ -53,7 +53,7 @@ async function main(): Promise<void> {
       (error as { code?: unknown }).code === 'EADDRINUSE'
         ? `Port ${port} is in use (another app, or another sample). Run the sample on another ` +
             `port: PORT=${port + 1} npm run sample (PORT=0 picks a free one).`
-        : `The sample did not start: ${(error as Error)?.stack ?? String(error)}`,
+        : `The sample did not start (the error above): ${(error as Error)?.message ?? String(error)}`,
     );
     await cleanUp(app);
     process.exit(1);
