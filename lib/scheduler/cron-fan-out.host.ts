@@ -71,7 +71,10 @@ export class CronFanOutHost extends TenantWorkerHost {
     }
     const queue = this.registry.getQueue(cron.queue);
     const plans = new Map<string, RunPlan & { tenants: number }>();
-    let cursor: string | null = null;
+    // An earlier attempt (failed, or killed and rerun as stalled) enqueued the pages before this
+    // cursor through: starting again from the first page added their tenants again, and those
+    // whose job had run and been removed (`removeOnComplete`) ran twice.
+    let cursor: string | null = typeof data.cursor === 'string' ? data.cursor : null;
     let tenants = 0;
     let jobs = 0;
     let failure: unknown;
@@ -114,6 +117,9 @@ export class CronFanOutHost extends TenantWorkerHost {
         } else failure ??= result.reason;
       }
       cursor = page.nextCursor;
+      // Every job of the pages so far is added: a later attempt starts after them. Not past a
+      // page with a failed add, which that attempt must add again.
+      if (cursor !== null && failure === undefined) await job.updateData({ ...data, cursor });
     } while (cursor !== null);
     this.directoryDown.delete(data.name);
     this.logMissed(data, plans);

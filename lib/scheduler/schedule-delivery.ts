@@ -29,6 +29,11 @@ export interface FanOutJobData {
   maxCatchUp: number;
   from: number;
   to: number;
+  /**
+   * Written by the fan-out after each page whose jobs were all added: the directory's cursor of
+   * the next page, where a later attempt of the job starts.
+   */
+  cursor?: string;
 }
 
 export const FANOUT_JOB = 'tq.cron.fanout';
