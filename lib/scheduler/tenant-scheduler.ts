@@ -130,7 +130,8 @@ export class TenantScheduler {
 
   /**
    * Recomputes the next run of the tenant's `timezone: 'tenant'` schedules. Call it when a
-   * tenant's zone changes in your directory; otherwise the new zone applies after the next run.
+   * tenant's zone changes in your directory: otherwise the run planned in the old zone is kept,
+   * and the runs the new zone has before it do not run (a tenant moving east loses that day's).
    */
   async refreshTenant(tenantId: string): Promise<void> {
     for (const schedule of await this.readAll(tenantId)) {
