@@ -15,7 +15,7 @@ import {
   ResolvedTenantSchedulerOptions,
   TENANT_SCHEDULER_OPTIONS,
 } from './tenant-scheduler.options';
-import { ZonedCron } from './zoned-cron';
+import { ZonedCron, assertCronSteps } from './zoned-cron';
 
 /** A validated `@TenantCron`: every option with a default has its value. */
 export type Cron = TenantCronMetadata &
@@ -79,6 +79,7 @@ export function validateTenantCron(metadata: TenantCronMetadata, cronQueue: stri
   }
   const timezone = metadata.timezone ?? 'UTC';
   ZonedCron.parse(metadata.expression, timezone === 'tenant' ? 'UTC' : timezone);
+  assertCronSteps(metadata.expression);
   // Options every tenant's job would be refused with fail the app now, not each fan-out.
   const opts: unknown = metadata.jobOptions;
   if (opts !== undefined) {

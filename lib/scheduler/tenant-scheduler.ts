@@ -23,6 +23,7 @@ import {
 import { canonicalJson } from '../core/json/canonical-json';
 import { moduleJobOptions } from '../core/queues/job-id.check';
 import { tenantScheduleJobId } from './schedule-job-id';
+import { assertCronSteps } from './zoned-cron';
 
 /** Most runs one `next()` preview lists (as `listTenants` lists at most 1000 tenants). */
 const MAX_PREVIEW = 1000;
@@ -71,6 +72,7 @@ export class TenantScheduler {
       maxCatchUp: input.maxCatchUp ?? 10,
       job: storedJob(input.job),
     };
+    assertCronSteps(schedule.cron);
     this.ticker.planner.cronOf(
       schedule.cron,
       schedule.timezone === 'tenant' ? 'UTC' : schedule.timezone,

@@ -1,7 +1,7 @@
 import { CronExpressionParser } from 'cron-parser';
 import { DateTime, IANAZone } from 'luxon';
 import { InvalidScheduleError } from './invalid-schedule.error';
-import { ZonedCron } from './zoned-cron';
+import { ZonedCron, assertCronSteps } from './zoned-cron';
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -243,6 +243,34 @@ describe('ZonedCron.parse validation', () => {
       );
     },
   );
+
+  it.each([
+    ['*/90 * * * *', 'minute step /90', 60],
+    ['0 */36 * * *', 'hour step /36', 24],
+    ['0 0 */45 * *', 'day-of-month step /45', 31],
+    ['0 0 1 1-12/13 *', 'month step /13', 12],
+    ['0 9 * * 1/8', 'day-of-week step /8', 7],
+    ['0 H/90 * * * *', 'minute step /90', 60],
+  ])(
+    'refuses %j, a step longer than its field (cron-parser matched its first value only)',
+    (expression, step, size) => {
+      // '*/90 * * * *' ran hourly, not every 90 minutes.
+      expect(() => assertCronSteps(expression)).toThrow(
+        new RegExp(`the ${step} is longer than the ${size} values of the field`),
+      );
+    },
+  );
+
+  it('takes a step as long as its field: its first value only, as cron means it', () => {
+    expect(
+      ZonedCron.parse('*/60 * * * *', 'UTC').take(at('2026-01-01T00:00:00Z'), 2).map(iso),
+    ).toEqual(['2026-01-01T01:00:00.000Z', '2026-01-01T02:00:00.000Z']);
+    expect(() => assertCronSteps('0 */24 * * *')).not.toThrow();
+    // Stored by an earlier version: it runs on as it did (its first value), never stuck.
+    expect(ZonedCron.parse('*/90 * * * *', 'UTC').nextAfter(at('2026-01-01T00:30:00Z'))).toBe(
+      at('2026-01-01T01:00:00Z'),
+    );
+  });
 
   it('gives "H" (a hashed value) the same value in every parse, so every instance agrees', () => {
     const runsOf = () =>

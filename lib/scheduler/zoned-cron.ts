@@ -8,6 +8,44 @@ const HOUR = 3_600_000;
 /** A wall time is at most ~14 h away from its instant; ±36 h brackets every candidate. */
 const BRACKET = 36 * 3_600_000;
 
+/** The five cron fields, minute to day-of-week: name, and how many values each has. */
+const FIELD_SIZES: [string, number][] = [
+  ['minute', 60],
+  ['hour', 24],
+  ['day-of-month', 31],
+  ['month', 12],
+  ['day-of-week', 7],
+];
+
+/**
+ * Refuses a field's step longer than the field (`*\/90` minutes) with `InvalidScheduleError`:
+ * cron-parser takes it and matches the first value only, so "every 90 minutes" ran hourly and
+ * "every 36 hours" daily. Checked where a schedule is declared (`upsert`, `@TenantCron`), not in
+ * `ZonedCron.parse`: a schedule an earlier version stored runs on as it did.
+ */
+export function assertCronSteps(expression: string): void {
+  const parts = typeof expression === 'string' ? expression.trim().split(/\s+/) : [];
+  if (parts.length !== 5 && parts.length !== 6) return;
+  const why = stepAboveRange(parts.slice(-5));
+  if (why) throw new InvalidScheduleError(Messages.invalidCron(expression, why));
+}
+
+function stepAboveRange(fields: string[]): string | undefined {
+  for (let i = 0; i < fields.length; i++) {
+    const [name, size] = FIELD_SIZES[i];
+    for (const match of fields[i].matchAll(/\/(\d+)/g)) {
+      const step = Number(match[1]);
+      if (step > size) {
+        return (
+          `the ${name} step /${step} is longer than the ${size} values of the field, so it ` +
+          `would match only the first one (cron cannot say "every ${step} ${name}s")`
+        );
+      }
+    }
+  }
+  return undefined;
+}
+
 /** Offset (minutes east of UTC) of a zone at an instant. */
 type OffsetOf = (instant: number) => number;
 

@@ -349,6 +349,12 @@ describe('@TenantCron validation at bootstrap', () => {
       run() {}
     }
     @Injectable()
+    class StepTooLong {
+      // cron-parser ran it hourly, not every 90 minutes.
+      @TenantCron('*/90 * * * *', { name: 'every-90' })
+      run() {}
+    }
+    @Injectable()
     class BadZone {
       @TenantCron('0 9 * * *', { name: 'zone', timezone: 'Europe/Atlantis' })
       run() {}
@@ -361,6 +367,9 @@ describe('@TenantCron validation at bootstrap', () => {
       two() {}
     }
     await expect(boot(BadExpression)).rejects.toThrow(InvalidScheduleError);
+    await expect(boot(StepTooLong)).rejects.toThrow(
+      /"\*\/90 \* \* \* \*": the minute step \/90 is longer than the 60 values of the field/,
+    );
     await expect(boot(BadZone)).rejects.toThrow(/Unknown time zone "Europe\/Atlantis"/);
     await expect(boot(Twice)).rejects.toThrow(/Two @TenantCron methods are named "same"/);
   });

@@ -66,6 +66,7 @@ describe('TenantScheduler: schedules as tenant data', () => {
     const bad = [
       { cron: '61 * * * *', job },
       { cron: '*/5 * * * * *', job },
+      { cron: '*/90 * * * *', job }, // ran hourly, not every 90 minutes
       { cron: '0 9 * * *', timezone: 'Mars/Olympus', job },
       { cron: '0 9 * * *', timezone: '+03:00', job },
       { cron: '0 9 * * *', missed: 'sometimes', job },
