@@ -52,10 +52,13 @@ describe('sample ProvidersDemoModule over HTTP', () => {
     const results = await Promise.all(
       jobs.map((res, i) => finished(i === 1 ? 'globex' : 'acme', res.body.jobId)),
     );
-    expect(results.map((r) => [r.state, r.result.storageInstance, r.tempDirRemoved])).toEqual([
-      ['completed', acme.instanceId, true],
-      ['completed', globex.instanceId, true],
-      ['completed', acme.instanceId, true],
+    // The failed reason beside the state: a job that failed says why in the assertion's diff.
+    expect(
+      results.map((r) => [r.state, r.failedReason, r.result?.storageInstance, r.tempDirRemoved]),
+    ).toEqual([
+      ['completed', null, acme.instanceId, true],
+      ['completed', null, globex.instanceId, true],
+      ['completed', null, acme.instanceId, true],
     ]);
     expect(results[0].result.key).toBe(`archives-acme/${jobs[0].body.jobId}.zip`);
   });
