@@ -331,6 +331,15 @@ export const Messages = {
   invalidRateLimit: (why: string) =>
     `Invalid rate limit: ${why}. Pass { max, per, burst? } (jobs per "per" ms), false for no ` +
     `limit, or null to go back to the tier/directory/queue default.`,
+  fairLayoutChanged: (queue: string, before: string, ours: string, moved: number, held: number) =>
+    `queue "${queue}" was run by a process with other fairness lanes or fair keys (there: ` +
+    `${before}; here: ${ours}): the ${moved} job(s) queued there were moved into this ` +
+    `process's backlog keys, in their order (into the default lane where their lane is not ` +
+    `declared here; ${held} held in the fair gate in all). While processes with both settings ` +
+    `run, each moves the other's backlog into its own every 30 s, so jobs may wait that long ` +
+    `out of turn: give every process the same registerQueue fairness options (during a rolling ` +
+    `deploy that changes lanes or fair keys, this passes once the last process with the old ` +
+    `settings stops).`,
   fairnessOff: (queue: string) =>
     `Queue "${queue}" has no fairness. Register it with registerQueue({ name: '${queue}', fairness: {} }) ` +
     `to use TenantFairness on it.`,

@@ -34,6 +34,7 @@ import { FairGate } from './fair-gate';
 import { FairHint, FairHints, SYSTEM_TENANT } from './fair-gate.interface';
 import { fairCommands } from './fair-gate.script';
 import { budgetOf } from './modes/budget/budget';
+import { LAYOUT_CHECK_MS, checkLayout } from './fair-layout.check';
 import { fairConfigOf } from './fair-queue-config';
 import { encodeRate } from './modes/rate-limit/rate';
 import { SlowLaneEvent } from './slow-lane-event.interface';
@@ -63,6 +64,9 @@ export class FairGateRegistry
   private sweepTimer: NodeJS.Timeout | undefined;
   private floorTimer: NodeJS.Timeout | undefined;
   private epochTimer: NodeJS.Timeout | undefined;
+  private layoutTimer: NodeJS.Timeout | undefined;
+  /** Queue and other layout already warned about (`checkLayout`). */
+  private readonly layoutsWarned = new Set<string>();
   private sweeping = false;
   /** The hints epoch this process last read (see `checkEpoch`). */
   private epoch: string | null | undefined;
@@ -93,8 +97,17 @@ export class FairGateRegistry
   }
 
   onApplicationBootstrap(): void {
-    for (const gate of this.gates.values()) gate.start();
-    if (this.gates.size > 0) void this.checkRedisCommands();
+    for (const gate of this.gates.values()) {
+      gate.start();
+      void this.checkLayout(gate);
+    }
+    if (this.gates.size > 0) {
+      void this.checkRedisCommands();
+      this.layoutTimer = setInterval(() => {
+        for (const gate of this.gates.values()) void this.checkLayout(gate);
+      }, LAYOUT_CHECK_MS);
+      this.layoutTimer.unref();
+    }
     // Once this app's workers (started at bootstrap too) have joined the window.
     this.floorTimer = setTimeout(() => {
       for (const gate of this.gates.values()) {
@@ -138,6 +151,25 @@ export class FairGateRegistry
       );
     } catch {
       // Redis away at boot, or no COMMAND there: the scripts' own errors will say what fails.
+    }
+  }
+
+  /**
+   * Takes a backlog queued under other lanes or fair keys into the gate's keys (`checkLayout`),
+   * puts the tenants with a backlog here back in turn (a gate of the other layout freed their
+   * slots without: fair-admin.lua, `wake`), and warns once per queue and other layout.
+   */
+  private async checkLayout(gate: FairGate): Promise<void> {
+    try {
+      const change = await checkLayout(this.redis.client, gate.config);
+      if (!change) return;
+      await gate.admin('', 'wake');
+      const seen = `${gate.definition.name}\n${change.before}`;
+      if (this.layoutsWarned.has(seen)) return;
+      this.layoutsWarned.add(seen);
+      this.logger.warn(`${tenantLogFields()} ${change.warning}`);
+    } catch {
+      // Redis away: the connection's own lines say so; the next check runs later.
     }
   }
 
@@ -245,6 +277,7 @@ export class FairGateRegistry
   async beforeApplicationShutdown(): Promise<void> {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     if (this.epochTimer) clearInterval(this.epochTimer);
+    if (this.layoutTimer) clearInterval(this.layoutTimer);
     if (this.floorTimer) clearTimeout(this.floorTimer);
     // Workers first, so their last completions still free slots before the gates close.
     await this.launcher.close();

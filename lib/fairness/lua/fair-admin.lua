@@ -11,7 +11,8 @@
   ARGV[2]  most jobs to dispatch in this call
   ARGV[3]  tenant
   ARGV[4]  operation: get | weight | cap | rate | min | pause | resume | hints | floors | recall
-           (recall: goes on with the tenant's unfinished recall, recallTurns in fair-turns.lua)
+           | wake (recall: goes on with the tenant's unfinished recall, recallTurns in
+           fair-turns.lua; wake: every tenant with a backlog back in turn, fair-layout.lua)
   ARGV[5]  value for weight/cap/rate/min ('' clears the runtime override; rate: "T:tol" or "none"),
            or the tenant's hints for hints (JSON [weight, cap, rate, lanes, floor])
   get returns {w, dw, cap, dcap, inf, paused, slow, backlog, failures, rl, drl, limitedUntil,
@@ -22,6 +23,27 @@
 ]]
 local t, op, value = ARGV[3], ARGV[4], ARGV[5]
 if op == 'floors' then return floorTotals() end
+if op == 'wake' then
+  -- A gate starting after one of other lanes or fair keys ran the queue (fair-layout.lua): that
+  -- gate's releases put a capped tenant back in turn in its own keys only, so a tenant with a
+  -- backlog here may wait out of turn with its slot free. Every tenant with a backlog in this
+  -- gate's keys is put back in turn (tenant unused; once, at start).
+  local list, seen = {}, {}
+  for _, l in ipairs(LANES) do
+    for _, id in ipairs(redis.call('HKEYS', bKey(l))) do
+      if not seen[id] then
+        seen[id] = true
+        list[#list + 1] = id
+      end
+    end
+  end
+  loadTenants(list)
+  for _, id in ipairs(list) do activate(id) end
+  local now = nowMs()
+  local out = dispatch(tonumber(ARGV[2]), now)
+  flushTenants(now)
+  return {{}, out, nextWake(now), budgetWoken()}
+end
 local function rateOf()
   local r = redis.call('HMGET', tKey(t), 'rl', 'drl')
   return r[1] or r[2] or cfg.rl or 'none'
