@@ -340,6 +340,16 @@ export const Messages = {
     `out of turn: give every process the same registerQueue fairness options (during a rolling ` +
     `deploy that changes lanes or fair keys, this passes once the last process with the old ` +
     `settings stops).`,
+  heldWithoutFairness: (queue: string, waiting: number, released: number) =>
+    released > 0
+      ? `queue "${queue}" runs without fairness here, and ${released} job(s) a fair gate held ` +
+        `(added by a process with fairness, held until their turn) were moved into BullMQ's wait ` +
+        `list, to run now outside any turn, as no worker process with fairness is running. If ` +
+        `the queue should stay fair, give this process the same registerQueue fairness options.`
+      : `queue "${queue}" runs without fairness here, and ${waiting} job(s) wait held by the fair ` +
+        `gate of a worker process with fairness on this Redis, which admits them in turn; this ` +
+        `process's jobs skip that gate. Give every process the same registerQueue fairness ` +
+        `options (once no worker process with fairness runs any more, this process runs them).`,
   fairnessOff: (queue: string) =>
     `Queue "${queue}" has no fairness. Register it with registerQueue({ name: '${queue}', fairness: {} }) ` +
     `to use TenantFairness on it.`,

@@ -35,6 +35,8 @@ import { FairHint, FairHints, SYSTEM_TENANT } from './fair-gate.interface';
 import { fairCommands } from './fair-gate.script';
 import { budgetOf } from './modes/budget/budget';
 import { LAYOUT_CHECK_MS, checkLayout } from './fair-layout.check';
+import { releaseHeld } from './fair-held-release';
+import type { Queue } from 'bullmq';
 import { fairConfigOf } from './fair-queue-config';
 import { encodeRate } from './modes/rate-limit/rate';
 import { SlowLaneEvent } from './slow-lane-event.interface';
@@ -65,8 +67,11 @@ export class FairGateRegistry
   private floorTimer: NodeJS.Timeout | undefined;
   private epochTimer: NodeJS.Timeout | undefined;
   private layoutTimer: NodeJS.Timeout | undefined;
-  /** Queue and other layout already warned about (`checkLayout`). */
+  /** Queue and other layout (or held-job warning) already warned about. */
   private readonly layoutsWarned = new Set<string>();
+  /** `releaseHeld`'s next looks. */
+  private readonly heldTimers = new Set<NodeJS.Timeout>();
+  private closing = false;
   private sweeping = false;
   /** The hints epoch this process last read (see `checkEpoch`). */
   private epoch: string | null | undefined;
@@ -100,6 +105,10 @@ export class FairGateRegistry
     for (const gate of this.gates.values()) {
       gate.start();
       void this.checkLayout(gate);
+    }
+    for (const name of this.registry.getQueueNames()) {
+      const { definition, bullQueue } = this.registry.getQueue(name);
+      if (!fairConfigOf(definition)) void this.releaseHeld(bullQueue, definition.bullPrefix);
     }
     if (this.gates.size > 0) {
       void this.checkRedisCommands();
@@ -151,6 +160,31 @@ export class FairGateRegistry
       );
     } catch {
       // Redis away at boot, or no COMMAND there: the scripts' own errors will say what fails.
+    }
+  }
+
+  /**
+   * Runs what a fair gate held on a queue this process runs without fairness (`releaseHeld`);
+   * looks again while a worker process with fairness is alive to admit them. Each warning once.
+   */
+  private async releaseHeld(queue: Queue, bullPrefix: string): Promise<void> {
+    try {
+      const result = await releaseHeld(this.redis.client, queue, bullPrefix);
+      if (!result) return;
+      const seen = `${queue.name}\n${result.kind}`;
+      if (!this.layoutsWarned.has(seen)) {
+        this.layoutsWarned.add(seen);
+        this.logger.warn(`${tenantLogFields()} ${result.warning}`);
+      }
+      if (result.retryMs === undefined || this.closing) return;
+      const timer = setTimeout(() => {
+        this.heldTimers.delete(timer);
+        void this.releaseHeld(queue, bullPrefix);
+      }, result.retryMs);
+      timer.unref();
+      this.heldTimers.add(timer);
+    } catch {
+      // Redis away: the connection's own lines say so.
     }
   }
 
@@ -278,6 +312,9 @@ export class FairGateRegistry
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     if (this.epochTimer) clearInterval(this.epochTimer);
     if (this.layoutTimer) clearInterval(this.layoutTimer);
+    this.closing = true;
+    for (const timer of this.heldTimers) clearTimeout(timer);
+    this.heldTimers.clear();
     if (this.floorTimer) clearTimeout(this.floorTimer);
     // Workers first, so their last completions still free slots before the gates close.
     await this.launcher.close();

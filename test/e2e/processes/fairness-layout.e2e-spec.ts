@@ -16,15 +16,19 @@ afterAll(async () => {
 });
 
 /** A process of test/fixtures/layout-worker.ts; its layout warnings land in `warns`. */
-async function start(prefix: string, fairness: TenantFairnessOptions, concurrency: number) {
+async function start(prefix: string, fairness: TenantFairnessOptions | 'off', concurrency: number) {
   const warns: string[] = [];
   const child = await forkFixture(
     'layout-worker.ts',
-    { TQ_PREFIX: prefix, TQ_FAIRNESS: JSON.stringify(fairness), TQ_CONCURRENCY: `${concurrency}` },
+    {
+      TQ_PREFIX: prefix,
+      TQ_FAIRNESS: fairness === 'off' ? 'off' : JSON.stringify(fairness),
+      TQ_CONCURRENCY: `${concurrency}`,
+    },
     children,
   );
   child.on('message', (message: { warn?: string }) => {
-    if (message?.warn?.includes('lanes or fair keys')) warns.push(message.warn);
+    if (/lanes or fair keys|without fairness/.test(message?.warn ?? '')) warns.push(message!.warn!);
   });
   return { child, warns };
 }
@@ -75,3 +79,45 @@ describe.each([
     });
   },
 );
+
+/**
+ * A deploy that turns fairness off while jobs are held in the gate: they are BullMQ's delayed
+ * jobs until 2039 unless a worker process with fairness still runs to admit them.
+ */
+describe('a queue whose fairness is turned off across a restart', () => {
+  /** A fair process (cap 1) with all but one of its tenant's `count` jobs held, SIGKILLed mid-job. */
+  async function killedWithHeldJobs(prefix: string, count: number, ms: number) {
+    const old = await start(prefix, CAP_1, 1);
+    expect(await ask(old.child, { add: count, tenant: 't1', ms, from: 0 })).toBe('added');
+    const max = () => redis.hget(`{${prefix}:rec}:max`, 't1');
+    await waitFor(async () => (await max()) === '1', 'a job running');
+    old.child.kill('SIGKILL');
+    await new Promise((resolve) => old.child.once('exit', resolve));
+    await redis.hset(`{${prefix}:rec}:running`, 't1', 0);
+  }
+  const done = async (prefix: string) =>
+    Object.keys(await redis.hgetall(`{${prefix}:rec}:done`)).length;
+  const released = 'runs without fairness here, and 7 job(s) a fair gate held';
+  const waiting = 'wait held by the fair gate of a worker process with fairness';
+
+  it('runs the held jobs once no worker with fairness runs, and says so', async () => {
+    const prefix = uniquePrefix('off');
+    await killedWithHeldJobs(prefix, JOBS, 100);
+    // Started at once: the killed process's heartbeat still counts until it expires (2.6 s).
+    const next = await start(prefix, 'off', 2);
+    await waitFor(async () => (await done(prefix)) === JOBS, `all ${JOBS} jobs run`);
+    expect(next.warns.some((warn) => warn.includes(released))).toBe(true);
+  });
+
+  it('leaves them to a worker with fairness that still runs, within its cap, and says so', async () => {
+    const prefix = uniquePrefix('off');
+    await killedWithHeldJobs(prefix, 20, 300);
+    await start(prefix, CAP_1, 1);
+    // Running the held jobs: its heartbeat is in the gate.
+    await waitFor(async () => (await done(prefix)) >= 2, 'the worker with fairness running jobs');
+    const next = await start(prefix, 'off', 0);
+    await waitFor(async () => (await done(prefix)) === 20, 'all 20 jobs run');
+    expect(next.warns).toEqual([expect.stringContaining(waiting)]);
+    expect(await redis.hget(`{${prefix}:rec}:max`, 't1')).toBe('1');
+  });
+});
