@@ -29,6 +29,12 @@ module.exports = variantConfig(null, {
   ],
   // 10,000 tenants put no key in another slot than 10 do (every key of the gate shares its
   // queue's hash tag), and the fairness suites send the same scripts: the full run keeps it.
-  testPathIgnorePatterns: ['/node_modules/', '/test/e2e/fairness/fairness-scale\\.e2e-spec\\.ts$'],
+  // fairness-kill-modes: a worker killed under each mode, the same scripts as on one Redis (the
+  // cluster run keeps fairness-layout's kills and fairness-processes').
+  testPathIgnorePatterns: [
+    '/node_modules/',
+    '/test/e2e/fairness/fairness-scale\\.e2e-spec\\.ts$',
+    '/test/e2e/processes/fairness-kill-modes\\.e2e-spec\\.ts$',
+  ],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: join(root, 'tsconfig.json') }] },
 });
