@@ -93,3 +93,49 @@ describe.each([
     });
   },
 );
+
+/**
+ * A producer process SIGKILLed in the middle of its addBulk calls over 40 tenants (batches of
+ * 50, cap 1, so the jobs are held in the gate): what Redis holds is whole batches, each job held
+ * in BullMQ's delayed set is in its tenant's backlog and the backlogs count no other, and a
+ * worker started afterwards runs every job written.
+ */
+describe('a producer killed in the middle of addBulk', () => {
+  it('leaves whole batches, held and counted alike, all run afterwards', async () => {
+    const prefix = uniquePrefix('kb');
+    const producer = await forkFixture(
+      'layout-worker.ts',
+      { TQ_PREFIX: prefix, TQ_FAIRNESS: JSON.stringify(BASE), TQ_CONCURRENCY: '0' },
+      children,
+    );
+    expect(await ask(producer, { bulk: 50, tenants: 40, ms: 2 })).toBe('adding');
+    const added = async () => Number(await redis.get(`{${prefix}:rec}:added`));
+    await waitFor(async () => (await added()) >= 1000, '1,000 jobs added');
+    producer.kill('SIGKILL');
+    await new Promise((resolve) => producer.once('exit', resolve));
+    const q = `{${prefix}:fair}:fair`;
+    const held = await redis.zcount(`${q}:delayed`, 9007199254736896, '+inf');
+    const inBull = held + (await redis.zcard(`${q}:prioritized`)) + (await redis.llen(`${q}:wait`));
+    const counted = (await redis.hvals(`{${prefix}:fair}:~fair:bl`)).reduce(
+      (sum, n) => sum + Number(n),
+      0,
+    );
+    const recorded = await added();
+    // The batch in flight at the kill is there whole or not at all.
+    expect({ whole: inBull % 50, extra: [0, 50].includes(inBull - recorded) }).toEqual({
+      whole: 0,
+      extra: true,
+    });
+    // Admitted at enqueue: one job a tenant (cap 1); the rest held, each in its backlog.
+    expect(counted).toBe(held);
+    await forkFixture(
+      'layout-worker.ts',
+      { TQ_PREFIX: prefix, TQ_FAIRNESS: JSON.stringify(BASE), TQ_CONCURRENCY: '20' },
+      children,
+    );
+    const done = async () => await redis.hlen(`{${prefix}:rec}:done`);
+    await waitFor(async () => (await done()) === inBull, `all ${inBull} jobs run`, 30_000);
+    const max = Object.values(await redis.hgetall(`{${prefix}:rec}:max`)).map(Number);
+    expect(Math.max(...max)).toBe(1);
+  });
+});
