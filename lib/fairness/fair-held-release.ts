@@ -36,7 +36,7 @@ export async function releaseHeld(
   if (held === 0) return undefined;
   const [seconds, micros] = await client.time();
   const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-  const last = await client.zrange(`${bullPrefix}:~fair:consumers`, -1, -1, 'WITHSCORES');
+  const last = await client.zrange(`${bullPrefix}:~fair:consumers`, '-1', '-1', 'WITHSCORES');
   if (last.length > 0 && Number(last[1]) > now) {
     return {
       kind: 'waiting',
