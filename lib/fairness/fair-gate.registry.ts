@@ -197,7 +197,11 @@ export class FairGateRegistry
     try {
       const change = await checkLayout(this.redis.client, gate.config);
       if (!change) return;
-      await gate.admin('', 'wake');
+      // A page of tenants a call, until the last page.
+      let page = '';
+      do {
+        page = String((await gate.admin('', 'wake', page))[5] ?? '');
+      } while (page !== '');
       const seen = `${gate.definition.name}\n${change.before}`;
       if (this.layoutsWarned.has(seen)) return;
       this.layoutsWarned.add(seen);

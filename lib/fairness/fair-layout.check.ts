@@ -6,6 +6,11 @@ import type { FairQueueConfig } from './fair-queue-config';
 
 /** How often each process takes a backlog queued under other lanes or fair keys into its own. */
 export const LAYOUT_CHECK_MS = 30_000;
+/**
+ * About how many held ids one script call moves (a tenant's move whole): Redis runs nothing else
+ * during a call, and a backlog of a million ids in one would pass its 5 s script limit.
+ */
+export const LAYOUT_BATCH = 5_000;
 
 interface FairLayoutCommands {
   tqFairLayout(
@@ -14,7 +19,8 @@ interface FairLayoutCommands {
     config: string,
     layout: string,
     lane: string,
-  ): Promise<[string, number, number]>;
+    batch: number,
+  ): Promise<[string, number, number, number]>;
 }
 
 const SPECS: Record<keyof FairLayoutCommands, LuaScriptSpec> = {
@@ -56,35 +62,49 @@ function describe(json: string): string {
 export interface LayoutChange {
   before: string;
   warning: string;
+  /** The ids each script call moved. */
+  movedPerCall: number[];
 }
 
 /**
  * Records the backlog layout this process's gate runs `config`'s queue with and, when another
  * process ran it with other lanes or fair keys since, takes the backlog queued under those into
- * this gate's keys (fair-layout.lua; one script call, off the job path). Returns what changed
- * (the caller puts the tenants back in turn and warns), or undefined.
+ * this gate's keys (fair-layout.lua, about `batch` ids a script call, off the job path). Returns
+ * what changed (the caller puts the tenants back in turn and warns), or undefined.
  */
 export async function checkLayout(
   client: RedisClient,
   config: FairQueueConfig,
+  batch = LAYOUT_BATCH,
 ): Promise<LayoutChange | undefined> {
   const ours = layoutOf(config);
   const { lanes, defaultLane } = config.options;
-  const [before, held, moved] = await SCRIPTS.on(client).tqFairLayout(
-    config.base,
-    `${config.jobPrefix}delayed`,
-    config.script,
-    ours,
-    lanes.length > 1 ? defaultLane : '',
-  );
+  const scripts = SCRIPTS.on(client);
+  const call = () =>
+    scripts.tqFairLayout(
+      config.base,
+      `${config.jobPrefix}delayed`,
+      config.script,
+      ours,
+      lanes.length > 1 ? defaultLane : '',
+      batch,
+    );
+  const [before, held, moved, more] = await call();
   if (!before) return undefined;
+  const movedPerCall = [Number(moved)];
+  for (let left = Number(more); left === 1;) {
+    const [, , next, again] = await call();
+    movedPerCall.push(Number(next));
+    left = Number(again);
+  }
   return {
     before,
+    movedPerCall,
     warning: Messages.fairLayoutChanged(
       config.definition.name,
       describe(before),
       describe(ours),
-      Number(moved),
+      movedPerCall.reduce((sum, n) => sum + n, 0),
       Number(held),
     ),
   };
