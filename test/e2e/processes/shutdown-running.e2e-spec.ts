@@ -165,20 +165,17 @@ describe('shutdown with jobs running (real worker processes, fair queue capped a
     expect([exit?.code, worker.output.slice(-3000)]).toEqual([0, worker.output.slice(-3000)]);
     expect(starts(worker).filter((event) => (event.at as number) >= sent)).toEqual([]);
 
-    const keys = shutdownKeys(prefix);
+    // Every job completed in BullMQ: a cut handler's own end (its timer ran on) counts in the
+    // fixture's `done` but not in BullMQ, which took the job back; its rerun in the other
+    // process may still be running then (under load, seen once in CI).
     await waitFor(
-      async () => {
-        const done = await redis.hgetall(keys.done);
-        return ids.every((id) => Number(done[id]) >= 1);
-      },
-      'every job to complete',
+      async () => Object.values(await states(ids)).every((state) => state === 'completed'),
+      'every job to complete in BullMQ',
       120_000,
     );
-    // The cut jobs ran again in the other process; each ends completed.
+    // The cut jobs ran again in the other process.
     const again = starts(other).filter((event) => cut.includes(event.start as string));
     expect(again.map((event) => event.start).sort()).toEqual([...cut].sort());
-    const after = await states(ids);
-    expect(Object.values(after)).toEqual(ids.map(() => 'completed'));
     await slotsBack();
     expect(other.output).not.toMatch(/ERROR/);
   });
