@@ -30,11 +30,13 @@ module.exports = variantConfig(null, {
   // 10,000 tenants put no key in another slot than 10 do (every key of the gate shares its
   // queue's hash tag), and the fairness suites send the same scripts: the full run keeps it.
   // fairness-kill-modes: a worker killed under each mode, the same scripts as on one Redis (the
-  // cluster run keeps fairness-layout's kills and fairness-processes').
+  // cluster run keeps fairness-processes' kills). fairness-layout: its move and turns scripts run
+  // on the cluster in fairness-layout-batches (in one process, 11 s against 44).
   testPathIgnorePatterns: [
     '/node_modules/',
     '/test/e2e/fairness/fairness-scale\\.e2e-spec\\.ts$',
     '/test/e2e/processes/fairness-kill-modes\\.e2e-spec\\.ts$',
+    '/test/e2e/processes/fairness-layout\\.e2e-spec\\.ts$',
   ],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: join(root, 'tsconfig.json') }] },
 });
