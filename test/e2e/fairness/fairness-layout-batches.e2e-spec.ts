@@ -7,6 +7,7 @@ import { bootFairApp } from '../../fixtures/fairness-app';
 import { enqueue, many } from '../../support/jobs';
 import { uniquePrefix } from '../../support/redis-url';
 import { openRedis, TestRedisClient } from '../../support/test-redis';
+import { waitFor } from '../../support/wait';
 
 /** The hold score's floor (fair-bull.lua): BullMQ's delayed jobs at or above it are the gate's. */
 const HOLD_MIN = 9007199254736896;
@@ -27,8 +28,8 @@ describe('a change of lanes moves the held jobs in batches of script calls', () 
   beforeAll(() => {
     redis = openRedis();
   });
+  afterEach(() => jest.restoreAllMocks());
   afterAll(async () => {
-    jest.restoreAllMocks();
     for (const app of apps) await app.close();
     await redis?.quit();
   });
@@ -44,16 +45,32 @@ describe('a change of lanes moves the held jobs in batches of script calls', () 
     return delayed;
   }
 
-  /** Boots the queue again with lanes a and b (no workers); its start moves the backlog. */
+  /**
+   * Boots the queue again with lanes a and b (no workers): its start moves the backlog, then puts
+   * the tenants back in turn a page a call (off the boot's path); resolves once the last page
+   * (`wakes`: where each call left off, '' for the last) is done.
+   */
   async function bootWithLanes(prefix: string) {
+    const wakes: string[] = [];
+    const admin = FairGate.prototype.admin;
+    jest.spyOn(FairGate.prototype, 'admin').mockImplementation(async function (
+      this: FairGate,
+      tenantId: string,
+      op: string,
+      value?: string,
+    ) {
+      const reply = await admin.call(this, tenantId, op, value);
+      if (op === 'wake') wakes.push(String(reply[5]));
+      return reply;
+    });
     const after = await bootFairApp({
       prefix,
       fairness: { ...FAIRNESS, lanes: { a: { share: 0.5 }, b: { share: 0.5 } }, defaultLane: 'a' },
       concurrency: 0,
     });
     apps.push(after);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    return after;
+    await waitFor(() => wakes[wakes.length - 1] === '', 'the move of the backlog and its turns');
+    return { after, wakes };
   }
 
   it('moves ~2,500 held ids about 1,000 a call, whole tenants, and every tenant keeps its backlog', async () => {
@@ -73,7 +90,7 @@ describe('a change of lanes moves the held jobs in batches of script calls', () 
       changes.push(change);
       return change;
     });
-    const after = await bootWithLanes(prefix);
+    const { after } = await bootWithLanes(prefix);
     // Its first check (at bootstrap) moved them: whole tenants of 99-100 held ids a call, a call
     // stopping once it has moved 1,000 or more (so under 1,100), then the rest.
     const moved = changes.find((change) => change !== undefined);
@@ -103,19 +120,7 @@ describe('a change of lanes moves the held jobs in batches of script calls', () 
         Array.from({ length: 2500 }, (_, i) => enqueue(app, 'fair', `w${i}`, [{}, {}])),
       );
     });
-    const wakes: string[] = [];
-    const admin = FairGate.prototype.admin;
-    jest.spyOn(FairGate.prototype, 'admin').mockImplementation(async function (
-      this: FairGate,
-      tenantId: string,
-      op: string,
-      value?: string,
-    ) {
-      const reply = await admin.call(this, tenantId, op, value);
-      if (op === 'wake') wakes.push(String(reply[5]));
-      return reply;
-    });
-    const after = await bootWithLanes(prefix);
+    const { after, wakes } = await bootWithLanes(prefix);
     // More than one page (HSCAN's COUNT is a hint: about 1,000 a page), the last ending it.
     expect(wakes.length).toBeGreaterThanOrEqual(2);
     expect(wakes[wakes.length - 1]).toBe('');
