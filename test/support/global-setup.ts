@@ -1,5 +1,6 @@
 import { StartedCluster, startRedisCluster } from './redis-cluster';
 import { hasRedisServer, startRedis, StartedRedis } from './redis-server';
+import { startScriptTrace } from './script-coverage';
 import { CLUSTER_NODES_ENV, clusterSwitchOn } from './test-redis';
 
 declare global {
@@ -21,6 +22,7 @@ export default async function globalSetup(): Promise<void> {
     process.env[CLUSTER_NODES_ENV] = cluster.nodes.map((n) => `${n.host}:${n.port}`).join(',');
     process.env.REDIS_URL = `redis://${cluster.nodes[0].host}:${cluster.nodes[0].port}`;
     process.env.TQ_TEST_OWNS_REDIS = '1';
+    startScriptTrace();
     return;
   }
   if (process.env.REDIS_URL) return;

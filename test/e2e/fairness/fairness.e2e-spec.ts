@@ -119,6 +119,34 @@ describe('fair gate (one process, real Redis)', () => {
     expect(share).toBeLessThan(0.65);
   });
 
+  it("runs a tenant's delayed jobs once their delay ends, at their turn ahead of a flood queued before them", async () => {
+    // A delayed job would hold a slot while it waits: it goes to BullMQ's delayed set directly,
+    // and takes its turn in the gate when its delay ends.
+    const started: Started[] = [];
+    moduleRef = await bootFairApp({
+      prefix: uniquePrefix(),
+      fairness: {},
+      concurrency: 2,
+      started,
+    });
+    await enqueue(moduleRef, 'fair', 'A', many(400, { ms: 10 }));
+    await waitFor(() => started.length >= 2, 'the flood running');
+    const addedAt = Date.now();
+    const delayed = await enqueue(moduleRef, 'fair', 'B', many(2, { ms: 1 }), { delay: 500 });
+    const bull = moduleRef.get(TenantQueueRegistry).getQueue('fair').bullQueue;
+    for (const { id } of delayed) expect(await bull.getJobState(id!)).toBe('delayed');
+    const ofB = () => started.filter((s) => s.tenantId === 'B');
+    await waitFor(() => ofB().length === 2, "B's delayed jobs started");
+    for (const { at } of ofB()) expect(at).toBeGreaterThanOrEqual(addedAt + 500);
+    // At their turn: within a few starts of the delay's end, not behind A's ~390 queued jobs.
+    const firstB = started.indexOf(ofB()[0]);
+    const aAfterDelay = started
+      .slice(0, firstB)
+      .filter((s) => s.tenantId === 'A' && s.at >= addedAt + 500).length;
+    expect(aAfterDelay).toBeLessThanOrEqual(6);
+    expect(started.filter((s) => s.tenantId === 'A').length).toBeLessThan(400);
+  });
+
   it('gives weights 3:1 completed shares within 10% while both are backlogged', async () => {
     const started: Started[] = [];
     moduleRef = await bootFairApp({
