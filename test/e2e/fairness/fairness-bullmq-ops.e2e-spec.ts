@@ -86,7 +86,7 @@ class OpsProcessor extends TenantWorkerHost {
       throw Worker.RateLimitError();
     }
     if (attempt === 1 && job.data.then === 'delay') {
-      await job.moveToDelayed(Date.now() + 1000, token);
+      await job.moveToDelayed(Date.now() + 300, token);
       throw new DelayedError();
     }
     if (attempt === 1 && job.data.then === 'wait') {
@@ -141,15 +141,17 @@ describe.each([byTurn, throughHold])(
               ]),
             },
           }),
+          // A quick tick makes what a tick does (a freed slot's next job, a stranger counted) come
+          // soon after the >= 1 s check interval allows it.
           TenantQueueModule.registerQueue({
             name: 'ops',
-            fairness: { tickMs: 200, priorityByTurn },
+            fairness: { tickMs: 50, priorityByTurn },
           }),
           TenantQueueModule.registerQueue({ name: 'ops-children' }),
           // No processor of the module: plain BullMQ workers run its jobs.
           TenantQueueModule.registerQueue({
             name: 'ops-bare',
-            fairness: { tickMs: 200, priorityByTurn },
+            fairness: { tickMs: 50, priorityByTurn },
           }),
           // Jobs run by hand (getNextJob); its tick is too slow to free a slot while a test reads.
           TenantQueueModule.registerQueue({
@@ -195,11 +197,20 @@ describe.each([byTurn, throughHold])(
     };
     const startedOnce = (ids: string[]) =>
       expect(ids.map((id) => [id, starts.get(id)])).toEqual(ids.map((id) => [id, 1]));
+    /** For a check that a job does not start: the gate of `queue` had its chance to admit it
+     * wrongly (two ticks of its own, the second begun after this call, whatever the load), then a
+     * worker with a free slot had time to take it. */
+    const gateHadItsChance = async (queue = 'ops') => {
+      const { upkeep } = moduleRef.get(FairGateRegistry).get(queue);
+      await upkeep.tick();
+      await upkeep.tick();
+      await sleep(150);
+    };
     /** The acme cap of 1 holds: of two new jobs, the second waits for the first. */
     const capHolds = async (prefix: string) => {
       await addJobs(prefix, 2);
       await waitFor(() => running.has(`${prefix}-1`), `${prefix}-1 running`);
-      await sleep(500);
+      await gateHadItsChance();
       expect(running.has(`${prefix}-2`)).toBe(false);
       await finishInOrder([`${prefix}-1`, `${prefix}-2`]);
       await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
@@ -217,7 +228,7 @@ describe.each([byTurn, throughHold])(
       );
       await waitFor(async () => (await inFlight()) === 3, 'the promoted jobs counted');
       await asAcme(() => queueOf().add('work', { n: 4 }, { jobId: 'promote-all-4' }));
-      await sleep(500);
+      await gateHadItsChance();
       expect(running.has('promote-all-4')).toBe(false);
       await finishInOrder(['promote-all-1', 'promote-all-2', 'promote-all-3', 'promote-all-4']);
       startedOnce(['promote-all-1', 'promote-all-2', 'promote-all-3', 'promote-all-4']);
@@ -275,7 +286,7 @@ describe.each([byTurn, throughHold])(
       await (await Job.fromId(bull, 'change-delay-3'))!.changeDelay(300);
       await waitFor(() => running.has('change-delay-3'), 'the job out of the hold running');
       await waitFor(async () => (await inFlight()) === 2, 'it is counted');
-      await sleep(300);
+      await gateHadItsChance();
       expect(running.has('change-delay-2')).toBe(false);
       await finishInOrder(['change-delay-1', 'change-delay-3', 'change-delay-2']);
       startedOnce(['change-delay-1', 'change-delay-2', 'change-delay-3']);
@@ -287,7 +298,7 @@ describe.each([byTurn, throughHold])(
       await addJobs('change-priority');
       await waitFor(() => running.has('change-priority-1'), 'the first job running');
       await (await Job.fromId(bull, 'change-priority-3'))!.changePriority({ priority: 5 });
-      await sleep(500);
+      await gateHadItsChance();
       expect(await stateOf(bull, 'change-priority-3')).toBe('delayed');
       await finishInOrder(['change-priority-1', 'change-priority-2', 'change-priority-3']);
       expect((await Job.fromId(bull, 'change-priority-3'))!.priority).toBe(5);
@@ -319,7 +330,7 @@ describe.each([byTurn, throughHold])(
           state === 'delayed' ? ids.slice(1) : admitted ? ids.slice(0, 1) : [],
         );
         await finishInOrder(ids.filter((id) => !cleaned.includes(id)));
-        await sleep(300);
+        await gateHadItsChance();
         for (const id of cleaned.filter((id) => ids.includes(id))) {
           expect([id, starts.get(id)]).toEqual([id, undefined]);
         }
@@ -369,7 +380,7 @@ describe.each([byTurn, throughHold])(
         if (then === 'children') {
           await waitFor(() => running.has(`${id}-child`), 'the child running');
           expect(await stateOf(bull, id)).toBe('waiting-children');
-          await sleep(500);
+          await gateHadItsChance();
           expect(await inFlight()).toBe(1);
           running.get(`${id}-child`)!();
         }
@@ -448,7 +459,7 @@ describe.each([byTurn, throughHold])(
       // update-3 holds acme's one slot, whatever tenant it runs in.
       await waitFor(() => running.has('update-3'), 'update-3 running');
       expect(tenants.get('update-3')).toEqual(['b']);
-      await sleep(500);
+      await gateHadItsChance();
       expect(running.has('update-4')).toBe(false);
       expect(await inFlight()).toBe(1);
       await finishInOrder(['update-3', 'update-4']);
@@ -456,11 +467,11 @@ describe.each([byTurn, throughHold])(
       await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme', 'b']);
     });
 
-    it("queue.setGlobalRateLimit(2, 1000) bounds the starts on top of the tenants' rules, each job once", async () => {
+    it("queue.setGlobalRateLimit(2, 500) bounds the starts on top of the tenants' rules, each job once", async () => {
       const bull = queueOf().bullQueue;
       const ids = ['rate-a-1', 'rate-a-2', 'rate-b-1', 'rate-b-2', 'rate-c-1', 'rate-c-2'];
       const startedAt = new Map<string, number>();
-      await bull.setGlobalRateLimit(2, 1000);
+      await bull.setGlobalRateLimit(2, 500);
       try {
         await addJobs('rate-a', 2);
         for (const tenant of ['b', 'c']) {
@@ -487,9 +498,9 @@ describe.each([byTurn, throughHold])(
       } finally {
         await bull.removeGlobalRateLimit();
       }
-      // At most two starts in any window shorter than BullMQ's 1,000 ms, acme's two one by one.
+      // At most two starts in any window shorter than BullMQ's 500 ms, acme's two one by one.
       const times = [...startedAt.values()].sort((x, y) => x - y);
-      for (let i = 2; i < times.length; i++) expect(times[i] - times[i - 2]).toBeGreaterThan(800);
+      for (let i = 2; i < times.length; i++) expect(times[i] - times[i - 2]).toBeGreaterThan(400);
       expect(startedAt.get('rate-a-2')!).toBeGreaterThan(startedAt.get('rate-a-1')!);
       for (const id of ids) {
         await waitFor(async () => (await stateOf(bull, id)) === 'completed', `${id} completed`);
@@ -507,7 +518,7 @@ describe.each([byTurn, throughHold])(
         );
       await bull.upsertJobScheduler(
         'no-envelope',
-        { every: 300 },
+        { every: 150 },
         { name: 'work', data: { n: 1 } },
       );
       try {
@@ -527,7 +538,7 @@ describe.each([byTurn, throughHold])(
       // With acme's envelope, BullMQ promotes each run itself, outside the gate's turns.
       await bull.upsertJobScheduler(
         'with-envelope',
-        { every: 300 },
+        { every: 150 },
         { name: 'work', data: { n: 1, _tenant: envelope } as Data },
       );
       let ids: string[] = [];
@@ -539,7 +550,13 @@ describe.each([byTurn, throughHold])(
       } finally {
         await bull.removeJobScheduler('with-envelope');
       }
-      await sleep(500);
+      // Every run BullMQ made before the removal has started: none left to start.
+      await waitFor(async () => {
+        const jobs = await bull.getJobs(['active', 'waiting', 'prioritized', 'delayed']);
+        return jobs
+          .filter((job) => job.id!.startsWith('repeat:with-envelope:'))
+          .every((job) => running.has(job.id!));
+      }, 'the runs made before the removal running');
       ids = [...running.keys()].filter((id) => id.startsWith('repeat:with-envelope:'));
       for (const id of ids) expect(tenants.get(id)).toEqual(['acme']);
       await waitFor(async () => (await inFlight()) === ids.length, 'the runs counted');
@@ -605,7 +622,7 @@ describe.each([byTurn, throughHold])(
       }
       try {
         await waitFor(() => running.has('reprioritize-2'), 'the reprioritized job running');
-        await sleep(500);
+        await gateHadItsChance();
         // Where the queue takes turns at add, the pause takes the others back into the gate.
         if (priorityByTurn) {
           expect(running.has('reprioritize-1') || running.has('reprioritize-3')).toBe(false);
@@ -640,7 +657,7 @@ describe.each([byTurn, throughHold])(
       expect(copy.timestamp + copy.delay).toBeGreaterThan(Date.UTC(2039, 8, 1));
       await finishInOrder(['duplicate-1', 'duplicate-2']);
       await gateDrained(moduleRef.get(TenantFairness), 'ops', ['acme']);
-      await sleep(500);
+      await gateHadItsChance();
       expect(await stateOf(bull, 'duplicate-copy')).toBe('delayed');
       // Without the delay, it runs at once, outside the gate's turn, as a plain queue.add does.
       const { delay: _delay, ...rest } = held.opts;
@@ -665,7 +682,7 @@ describe.each([byTurn, throughHold])(
         }
         for (let done = 0; done < ids.length; done++) {
           await waitFor(() => ids.some((id) => running.has(id)), 'a job running');
-          await sleep(300);
+          await gateHadItsChance();
           const now = ids.filter((id) => running.has(id));
           expect(now).toHaveLength(1);
           running.get(now[0])!();
@@ -830,7 +847,7 @@ describe.each([byTurn, throughHold])(
     it('a plain BullMQ worker SIGKILLed mid-job: BullMQ takes its job back, every job runs, no slot is kept', async () => {
       const bull = queueOf('ops-bare').bullQueue;
       const child = fork(join(__dirname, '..', '..', 'fixtures', 'plain-bullmq-worker.js'), [], {
-        env: { ...process.env, QUEUE: 'ops-bare', PREFIX: bull.opts.prefix!, LOCK_MS: '1000' },
+        env: { ...process.env, QUEUE: 'ops-bare', PREFIX: bull.opts.prefix!, LOCK_MS: '500' },
       });
       const killed: string[] = [];
       child.on('message', (message) => {
@@ -841,7 +858,7 @@ describe.each([byTurn, throughHold])(
         await new Promise((resolve) => child.once('message', resolve));
         await addJobs('kill', 3, {}, 'ops-bare');
         await waitFor(() => killed.length === 1, 'the child worker took the first job');
-        await sleep(300);
+        await gateHadItsChance('ops-bare');
         // acme's cap is 1: the child took one job only.
         expect(killed).toEqual(['kill-1']);
         const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -852,8 +869,8 @@ describe.each([byTurn, throughHold])(
         worker = new Worker('ops-bare', async (job) => void done.push(job.id!), {
           connection: testConnection(),
           prefix: bull.opts.prefix,
-          lockDuration: 1000,
-          stalledInterval: 500,
+          lockDuration: 500,
+          stalledInterval: 250,
         });
         await waitFor(() => done.length === 3, 'every job ran', 30_000);
         expect(done).toEqual(['kill-1', 'kill-2', 'kill-3']);
