@@ -18,6 +18,7 @@ import { testRootImports } from '../../support/test-module';
 import { openRedis, testConnection } from '../../support/test-redis';
 import { sleep, waitFor } from '../../support/wait';
 import { gateDrained, stateOf } from '../../support/admissions';
+import { FairGateRegistry } from '../../../lib/fairness/fair-gate.registry';
 
 /** Jobs held in the processor until the test lets them finish, and how often each started. */
 const running = new Map<string, () => void>();
@@ -40,6 +41,18 @@ class HeldProcessor extends TenantWorkerHost {
     return new Promise((resolve) => running.set(job.id!, () => resolve(`done ${job.data.n}`)));
   }
 }
+
+/**
+ * For a check that a job does not start (or not twice): the gate of `queue` had its chance to
+ * admit it wrongly (two ticks of its own, the second begun after this call, whatever the load),
+ * then a worker with a free slot had time to take it.
+ */
+const gateHadItsChance = async (moduleRef: TestingModule, queue: string) => {
+  const { upkeep } = moduleRef.get(FairGateRegistry).get(queue);
+  await upkeep.tick();
+  await upkeep.tick();
+  await sleep(150);
+};
 
 /** The same on a queue with fair keys (its backlog is one sorted set per tenant and lane). */
 @TenantProcessor('stated-keyed', { concurrency: 4 })
@@ -64,19 +77,20 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
           },
         }),
         // Every job through the gate's hold (priorityByTurn: false); the default, turns at add(),
-        // is seen through BullMQ's API below.
+        // is seen through BullMQ's API below. A quick tick makes what a tick does (a freed slot's
+        // next job, a stranger counted) come soon after the >= 1 s check interval allows it.
         TenantQueueModule.registerQueue({
           name: 'stated',
-          fairness: { tickMs: 200, priorityByTurn: false },
+          fairness: { tickMs: 50, priorityByTurn: false },
         }),
         TenantQueueModule.registerQueue({
           name: 'stated-keyed',
-          fairness: { tickMs: 200, priorityByTurn: false, fairKey: 'job' },
+          fairness: { tickMs: 50, priorityByTurn: false, fairKey: 'job' },
         }),
         // No processor of the module: a plain BullMQ worker runs its jobs (see below).
         TenantQueueModule.registerQueue({
           name: 'bare',
-          fairness: { tickMs: 200, priorityByTurn: false },
+          fairness: { tickMs: 50, priorityByTurn: false },
         }),
       ],
       providers: [HeldProcessor, HeldKeyedProcessor],
@@ -106,7 +120,7 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
     const first = await Job.fromId(bull, 'first');
     expect(first!.data).toMatchObject({ n: 1, _tenant: { tenantId: 'acme' } });
     // acme's cap is 1: the second job is held, whatever holding state the gate uses.
-    await sleep(300);
+    await gateHadItsChance(moduleRef, 'stated');
     expect(running.has('second')).toBe(false);
     expect(await stateOf(bull, 'second')).not.toBe('active');
     expect(await bull.getJobCounts('active')).toEqual({ active: 1 });
@@ -229,7 +243,7 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
     await gateDrained(fairness, 'stated', ['acme']);
   });
 
-  // A capped tenant's picks each met one removed id (at most 8 a call at cap 1, so about 40 a
+  // A capped tenant's picks each met one removed id (at most 8 a call at cap 1, so about 160 a
   // second at this tickMs): after `clean` of thousands of held jobs its next job waited minutes
   // (an operator's trial: 300 new jobs still delayed a minute after 4,385 were cleaned).
   it.each([
@@ -336,7 +350,7 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
         () => running.has('again-1') && running.has('again-2'),
         'the raised cap admits the held jobs',
       );
-      await sleep(300);
+      await gateHadItsChance(moduleRef, 'stated');
       for (const id of ['again-run', 'again-1', 'again-2']) running.get(id)!();
       for (const id of ['again-run', 'again-1', 'again-2']) {
         await waitFor(async () => (await stateOf(bull, id)) === 'completed', `${id} completed`);
@@ -427,7 +441,7 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
       'the retried job counted',
     );
     await asAcme(() => queue.add('work', { n: 13 }, { jobId: 'after-retry' }));
-    await sleep(500);
+    await gateHadItsChance(moduleRef, 'stated');
     expect(running.has('after-retry')).toBe(false);
     expect(await stateOf(bull, 'after-retry')).toBe('delayed');
     running.get('retried')!();
@@ -457,7 +471,7 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
               opts: {
                 jobId: `${name}-promoted`,
                 attempts: 2,
-                backoff: { type: 'fixed', delay: 3000 },
+                backoff: { type: 'fixed', delay: 1500 },
               },
             },
             { name: 'work', data: { n: 23 }, opts: { jobId: `${name}-behind` } },
@@ -472,7 +486,7 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
         await (await Job.fromId(bull, `${name}-promoted`))!.promote();
         await waitFor(() => failing.has(`${name}-promoted`), 'the promoted job runs');
         await waitFor(async () => (await inFlight()) === 3, 'the promoted job counted');
-        // Its first attempt fails: BullMQ keeps it in `delayed` for its 3 s backoff, where the
+        // Its first attempt fails: BullMQ keeps it in `delayed` for its 1.5 s backoff, where the
         // gate must not take it for one of its own held jobs when the two long jobs end.
         failing.get(`${name}-promoted`)!();
         await waitFor(
@@ -488,7 +502,7 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
           'the retry runs after its backoff',
           15_000,
         );
-        expect(Date.now() - backoffFrom).toBeGreaterThanOrEqual(2000);
+        expect(Date.now() - backoffFrom).toBeGreaterThanOrEqual(1000);
         running.get(`${name}-promoted`)!();
         running.get(`${name}-behind`)!();
         await waitFor(async () => (await inFlight()) === 0, 'every slot back');
@@ -559,7 +573,7 @@ describe(`fair queue seen through BullMQ's API, the gate's hold (bullmq ${BULLMQ
     try {
       await asAcme(() => queue.add('work', { n: 4 }, { jobId: 'ob-after' }));
       await waitFor(() => done.includes('ob-after'), 'the job added after obliterate runs', 20_000);
-      await sleep(300);
+      await gateHadItsChance(moduleRef, 'bare');
       expect(done).toEqual(['ob-after']);
       await gateDrained(moduleRef.get(TenantFairness), 'bare', ['acme']);
     } finally {
@@ -591,9 +605,9 @@ describe(`fair queue seen through BullMQ's API, by turn (bullmq ${BULLMQ_VERSION
     @Module({
       imports: [
         ...testRootImports(uniquePrefix('turned')),
-        TenantQueueModule.registerQueue({ name: 'turned', fairness: { tickMs: 200 } }),
+        TenantQueueModule.registerQueue({ name: 'turned', fairness: { tickMs: 50 } }),
         // No processor of the module: a plain BullMQ worker runs its jobs.
-        TenantQueueModule.registerQueue({ name: 'plainly', fairness: { tickMs: 200 } }),
+        TenantQueueModule.registerQueue({ name: 'plainly', fairness: { tickMs: 50 } }),
       ],
       providers: [TurnProcessor],
     })
@@ -666,7 +680,7 @@ describe(`fair queue seen through BullMQ's API, by turn (bullmq ${BULLMQ_VERSION
     try {
       await as('p', () => queue.add('work', { n: 7 }, { jobId: 'paused-turn' }));
       expect(await stateOf(bull, 'paused-turn')).toBe('prioritized');
-      await sleep(400);
+      await gateHadItsChance(moduleRef, 'turned');
       expect(turned.has('paused-turn')).toBe(false);
     } finally {
       await bull.resume();
@@ -774,7 +788,7 @@ describe(`fair queue seen through BullMQ's API, by turn (bullmq ${BULLMQ_VERSION
     try {
       await as('f', () => queue.add('work', { n: 4 }, { jobId: 'ob-after' }));
       await waitFor(() => done.includes('ob-after'), 'the job added after obliterate runs');
-      await sleep(300);
+      await gateHadItsChance(moduleRef, 'plainly');
       expect(done).toEqual(['ob-after']);
     } finally {
       await worker.close();
