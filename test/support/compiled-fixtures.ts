@@ -1,11 +1,15 @@
 import { ChildProcess, fork } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
-  copyFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
   readdirSync,
+  renameSync,
+  rmSync,
   statSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,39 +26,118 @@ function* files(dir: string): Generator<string> {
   }
 }
 
-/**
- * Transpiles `lib/` and the given test files or folders (paths from the repository root) to JavaScript in
- * a temp folder, as ts-node's transpile-only mode would, once: a forked process then boots in
- * plain Node, ~6x less CPU than compiling the library again in every process (what a test that
- * starts a dozen processes on a loaded machine pays for). Returns the folder.
- */
-export function compileFixtures(testFiles: string[]): string {
-  const out = mkdtempSync(join(tmpdir(), 'tq-fixtures-'));
-  const options: ts.CompilerOptions = {
-    module: ts.ModuleKind.CommonJS,
-    target: ts.ScriptTarget.ES2022,
-    esModuleInterop: true,
-    experimentalDecorators: true,
-    emitDecoratorMetadata: true,
-    useDefineForClassFields: false,
-    resolveJsonModule: true,
-  };
+const OPTIONS: ts.CompilerOptions = {
+  module: ts.ModuleKind.CommonJS,
+  target: ts.ScriptTarget.ES2022,
+  esModuleInterop: true,
+  experimentalDecorators: true,
+  emitDecoratorMetadata: true,
+  useDefineForClassFields: false,
+  resolveJsonModule: true,
+};
+
+/** A file's bytes (a Buffer, typed as the Uint8Array it is). */
+function bytes(path: string): Uint8Array {
+  const buffer = readFileSync(path);
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+}
+
+/** `lib/` and the given files or folders: each file's path from the root and its content. */
+function sourcesOf(testFiles: string[]): [path: string, content: Uint8Array][] {
   const sources = [...files(join(ROOT, 'lib'))].filter((f) => !f.endsWith('.spec.ts'));
   const given = testFiles
     .map((f) => join(ROOT, f))
     .flatMap((path) => (statSync(path).isDirectory() ? [...files(path)] : [path]));
-  for (const source of [...sources, ...given]) {
-    const target = join(out, relative(ROOT, source));
+  return [...sources, ...given].map((source) => [relative(ROOT, source), bytes(source)]);
+}
+
+/** Writes the sources into `out`, `.ts` files transpiled to `.js`. */
+function transpileInto(out: string, sources: [string, Uint8Array][]): void {
+  for (const [path, content] of sources) {
+    const target = join(out, path);
     mkdirSync(dirname(target), { recursive: true });
-    if (source.endsWith('.ts')) {
-      const { outputText } = ts.transpileModule(readFileSync(source, 'utf8'), {
-        compilerOptions: options,
-        fileName: source,
+    if (path.endsWith('.ts')) {
+      const { outputText } = ts.transpileModule(new TextDecoder().decode(content), {
+        compilerOptions: OPTIONS,
+        fileName: join(ROOT, path),
       });
       writeFileSync(target.replace(/\.ts$/, '.js'), outputText);
-    } else copyFileSync(source, target);
+    } else writeFileSync(target, content);
   }
+}
+
+/**
+ * Transpiles `lib/` and the given test files or folders (paths from the repository root) to JavaScript in
+ * a temp folder, as ts-node's transpile-only mode would, once: a forked process then boots in
+ * plain Node, ~6x less CPU than compiling the library again in every process (what a test that
+ * starts a dozen processes on a loaded machine pays for). Returns the folder, which is the
+ * caller's (to remove when done).
+ */
+export function compileFixtures(testFiles: string[]): string {
+  const out = mkdtempSync(join(tmpdir(), 'tq-fixtures-'));
+  transpileInto(out, sourcesOf(testFiles));
   return out;
+}
+
+/** Where `sharedCompiledFixtures` keeps its trees, one folder per content key. */
+const SHARED = join(tmpdir(), 'tq-fixtures-shared');
+/** A shared tree unused this long is removed when another is written. */
+const SHARED_UNUSED_MS = 24 * 3600_000;
+
+/**
+ * As `compileFixtures`, but the tree is shared by every test file and jest run (the three runs
+ * `npm test` keeps going at once, the variants) that transpiles the same sources: it sits in a
+ * folder named after a hash of every source's path and content, this file, the compiler options
+ * and the TypeScript version, so a change to any of them gives a new tree and a stale one is
+ * never used. Transpiling lib/, the fixtures, the kit and the sample took 6-8 s of a loaded
+ * 2-core host per test file. A tree is written in a folder of its own and renamed into place
+ * whole, marker inside: two processes that miss at once both transpile, one rename wins, and no
+ * reader ever sees a tree half-written. Never remove the folder returned: other runs may use it.
+ */
+export function sharedCompiledFixtures(testFiles: string[]): string {
+  const sources = sourcesOf(testFiles);
+  const hash = createHash('sha256');
+  hash.update(`${ts.version}\0${JSON.stringify(OPTIONS)}\0`);
+  hash.update(bytes(join(ROOT, 'test', 'support', 'compiled-fixtures.ts')));
+  for (const [path, content] of sources) {
+    hash.update(`${path}\0${content.length}\0`);
+    hash.update(content);
+  }
+  const out = join(SHARED, hash.digest('hex').slice(0, 32));
+  const marker = join(out, '.complete');
+  if (existsSync(marker)) {
+    const now = new Date();
+    utimesSync(out, now, now);
+    return out;
+  }
+  mkdirSync(SHARED, { recursive: true });
+  const fresh = mkdtempSync(join(SHARED, 'writing-'));
+  transpileInto(fresh, sources);
+  writeFileSync(join(fresh, '.complete'), '');
+  try {
+    renameSync(fresh, out);
+  } catch (error) {
+    // Another process renamed its own (identical) tree into place first.
+    rmSync(fresh, { recursive: true, force: true });
+    if (!existsSync(marker)) throw error;
+  }
+  pruneShared(out);
+  return out;
+}
+
+/** Removes shared trees (and abandoned half-written ones) nobody used for a day. */
+function pruneShared(keep: string): void {
+  for (const entry of readdirSync(SHARED)) {
+    const path = join(SHARED, entry);
+    if (path === keep) continue;
+    try {
+      if (Date.now() - statSync(path).mtimeMs > SHARED_UNUSED_MS) {
+        rmSync(path, { recursive: true, force: true });
+      }
+    } catch {
+      // removed by another process meanwhile
+    }
+  }
 }
 
 /** The JavaScript file of a fixture compiled by `compileFixtures` (`fixture` from the root, `.ts`). */

@@ -1,20 +1,18 @@
 import { ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import type { INestApplicationContext, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 
-/** Every file a fixture may load, transpiled once per test file (see `compileFixtures`). */
+/**
+ * Every file a fixture may load, transpiled once for every test file and jest run that has the
+ * same sources (see `sharedCompiledFixtures`).
+ */
 let compiled: string | undefined;
 
-/** The folder of the fixtures compiled with the library, once per test file. */
-async function compiledTree(): Promise<string> {
+/** The folder of the fixtures compiled with the library (shared: never remove it). */
+export async function compiledTree(): Promise<string> {
   // Loaded here, not at the top: fixture processes import this file too, and need no compiler.
-  const { compileFixtures } = await import('./compiled-fixtures');
-  if (!compiled) {
-    const out = compileFixtures(['test/fixtures', 'test/support', 'sample-app']);
-    process.once('exit', () => rmSync(out, { recursive: true, force: true }));
-    compiled = out;
-  }
+  const { sharedCompiledFixtures } = await import('./compiled-fixtures');
+  compiled ??= sharedCompiledFixtures(['test/fixtures', 'test/support', 'sample-app']);
   return compiled;
 }
 
