@@ -9,7 +9,7 @@ jest.setTimeout(240_000);
 const run = hasRedisServer() && !isClusterRun() ? describe : describe.skip;
 
 /** Bound of the app's shutdown in these tests (`shutdownTimeoutMs`). */
-const SHUTDOWN_MS = 3000;
+const SHUTDOWN_MS = 1000;
 /** A loaded 2-core machine: what a process needs beyond the bound to exit. */
 const EXIT_SLACK_MS = 12_000;
 
@@ -62,7 +62,7 @@ run('an app with a @TenantCron and workers, booted while Redis is down (real pro
     );
     await app.waitEvent('ran', 'the worker running the job', 60_000);
     expect(app.event('ran')).toEqual({ ran: 'cat.png', tenant: 'acme' });
-    // The cron runs every minute of the fixture's scheduler clock (6 s): its driver was stored
+    // The cron runs every minute of the fixture's scheduler clock (3 s): its driver was stored
     // once Redis answered.
     await app.waitEvent('cron', 'the @TenantCron firing for acme', 150_000);
     expect(app.event('cron')).toEqual({ cron: 'acme' });
