@@ -11,7 +11,7 @@ const run = hasRedisServer() && !isClusterRun() ? describe : describe.skip;
 
 const JOBS = 400;
 /** The fixture's `shutdownTimeoutMs`. */
-const SHUTDOWN_MS = 3000;
+const SHUTDOWN_MS = 1000;
 /** A loaded 2-core machine: what a process needs beyond the bound to exit. */
 const EXIT_SLACK_MS = 12_000;
 
