@@ -1,7 +1,8 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { packedPackage } from '../support/packed-package';
 import { uniquePrefix } from '../support/redis-url';
 import { waitFor } from '../support/wait';
 
@@ -37,12 +38,10 @@ describe('the packed library in a NestJS 12 app (npm install, tsc, node)', () =>
         throw new Error(`${command} ${args.join(' ')} failed:\n${stdout ?? ''}${stderr ?? ''}`);
       }
     };
-    run('npm', ['run', 'build'], root);
-    const [packed] = JSON.parse(
-      run('npm', ['pack', '--json', '--pack-destination', dir], root),
-    ) as {
-      filename: string;
-    }[];
+    // The tarball `npm pack` makes (built by prepack in a clean clone), shared with the packaging
+    // suites of the jest runs that have the same sources (see packedPackage).
+    const packed = packedPackage();
+    copyFileSync(join(packed.dir, packed.filename), join(dir, packed.filename));
     const nest12 = __dirname;
     const dependencies = {
       'nestjs-tenant-queue': `file:./${packed.filename}`,
@@ -68,7 +67,12 @@ describe('the packed library in a NestJS 12 app (npm install, tsc, node)', () =>
       join(dir, 'package.json'),
       JSON.stringify({ name: 'nest12-user-app', private: true, dependencies }, null, 2),
     );
-    run('npm', ['install', '--no-audit', '--no-fund', '--strict-peer-deps'], dir);
+    // Metadata npm cached already (the variants' installs, an earlier run) is not asked again.
+    run(
+      'npm',
+      ['install', '--prefer-offline', '--no-audit', '--no-fund', '--strict-peer-deps'],
+      dir,
+    );
     cpSync(join(__dirname, 'app'), dir, { recursive: true });
     run(join(dir, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.json'], dir);
   }, 300_000);

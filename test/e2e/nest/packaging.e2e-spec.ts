@@ -1,19 +1,17 @@
 import { execFileSync } from 'node:child_process';
 import {
-  copyFileSync,
-  existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
   readdirSync,
-  realpathSync,
   rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { packedPackage } from '../../support/packed-package';
 
 const root = resolve(__dirname, '../../..');
 /** Each entry point's value exports, as the public API snapshot lists them. */
@@ -51,44 +49,23 @@ function run(command: string, args: string[], cwd: string, env = process.env): s
  */
 describe('the packed package (exports map, types, LICENSE)', () => {
   let app: string;
-  let clone: string;
   let files: string[];
 
   beforeAll(() => {
     app = mkdtempSync(join(tmpdir(), 'tq-pack-'));
-    // A clone: the repository's files without dist/ (never built), its install linked in.
-    // `npm pack` there must build the code itself (prepack).
-    clone = mkdtempSync(join(tmpdir(), 'tq-clone-'));
-    const sources = run('git', ['ls-files', '-co', '--exclude-standard', '-z'], root)
-      .split('\0')
-      .filter((path) => path && existsSync(join(root, path)));
-    for (const path of sources) {
-      mkdirSync(dirname(join(clone, path)), { recursive: true });
-      copyFileSync(join(root, path), join(clone, path));
-    }
-    symlinkSync(join(root, 'node_modules'), join(clone, 'node_modules'));
-    expect(existsSync(join(clone, 'dist'))).toBe(false);
-    // Only node, npm and a shell on the PATH, as on Windows (cmd.exe has no rm, cp, mkdir -p...):
-    // the build that prepack runs must do with Node alone.
-    const bin = join(app, '.bin');
-    mkdirSync(bin);
-    const npm = realpathSync(run('sh', ['-c', 'command -v npm'], root).trim());
-    symlinkSync(npm, join(bin, 'npm'));
-    symlinkSync(process.execPath, join(bin, 'node'));
-    symlinkSync(realpathSync(run('sh', ['-c', 'command -v sh'], root).trim()), join(bin, 'sh'));
-    const output = run('npm', ['pack', '--json', '--pack-destination', app], clone, {
-      ...process.env,
-      PATH: bin,
-    });
-    const [packed] = JSON.parse(output.slice(output.indexOf('[\n'))) as {
-      filename: string;
-      files: { path: string }[];
-    }[];
-    files = packed.files.map((file) => file.path);
+    // Packed in a clone without dist/ (never built), so `npm pack` there must build the code
+    // itself (prepack), with only node, npm and a shell on the PATH; once for every run with the
+    // same sources (see packedPackage).
+    const packed = packedPackage();
+    files = packed.files;
     const modules = join(app, 'node_modules');
     const target = join(modules, 'nestjs-tenant-queue');
     mkdirSync(target, { recursive: true });
-    run('tar', ['-xzf', join(app, packed.filename), '-C', target, '--strip-components=1'], app);
+    run(
+      'tar',
+      ['-xzf', join(packed.dir, packed.filename), '-C', target, '--strip-components=1'],
+      app,
+    );
     for (const entry of readdirSync(join(root, 'node_modules'))) {
       if (entry === '.bin' || entry.startsWith('.') || entry === 'nestjs-tenant-queue') continue;
       symlinkSync(join(root, 'node_modules', entry), join(modules, entry));
@@ -97,7 +74,6 @@ describe('the packed package (exports map, types, LICENSE)', () => {
 
   afterAll(() => {
     if (app) rmSync(app, { recursive: true, force: true });
-    if (clone) rmSync(clone, { recursive: true, force: true });
   });
 
   it('ships dist, the Lua scripts and the MIT LICENSE, and nothing from the repository', () => {

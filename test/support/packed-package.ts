@@ -1,0 +1,132 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+
+const ROOT = resolve(__dirname, '../..');
+/** Where `packedPackage` keeps its tarballs, one folder per content key. */
+const SHARED = join(tmpdir(), 'tq-packed');
+/** A tarball unused this long is removed when another is written. */
+const UNUSED_MS = 24 * 3600_000;
+
+/** What `npm pack` made: the tarball's folder and name, and the files it holds. */
+export interface PackedPackage {
+  dir: string;
+  filename: string;
+  files: string[];
+}
+
+function run(command: string, args: string[], cwd: string, env = process.env): string {
+  try {
+    return execFileSync(command, args, { cwd, env, encoding: 'utf8', stdio: 'pipe' });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(' ')} failed:\n${stdout ?? ''}${stderr ?? ''}`);
+  }
+}
+
+/** The repository's files (tracked and new, not ignored): what a clone holds. */
+function sources(): string[] {
+  return run('git', ['ls-files', '-co', '--exclude-standard', '-z'], ROOT)
+    .split('\0')
+    .filter((path) => path && existsSync(join(ROOT, path)));
+}
+
+/**
+ * The tarball `npm pack` makes in a clone of the repository: its files without dist/ (never
+ * built), its install linked in, and only node, npm and a shell on the PATH, as on Windows
+ * (cmd.exe has no rm, cp, mkdir -p...), so the build that prepack runs must do with Node alone.
+ *
+ * Made once for every jest run (the full run's and the Nest 12 run's packaging suites, the Nest 12
+ * packed app) with the same inputs: it sits in a folder named after a hash of every file of the
+ * clone, the Node and npm versions and the linked TypeScript's, so a change to any of them packs
+ * anew and a stale tarball is never used (each pack built the library with tsc, 10-13 s of a
+ * loaded 2-core host). The tarball is written in a folder of its own and renamed into place whole:
+ * two runs that miss at once both pack, one rename wins. Never remove or change what it returns.
+ */
+export function packedPackage(): PackedPackage {
+  const paths = sources();
+  const hash = createHash('sha256');
+  const npmVersion = run('npm', ['--version'], ROOT).trim();
+  const typescript = readFileSync(join(ROOT, 'node_modules', 'typescript', 'package.json'));
+  hash.update(`${process.version}\0${npmVersion}\0`);
+  hash.update(new Uint8Array(typescript.buffer, typescript.byteOffset, typescript.byteLength));
+  for (const path of paths) {
+    const content = readFileSync(join(ROOT, path));
+    hash.update(`\0${path}\0${content.length}\0`);
+    hash.update(new Uint8Array(content.buffer, content.byteOffset, content.byteLength));
+  }
+  const dir = join(SHARED, hash.digest('hex').slice(0, 32));
+  const manifest = join(dir, 'packed.json');
+  if (!existsSync(manifest)) pack(paths, dir);
+  const now = new Date();
+  utimesSync(dir, now, now);
+  return { dir, ...(JSON.parse(readFileSync(manifest, 'utf8')) as Omit<PackedPackage, 'dir'>) };
+}
+
+/** Packs a clone of `paths` into `dir` (see `packedPackage`). */
+function pack(paths: string[], dir: string): void {
+  mkdirSync(SHARED, { recursive: true });
+  const fresh = mkdtempSync(join(SHARED, 'packing-'));
+  const clone = mkdtempSync(join(tmpdir(), 'tq-clone-'));
+  const bin = mkdtempSync(join(tmpdir(), 'tq-bin-'));
+  try {
+    for (const path of paths) {
+      mkdirSync(dirname(join(clone, path)), { recursive: true });
+      copyFileSync(join(ROOT, path), join(clone, path));
+    }
+    symlinkSync(join(ROOT, 'node_modules'), join(clone, 'node_modules'));
+    if (existsSync(join(clone, 'dist'))) throw new Error('the clone has a dist/ before its pack');
+    const npm = realpathSync(run('sh', ['-c', 'command -v npm'], ROOT).trim());
+    symlinkSync(npm, join(bin, 'npm'));
+    symlinkSync(process.execPath, join(bin, 'node'));
+    symlinkSync(realpathSync(run('sh', ['-c', 'command -v sh'], ROOT).trim()), join(bin, 'sh'));
+    const output = run('npm', ['pack', '--json', '--pack-destination', fresh], clone, {
+      ...process.env,
+      // The pack runs as in a user's shell: without a variant run's resolve hook.
+      NODE_OPTIONS: undefined,
+      PATH: bin,
+    });
+    const [packed] = JSON.parse(output.slice(output.indexOf('[\n'))) as {
+      filename: string;
+      files: { path: string }[];
+    }[];
+    const files = packed.files.map((file) => file.path);
+    writeFileSync(join(fresh, 'packed.json'), JSON.stringify({ filename: packed.filename, files }));
+    try {
+      renameSync(fresh, dir);
+    } catch (error) {
+      // Another run renamed its own (identical) tarball into place first.
+      if (!existsSync(join(dir, 'packed.json'))) throw error;
+    }
+  } finally {
+    rmSync(clone, { recursive: true, force: true });
+    rmSync(bin, { recursive: true, force: true });
+    rmSync(fresh, { recursive: true, force: true });
+  }
+  for (const entry of readdirSync(SHARED)) {
+    const path = join(SHARED, entry);
+    try {
+      if (path !== dir && Date.now() - statSync(path).mtimeMs > UNUSED_MS) {
+        rmSync(path, { recursive: true, force: true });
+      }
+    } catch {
+      // removed by another run meanwhile
+    }
+  }
+}
