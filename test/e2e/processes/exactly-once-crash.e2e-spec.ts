@@ -11,6 +11,9 @@ import { testRootImports } from '../../support/test-module';
 import { waitFor } from '../../support/wait';
 
 const ROUNDS = 10;
+/** A round crashes a job of each at once, each in its own worker. */
+const TENANTS = ['acme', 'globex'];
+const AT_ONCE = TENANTS.length;
 /** Every process forked here, killed in afterAll whatever happened. */
 const children: ChildProcess[] = [];
 
@@ -22,17 +25,34 @@ describe.each<CrashPoint>(['before-commit', 'after-commit'])(
     let pool: Pool;
     let producer: INestApplicationContext;
 
-    /** Called with the process that reached the current round's crash point. */
-    let onCrashPoint: ((child: ChildProcess, message: string) => void) | undefined;
+    /** The processes that reached a crash point, by the job's id, with what each said. */
+    const crashed = new Map<string, { child: ChildProcess; message: string }>();
+
+    /** Workers ready and not killed. */
+    const live = new Set<ChildProcess>();
+    /** Every boot, awaited at the end (a boot that failed fails the test there). */
+    const boots: Promise<ChildProcess>[] = [];
 
     /** A forked worker; resolves once it is ready. */
     async function startWorker(): Promise<ChildProcess> {
       const env = { TQ_PREFIX: prefix, TQ_DATABASE_URL: postgres.url };
       const child = await forkFixture('exactly-once-worker.ts', env, children);
       child.on('message', (message) => {
-        if (String(message).startsWith('crash-point:')) onCrashPoint?.(child, String(message));
+        // 'crash-point:<point>:<job id>'
+        const [kind, , jobId] = String(message).split(':');
+        if (kind === 'crash-point') crashed.set(jobId, { child, message: String(message) });
       });
+      live.add(child);
       return child;
+    }
+
+    /** Boots `count` workers in the background. */
+    function bootWorkers(count: number) {
+      for (let i = 0; i < count; i++) {
+        const boot = startWorker();
+        boot.catch(() => undefined);
+        boots.push(boot);
+      }
     }
 
     async function rows(job: EnqueuedJob) {
@@ -87,30 +107,46 @@ describe.each<CrashPoint>(['before-commit', 'after-commit'])(
     it('leaves exactly one effect every time', async () => {
       const queue = producer.get(TenantQueueRegistry).getQueue('once');
       const context = producer.get(TenantContext);
-      // Two workers at a time: one dies at the crash point, the other recovers its job while a
-      // replacement boots.
-      await Promise.all([startWorker(), startWorker()]);
-      for (let round = 0; round < ROUNDS; round++) {
-        const reached = new Promise<{ child: ChildProcess; message: string }>((resolve) => {
-          onCrashPoint = (child, message) => resolve({ child, message });
-        });
-        const tenant = round % 2 === 0 ? 'acme' : 'globex';
-        const job = await context.run(tenant, () => queue.add('effect', { crashAt: point }));
-        const { child, message } = await reached;
-        expect(message).toBe(`crash-point:${point}`);
-        child.kill('SIGKILL');
-        await exited(child);
-        // Boots while the other worker recovers the job; the next round starts with two again.
-        const replacement = startWorker();
-        // Killed mid-transaction, nothing is left; killed after COMMIT, work and marker are.
-        expect(await rows(job)).toEqual(
-          point === 'before-commit'
-            ? { effects: [], markers: 0 }
-            : { effects: [child.pid], markers: 1 },
+      // Two jobs a round, each SIGKILLed at the crash point in its own worker (concurrency 1),
+      // and another worker to recover them: a round waits out one lock for two kills. The
+      // replacements boot meanwhile, and a round starts once three workers are ready.
+      bootWorkers(2 * AT_ONCE + 1);
+      for (let round = 0; round < ROUNDS; round += AT_ONCE) {
+        await waitFor(() => live.size > AT_ONCE, 'three workers to be ready', 90_000);
+        const jobs = await Promise.all(
+          TENANTS.map((tenant) =>
+            context.run(tenant, () => queue.add('effect', { crashAt: point })),
+          ),
         );
-        await expectDoneOnce(job, child.pid!);
-        await replacement;
+        await waitFor(
+          () => jobs.every((job) => crashed.has(job.id)),
+          `jobs ${jobs.map((job) => job.id).join(', ')} to reach ${point}`,
+          60_000,
+        );
+        const killed = jobs.map((job) => crashed.get(job.id)!);
+        expect(killed.map(({ message }) => message)).toEqual(
+          jobs.map((job) => `crash-point:${point}:${job.id}`),
+        );
+        expect(new Set(killed.map(({ child }) => child)).size).toBe(AT_ONCE);
+        await Promise.all(
+          killed.map(({ child }) => {
+            live.delete(child);
+            child.kill('SIGKILL');
+            return exited(child);
+          }),
+        );
+        if (round + AT_ONCE < ROUNDS) bootWorkers(AT_ONCE);
+        for (const [n, job] of jobs.entries()) {
+          // Killed mid-transaction, nothing is left; killed after COMMIT, work and marker are.
+          expect(await rows(job)).toEqual(
+            point === 'before-commit'
+              ? { effects: [], markers: 0 }
+              : { effects: [killed[n].child.pid], markers: 1 },
+          );
+        }
+        await Promise.all(jobs.map((job, n) => expectDoneOnce(job, killed[n].child.pid!)));
       }
+      await Promise.all(boots);
       const { rows: total } = await pool.query('SELECT count(*)::int AS n FROM effects');
       expect(total[0].n).toBe(ROUNDS);
     }, 600_000);
