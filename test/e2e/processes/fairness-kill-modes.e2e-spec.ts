@@ -15,61 +15,96 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-const start = (prefix: string, fairness: TenantFairnessOptions) =>
-  forkFixture(
-    'layout-worker.ts',
-    { TQ_PREFIX: prefix, TQ_FAIRNESS: JSON.stringify(fairness), TQ_CONCURRENCY: '2' },
-    children,
-  );
-
 const BASE = { defaultConcurrency: 1, tickMs: 200 };
 const PER_TENANT = 6;
 
+/** Each mode of the gate: its name, its queue, its options, the most of a tenant at once. */
+const MODES: [string, string, TenantFairnessOptions, number][] = [
+  ['a rate limit', 'rate', { ...BASE, defaultConcurrency: 2, rateLimit: { max: 5, per: 1000 } }, 2],
+  ['floors', 'floors', { ...BASE, defaultMinConcurrency: 1 }, 1],
+  ['fair keys', 'keys', { ...BASE, fairKey: 'job' }, 1],
+  ['lanes', 'lanes', { ...BASE, lanes: { a: { share: 0.5 }, b: { share: 0.5 } } }, 1],
+  ['time share', 'time', { ...BASE, share: 'time' }, 1],
+];
+
 /**
  * A worker process SIGKILLed mid-job under each mode of the gate, beside a second one (both of
- * concurrency 2, two tenants of 6 jobs of 150 ms each, cap 1): every job runs, never two of a
- * tenant at once (its killed job, run again by BullMQ's stall check, counts once), nothing stays
- * held; with a rate limit, the jobs the gate admitted start within the limit across the kill.
+ * concurrency 2, two tenants of 6 jobs each, cap 1): every job runs, never two of a tenant at once
+ * (its killed job, run again by BullMQ's stall check, counts once), nothing stays held; with a
+ * rate limit, the jobs the gate admitted start within the limit across the kill. The modes run
+ * at once, a queue each in the same two processes, and the one killed runs a job of every queue.
  */
-describe.each([
-  ['a rate limit', { ...BASE, defaultConcurrency: 2, rateLimit: { max: 5, per: 1000 } }, 2],
-  ['floors', { ...BASE, defaultMinConcurrency: 1 }, 1],
-  ['fair keys', { ...BASE, fairKey: 'job' }, 1],
-  ['lanes', { ...BASE, lanes: { a: { share: 0.5 }, b: { share: 0.5 } } }, 1],
-  ['time share', { ...BASE, share: 'time' }, 1],
-] as [string, TenantFairnessOptions, number][])(
-  'a worker killed mid-job under %s',
-  (_name, fairness, cap) => {
+describe('a worker killed mid-job under each mode at once (a queue each)', () => {
+  const prefix = uniquePrefix('km');
+  const rec = (queue: string) => `{${prefix}:rec:${queue}}`;
+  const starts = async (queue: string) =>
+    (await redis.lrange(`${rec(queue)}:starts`, 0, -1)).map((line) => line.split(' '));
+
+  beforeAll(async () => {
+    const queues = JSON.stringify(
+      Object.fromEntries(MODES.map(([, q, fairness]) => [q, fairness])),
+    );
+    const env = { TQ_PREFIX: prefix, TQ_QUEUES: queues, TQ_CONCURRENCY: '2' };
+    const workers = await Promise.all([
+      forkFixture('layout-worker.ts', env, children),
+      forkFixture('layout-worker.ts', env, children),
+    ]);
+    // Every queue's jobs at once (the adds run side by side in the process): the rate-limited
+    // ones (150 ms, at most 5 a second a tenant) while the others' (400 ms, one at a time a
+    // tenant) run.
+    const adds = MODES.flatMap(([, queue]) =>
+      (
+        [
+          ['t1', 0],
+          ['t2', 100],
+        ] as const
+      ).map(([tenant, from]) => ({
+        add: PER_TENANT,
+        tenant,
+        ms: queue === 'rate' ? 150 : 400,
+        from,
+        queue,
+      })),
+    );
+    let left = adds.length;
+    await new Promise<void>((resolve) => {
+      workers[0].on('message', (message) => message === 'added' && --left === 0 && resolve());
+      for (const add of adds) workers[0].send(add);
+    });
+    // A process running a job of every queue now is killed mid-job (under load one may take
+    // them all).
+    let doomed: ChildProcess | undefined;
+    await waitFor(async () => {
+      const pids = await Promise.all(
+        MODES.map(async ([, queue]) => {
+          const finished = await redis.hgetall(`${rec(queue)}:done`);
+          return new Set((await starts(queue)).filter(([, id]) => !finished[id]).map((s) => s[3]));
+        }),
+      );
+      doomed = workers.find((child) => pids.every((running) => running.has(String(child.pid))));
+      return doomed !== undefined;
+    }, 'a process running a job of every queue');
+    doomed!.kill('SIGKILL');
+    const done = async (queue: string) => await redis.hlen(`${rec(queue)}:done`);
+    await waitFor(
+      async () =>
+        (await Promise.all(MODES.map(([, q]) => done(q)))).every((n) => n === 2 * PER_TENANT),
+      'every job run',
+      20_000,
+    );
+  }, 120_000);
+
+  describe.each(MODES)('a worker killed mid-job under %s', (_name, queue, fairness, cap) => {
     it('runs every job, within the cap and the limit', async () => {
-      const prefix = uniquePrefix('km');
-      const [first, second] = await Promise.all([start(prefix, fairness), start(prefix, fairness)]);
-      const starts = async () =>
-        (await redis.lrange(`{${prefix}:rec}:starts`, 0, -1)).map((line) => line.split(' '));
-      for (const [tenant, from] of [
-        ['t1', 0],
-        ['t2', 100],
-      ] as const) {
-        expect(await ask(first, { add: PER_TENANT, tenant, ms: 150, from })).toBe('added');
-      }
-      // Whichever process runs a job now is killed mid-job (under load one may take them all).
-      let doomed: ChildProcess | undefined;
-      await waitFor(async () => {
-        const finished = await redis.hgetall(`{${prefix}:rec}:done`);
-        const running = (await starts()).find(([, id]) => !finished[id]);
-        doomed = [first, second].find((child) => String(child.pid) === running?.[3]);
-        return doomed !== undefined;
-      }, 'a job running');
-      doomed!.kill('SIGKILL');
-      const done = async () => Object.keys(await redis.hgetall(`{${prefix}:rec}:done`)).length;
-      await waitFor(async () => (await done()) === 2 * PER_TENANT, 'every job run', 20_000);
-      const all = await starts();
-      const max = await redis.hgetall(`{${prefix}:rec}:max`);
+      const all = await starts(queue);
+      const max = await redis.hgetall(`${rec(queue)}:max`);
       expect([Number(max.t1) <= cap, Number(max.t2) <= cap]).toEqual([true, true]);
       // Every job started (the killed one again by BullMQ's stall check, unless it ended in the
       // moment before the kill).
       expect(new Set(all.map(([, id]) => id)).size).toBe(2 * PER_TENANT);
-      expect(await redis.zcount(`{${prefix}:fair}:fair:delayed`, 9007199254736896, '+inf')).toBe(0);
-      expect(await redis.hlen(`{${prefix}:fair}:~fair:inf`)).toBe(0);
+      const q = `{${prefix}:${queue}}`;
+      expect(await redis.zcount(`${q}:${queue}:delayed`, 9007199254736896, '+inf')).toBe(0);
+      expect(await redis.hlen(`${q}:~fair:inf`)).toBe(0);
       if (!('rateLimit' in fairness)) return;
       // First starts of each tenant: at most burst (1) + elapsed / 200 ms + 1 in any stretch (the
       // documented late wake-up), + 1 for the worker's own pick-up lag after admission.
@@ -93,8 +128,8 @@ describe.each([
         });
       }
     });
-  },
-);
+  });
+});
 
 /**
  * A producer process SIGKILLed in the middle of its addBulk calls over 40 tenants (batches of
