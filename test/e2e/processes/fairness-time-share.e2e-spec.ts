@@ -40,7 +40,7 @@ async function start(share: Share): Promise<void> {
 }
 
 /**
- * Tenant L's jobs take 200 ms, tenant S's 2 ms, equal weights, both backlogged, two worker
+ * Tenant L's jobs take 100 ms, tenant S's 2 ms, equal weights, both backlogged, two worker
  * processes of concurrency 1. Returns each tenant's summed run time inside
  * [start + warmUpMs, start + warmUpMs + windowMs] (jobs cut at its edges count their part in it),
  * and each tenant's backlog when the window ends.
@@ -57,7 +57,7 @@ async function measure(share: Share, warmUpMs: number, windowMs: number) {
       queue.addBulk(Array.from({ length: count }, () => ({ name, data: { ms } }))),
     );
   await add('S', SHORT_JOB, 2, 2000);
-  await add('L', LONG_JOB, 200, 200);
+  await add('L', LONG_JOB, 100, 200);
   for (let i = 0; i < 3; i++) await add('S', SHORT_JOB, 2, 2000);
   const from = now() + warmUpMs;
   const to = from + windowMs;
@@ -96,10 +96,11 @@ describe("fairness share 'time': each tenant gets its share of worker time (2 wo
     await redis?.quit();
   });
 
-  it("share 'time': 200 ms jobs and 2 ms jobs, both backlogged, get half of the time each (+-10%)", async () => {
-    // The first ~2 s L is under-charged (its jobs are not measured yet) and S then catches up:
-    // the window starts once both are over.
-    const result = await measure('time', 5000, 8000);
+  it("share 'time': 100 ms jobs and 2 ms jobs, both backlogged, get half of the time each (+-10%)", async () => {
+    // The first ~1 s L is under-charged (its jobs are not measured yet) and S then catches up:
+    // both are over ~2.5 s after the first start (5.5 s with 200 ms jobs), the window starts
+    // 3 s after the adds. It holds 4 s: ~20 of L's jobs per process, as 8 s did of 200 ms jobs.
+    const result = await measure('time', 3000, 4000);
     expect(result.backlog.L).toBeGreaterThan(0);
     expect(result.backlog.S).toBeGreaterThan(0);
     const total = result.time.L + result.time.S;
@@ -112,7 +113,8 @@ describe("fairness share 'time': each tenant gets its share of worker time (2 wo
   }, 40_000);
 
   it("share 'jobs' (the default), same setup: half the starts, so L takes far more than half the time", async () => {
-    const result = await measure('jobs', 1000, 4000);
+    // 2 s: ~20 of L's jobs per process, as 4 s did of 200 ms jobs.
+    const result = await measure('jobs', 500, 2000);
     expect(result.backlog.L).toBeGreaterThan(0);
     expect(result.backlog.S).toBeGreaterThan(0);
     expect(result.shareOfL).toBeGreaterThan(0.8);
