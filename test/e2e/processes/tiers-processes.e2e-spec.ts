@@ -53,14 +53,14 @@ describe('tiers across two worker processes (real Redis)', () => {
   it('holds a tier rate limit within 10% over its 15 s window, across both processes, and serves interactive jobs ahead of a bulk flood', async () => {
     // The metered tier allows 150 jobs per 15 s (one per 100 ms); the tenant asks for 250.
     await addTiered('metered', 'work', 250, 5);
-    // A bulk flood from two tenants (~25 s of work for 8 slots), then clicks for 20 s,
-    // half of them from a flooding tenant.
+    // A bulk flood from two tenants (~25 s of work for 8 slots), then 200 clicks over 10 s (the
+    // metered tenant's window goes on after them), half of them from a flooding tenant.
     await addTiered('bulkA', 'export', 2000, 50);
     await addTiered('bulkB', 'export', 2000, 50);
     const clicksFrom = Date.now();
     for (let i = 0; i < 200; i++) {
       await addTiered(i % 2 ? 'bulkA' : `ui${i % 4}`, 'click', 1, 2);
-      await sleep(100);
+      await sleep(50);
     }
     const flood = (await starts()).filter((s) => s.name === 'export');
     expect(flood.length).toBeLessThan(4000); // the flood was still running during the clicks
