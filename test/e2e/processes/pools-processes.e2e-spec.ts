@@ -14,7 +14,7 @@ const prefix = uniquePrefix('pp');
 const keys = poolRecordKeys(prefix);
 const workers: ChildProcess[] = [];
 const SHARED_TENANTS = ['alpha', 'beta', 'gamma'];
-const FLOOD = 3_000;
+const FLOOD = 2_000;
 const FLOOD_MS = 20;
 let producer: TestingModule;
 let redis: TestRedisClient;
@@ -83,7 +83,7 @@ describe('a dedicated pool in its own process (real Redis, two worker processes)
     const base = await trickle('base', 3_000);
     await waitFor(async () => (await redis.hlen(keys.done)) === warm + base, 'baseline jobs');
 
-    // The flood: 3,000 jobs of 20 ms for one tenant (6 s of work for its 10 slots), then the same
+    // The flood: 2,000 jobs of 20 ms for one tenant (4 s of work for its 10 slots), then the same
     // trickle as the baseline while it runs.
     const flood = await Promise.all(
       Array.from({ length: FLOOD / 500 }, () => addImports('flood', 500, FLOOD_MS, 'flood')),
@@ -112,7 +112,7 @@ describe('a dedicated pool in its own process (real Redis, two worker processes)
     );
     expect(sharedRuns.every(([pid, pool]) => pid === shared && pool === 'imports')).toBe(true);
 
-    // Queueing behind the flood would add seconds (6 s of work ahead); what is left is CPU
+    // Queueing behind the flood would add seconds (4 s of work ahead); what is left is CPU
     // contention on a shared machine, which 2x the baseline p95 plus 100 ms allows for.
     const baseP95 = p95((await waits('base')).map((w) => w.ms));
     const underP95 = p95((await waits('under')).map((w) => w.ms));
