@@ -57,7 +57,8 @@ describe('fair gate across three worker processes (real Redis)', () => {
     const fairness = producer.get(TenantFairness);
     await fairness.setConcurrency('fair', 'killA', 3);
     await fairness.setConcurrency('fair', 'killB', 3);
-    const ids = [...(await addWork('killA', 20, 400)), ...(await addWork('killB', 20, 400))];
+    // 200 ms jobs: a few run in each process at any time, so the kill finds the victim mid-job.
+    const ids = [...(await addWork('killA', 20, 200)), ...(await addWork('killB', 20, 200))];
     const victim = workers[0];
     await waitFor(async () => {
       const runner = await redis.hmget(keys.runner, ...ids);
