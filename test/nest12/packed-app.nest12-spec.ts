@@ -1,8 +1,8 @@
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { packedPackage } from '../support/packed-package';
+import { packedPackage, run as runCommand } from '../support/packed-package';
 import { uniquePrefix } from '../support/redis-url';
 import { waitFor } from '../support/wait';
 
@@ -30,14 +30,8 @@ describe('the packed library in a NestJS 12 app (npm install, tsc, node)', () =>
 
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'tq-nest12-app-'));
-    const run = (command: string, args: string[], cwd: string) => {
-      try {
-        return execFileSync(command, args, { cwd, env: userEnv, stdio: 'pipe', encoding: 'utf8' });
-      } catch (error) {
-        const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-        throw new Error(`${command} ${args.join(' ')} failed:\n${stdout ?? ''}${stderr ?? ''}`);
-      }
-    };
+    const run = (command: string, args: string[], cwd: string) =>
+      runCommand(command, args, cwd, userEnv);
     // The tarball `npm pack` makes (built by prepack in a clean clone), shared with the packaging
     // suites of the jest runs that have the same sources (see packedPackage).
     const packed = packedPackage();

@@ -31,7 +31,8 @@ export interface PackedPackage {
   files: string[];
 }
 
-function run(command: string, args: string[], cwd: string, env = process.env): string {
+/** Runs a command to its end and returns its output; a failure throws with both its streams. */
+export function run(command: string, args: string[], cwd: string, env = process.env): string {
   try {
     return execFileSync(command, args, { cwd, env, encoding: 'utf8', stdio: 'pipe' });
   } catch (error) {

@@ -11,7 +11,7 @@ import {
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { packedPackage } from '../../support/packed-package';
+import { packedPackage, run } from '../../support/packed-package';
 
 const root = resolve(__dirname, '../../..');
 /** Each entry point's value exports, as the public API snapshot lists them. */
@@ -32,15 +32,6 @@ const ENTRY_POINTS: [subpath: string, exported: string][] = [
   // The path the README gave before the exports map, kept so existing imports still work.
   ['nestjs-tenant-queue/dist/health', 'TenantQueueHealthIndicator'],
 ];
-
-function run(command: string, args: string[], cwd: string, env = process.env): string {
-  try {
-    return execFileSync(command, args, { cwd, env, encoding: 'utf8', stdio: 'pipe' });
-  } catch (error) {
-    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-    throw new Error(`${command} ${args.join(' ')} failed:\n${stdout ?? ''}${stderr ?? ''}`);
-  }
-}
 
 /**
  * What a user gets from the registry: the tarball `npm pack` makes, unpacked into an app's
