@@ -1,20 +1,17 @@
 import { ChildProcess, fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
-  existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
   readdirSync,
-  renameSync,
-  rmSync,
   statSync,
-  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import * as ts from 'typescript';
+import { sharedBuild } from './shared-build';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -79,20 +76,13 @@ export function compileFixtures(testFiles: string[]): string {
   return out;
 }
 
-/** Where `sharedCompiledFixtures` keeps its trees, one folder per content key. */
-const SHARED = join(tmpdir(), 'tq-fixtures-shared');
-/** A shared tree unused this long is removed when another is written. */
-const SHARED_UNUSED_MS = 24 * 3600_000;
-
 /**
  * As `compileFixtures`, but the tree is shared by every test file and jest run (the three runs
- * `npm test` keeps going at once, the variants) that transpiles the same sources: it sits in a
- * folder named after a hash of every source's path and content, this file, the compiler options
- * and the TypeScript version, so a change to any of them gives a new tree and a stale one is
- * never used. Transpiling lib/, the fixtures, the kit and the sample took 6-8 s of a loaded
- * 2-core host per test file. A tree is written in a folder of its own and renamed into place
- * whole, marker inside: two processes that miss at once both transpile, one rename wins, and no
- * reader ever sees a tree half-written. Never remove the folder returned: other runs may use it.
+ * `npm test` keeps going at once, the variants) that transpiles the same sources (`sharedBuild`):
+ * its key is a hash of every source's path and content, this file, the compiler options and the
+ * TypeScript version, so a change to any of them gives a new tree and a stale one is never used.
+ * Transpiling lib/, the fixtures, the kit and the sample took 6-8 s of a loaded 2-core host per
+ * test file. Never remove the folder returned: other runs may use it.
  */
 export function sharedCompiledFixtures(testFiles: string[]): string {
   const sources = sourcesOf(testFiles);
@@ -103,41 +93,9 @@ export function sharedCompiledFixtures(testFiles: string[]): string {
     hash.update(`${path}\0${content.length}\0`);
     hash.update(content);
   }
-  const out = join(SHARED, hash.digest('hex').slice(0, 32));
-  const marker = join(out, '.complete');
-  if (existsSync(marker)) {
-    const now = new Date();
-    utimesSync(out, now, now);
-    return out;
-  }
-  mkdirSync(SHARED, { recursive: true });
-  const fresh = mkdtempSync(join(SHARED, 'writing-'));
-  transpileInto(fresh, sources);
-  writeFileSync(join(fresh, '.complete'), '');
-  try {
-    renameSync(fresh, out);
-  } catch (error) {
-    // Another process renamed its own (identical) tree into place first.
-    rmSync(fresh, { recursive: true, force: true });
-    if (!existsSync(marker)) throw error;
-  }
-  pruneShared(out);
-  return out;
-}
-
-/** Removes shared trees (and abandoned half-written ones) nobody used for a day. */
-function pruneShared(keep: string): void {
-  for (const entry of readdirSync(SHARED)) {
-    const path = join(SHARED, entry);
-    if (path === keep) continue;
-    try {
-      if (Date.now() - statSync(path).mtimeMs > SHARED_UNUSED_MS) {
-        rmSync(path, { recursive: true, force: true });
-      }
-    } catch {
-      // removed by another process meanwhile
-    }
-  }
+  return sharedBuild('tq-fixtures-shared', hash.digest('hex').slice(0, 32), (folder) =>
+    transpileInto(folder, sources),
+  );
 }
 
 /** The JavaScript file of a fixture compiled by `compileFixtures` (`fixture` from the root, `.ts`). */

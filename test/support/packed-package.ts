@@ -6,23 +6,16 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
-  readdirSync,
   realpathSync,
-  renameSync,
   rmSync,
-  statSync,
   symlinkSync,
-  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { sharedBuild } from './shared-build';
 
 const ROOT = resolve(__dirname, '../..');
-/** Where `packedPackage` keeps its tarballs, one folder per content key. */
-const SHARED = join(tmpdir(), 'tq-packed');
-/** A tarball unused this long is removed when another is written. */
-const UNUSED_MS = 24 * 3600_000;
 
 /** What `npm pack` made: the tarball's folder and name, and the files it holds. */
 export interface PackedPackage {
@@ -57,8 +50,7 @@ function sources(): string[] {
  * packed app) with the same inputs: it sits in a folder named after a hash of every file of the
  * clone, the Node and npm versions and the linked TypeScript's, so a change to any of them packs
  * anew and a stale tarball is never used (each pack built the library with tsc, 10-13 s of a
- * loaded 2-core host). The tarball is written in a folder of its own and renamed into place whole:
- * two runs that miss at once both pack, one rename wins. Never remove or change what it returns.
+ * loaded 2-core host), kept by `sharedBuild`. Never remove or change what it returns.
  */
 export function packedPackage(): PackedPackage {
   const paths = sources();
@@ -72,18 +64,15 @@ export function packedPackage(): PackedPackage {
     hash.update(`\0${path}\0${content.length}\0`);
     hash.update(new Uint8Array(content.buffer, content.byteOffset, content.byteLength));
   }
-  const dir = join(SHARED, hash.digest('hex').slice(0, 32));
+  const dir = sharedBuild('tq-packed', hash.digest('hex').slice(0, 32), (folder) =>
+    pack(paths, folder),
+  );
   const manifest = join(dir, 'packed.json');
-  if (!existsSync(manifest)) pack(paths, dir);
-  const now = new Date();
-  utimesSync(dir, now, now);
   return { dir, ...(JSON.parse(readFileSync(manifest, 'utf8')) as Omit<PackedPackage, 'dir'>) };
 }
 
-/** Packs a clone of `paths` into `dir` (see `packedPackage`). */
-function pack(paths: string[], dir: string): void {
-  mkdirSync(SHARED, { recursive: true });
-  const fresh = mkdtempSync(join(SHARED, 'packing-'));
+/** Packs a clone of `paths` into `fresh` (see `packedPackage`). */
+function pack(paths: string[], fresh: string): void {
   const clone = mkdtempSync(join(tmpdir(), 'tq-clone-'));
   const bin = mkdtempSync(join(tmpdir(), 'tq-bin-'));
   try {
@@ -109,25 +98,8 @@ function pack(paths: string[], dir: string): void {
     }[];
     const files = packed.files.map((file) => file.path);
     writeFileSync(join(fresh, 'packed.json'), JSON.stringify({ filename: packed.filename, files }));
-    try {
-      renameSync(fresh, dir);
-    } catch (error) {
-      // Another run renamed its own (identical) tarball into place first.
-      if (!existsSync(join(dir, 'packed.json'))) throw error;
-    }
   } finally {
     rmSync(clone, { recursive: true, force: true });
     rmSync(bin, { recursive: true, force: true });
-    rmSync(fresh, { recursive: true, force: true });
-  }
-  for (const entry of readdirSync(SHARED)) {
-    const path = join(SHARED, entry);
-    try {
-      if (path !== dir && Date.now() - statSync(path).mtimeMs > UNUSED_MS) {
-        rmSync(path, { recursive: true, force: true });
-      }
-    } catch {
-      // removed by another run meanwhile
-    }
   }
 }
