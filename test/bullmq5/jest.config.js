@@ -40,6 +40,9 @@ module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
         // lock key) and lock-lost (BullMQ 5's lock errors).
         'shutdown-running',
         'worker-path',
+        // BullMQ's move of a job with a priority back to `prioritized` (no marker) and the
+        // worker's own move after a RateLimitError.
+        'worker-put-back',
         'context-around-jobs',
         'scheduler',
         'scheduler-cron',

@@ -61,6 +61,22 @@ export function bullClient(queue: QueueBase): Promise<RedisClient> {
   return (queue as unknown as Client5).client;
 }
 
+/**
+ * Wakes the workers of a queue blocked waiting for a job, as BullMQ does when it puts a job in
+ * `wait`: its marker (`ZADD <marker> 0 "0"`, `addBaseMarkerIfNeeded`, both majors). BullMQ's
+ * `moveJobFromActiveToWait` (`job.moveToWait`, and the worker's own move after a handler's
+ * `RateLimitError`) puts a job with a priority back into `prioritized` without it (bullmq 5.81
+ * and 6.7): a worker blocked on the marker then takes it only when its block times out, after
+ * its `drainDelay` (5 s) or 10 s while a delayed job waits. Every job of a fair queue by turn has
+ * a priority. Only a queue whose backend is Redis has the marker; a marker while the queue is
+ * paused or at its global concurrency wakes a worker that finds nothing, as BullMQ's own does.
+ */
+export async function wakeWorkers(queue: QueueBase): Promise<void> {
+  if (nonRedisBackendOf(queue)) return;
+  const client = await bullClient(queue);
+  await client.zadd(queue.keys.marker, 0, '0');
+}
+
 interface Connection5 {
   connection?: { close?(force: boolean): Promise<void> };
 }

@@ -1,4 +1,6 @@
 import { Job, UnrecoverableError, Worker } from 'bullmq';
+import type { QueueBase } from 'bullmq';
+import { wakeWorkers } from '../bullmq/bullmq-seam';
 import { outsideTenantContext } from '../context/outside-tenant-context';
 import { Messages } from '../../tenant-queue.messages';
 import { TenantEnvelope } from '../types/tenant-envelope.interface';
@@ -31,9 +33,18 @@ export class TenantBullJob<T = any, R = any, N extends string = string> extends 
     this.moved = true;
   }
 
+  /**
+   * BullMQ's move back to `wait` (the handler's own, or the worker's after a `RateLimitError`),
+   * then, for a job with a priority, the marker BullMQ leaves out there (see `wakeWorkers`): a
+   * worker blocked waiting for jobs takes it at once, not 5-10 s later. A wake that fails costs
+   * that delay, not the job (it is back in `prioritized`), so its error is not the move's.
+   */
   override async moveToWait(token?: string): Promise<number> {
     const result = await super.moveToWait(token);
     this.moved = true;
+    if (this.priority > 0) {
+      await wakeWorkers(this.queue as unknown as QueueBase).catch(() => undefined);
+    }
     return result;
   }
 
