@@ -13,6 +13,7 @@ import { assertRedisBackend } from '../core/bullmq';
 import { InvalidTenantQueueOptionsError } from '../core/errors';
 import { TenantWorkerLauncher } from '../core/processor/worker-launcher';
 import { TenantJobRunner } from '../core/processor/tenant-job.runner';
+import { useTenantJobs } from '../core/processor/tenant-bull-job';
 import { TenantProcessorExplorer } from '../core/processor/tenant-processor.explorer';
 import { FailedBootCloser } from '../core/processor/failed-boot.closer';
 import { TenantProcessorOptions } from '../core/processor/tenant-processor.decorator';
@@ -176,6 +177,7 @@ export class TenantBullMqBridge
       concurrency: worker.opts.concurrency,
       lockDuration: worker.opts.lockDuration,
     };
+    useTenantJobs(worker);
     adoptWorker(worker, (inner) =>
       runner.createProcessor(hostCalling(host, inner), queue.definition, options),
     );

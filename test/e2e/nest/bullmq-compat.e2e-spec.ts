@@ -12,6 +12,7 @@ import {
   OnTenantWorkerEvent,
   TenantContext,
   TenantFairness,
+  TenantJob,
   TenantQueue,
   TenantQueueModule,
   TenantQueueRegistry,
@@ -93,6 +94,12 @@ class EventsProcessor extends WorkerHost {
     if (job.data.fail) throw new Error('failed on purpose');
   }
 
+  /** BullMQ emits `active` before the job is opened: `job.tenant` comes from its envelope. */
+  @OnTenantWorkerEvent('active')
+  active(job: TenantJob): void {
+    tenantEvents.push(`active:${this.tenant.tenantId}:${job.tenant?.tenantId}`);
+  }
+
   @OnTenantWorkerEvent('completed')
   completed(): void {
     tenantEvents.push(`completed:${this.tenant.tenantId}`);
@@ -101,6 +108,14 @@ class EventsProcessor extends WorkerHost {
   @OnTenantWorkerEvent('failed')
   failed(): void {
     tenantEvents.push(`failed:${this.tenant.tenantId}`);
+  }
+}
+
+/** Returns what JSON cannot hold: BullMQ cannot store the result of a job that ran. */
+@Processor('results')
+class ResultsProcessor extends WorkerHost {
+  async process(): Promise<unknown> {
+    return { count: 10n };
   }
 }
 
@@ -130,6 +145,7 @@ class Producer {
     @InjectQueue('media') readonly rawMedia: Queue,
     @InjectTenantQueue('cancel') readonly cancel: TenantQueue<object>,
     @InjectTenantQueue('events') readonly events: TenantQueue<{ fail?: boolean }>,
+    @InjectTenantQueue('results') readonly results: TenantQueue<object>,
     @InjectQueue('plain-cancel') readonly plainCancel: Queue,
     readonly tenant: TenantContext,
   ) {}
@@ -152,6 +168,7 @@ describe('@nestjs/bullmq processors on tenant queues (TenantBullMqModule)', () =
           },
           { name: 'cancel', attempts: 1 },
           { name: 'events', attempts: 1 },
+          { name: 'results', attempts: 3 },
         ),
         // A plain queue beside them, as the app had it.
         BullModule.forRoot({ connection: redisConnection(), prefix: uniquePrefix('bull') }),
@@ -163,6 +180,7 @@ describe('@nestjs/bullmq processors on tenant queues (TenantBullMqModule)', () =
         CancelProcessor,
         PlainCancelProcessor,
         EventsProcessor,
+        ResultsProcessor,
         Producer,
       ],
     })
@@ -267,8 +285,22 @@ describe('@nestjs/bullmq processors on tenant queues (TenantBullMqModule)', () =
   it("runs a @Processor's @OnTenantWorkerEvent listeners in the job's tenant", async () => {
     await producer.tenant.run('acme', () => producer.events.add('ok', {}));
     await producer.tenant.run('globex', () => producer.events.add('bad', { fail: true }));
-    await waitFor(() => tenantEvents.length === 2, 'both events', 5_000);
-    expect(tenantEvents.sort()).toEqual(['completed:acme', 'failed:globex']);
+    await waitFor(() => tenantEvents.length === 4, "both jobs' events", 5_000);
+    expect(tenantEvents.sort()).toEqual([
+      'active:acme:acme',
+      'active:globex:globex',
+      'completed:acme',
+      'failed:globex',
+    ]);
+  });
+
+  it('fails for good a job whose result JSON cannot hold, with the reason (it ran: no retry)', async () => {
+    const job = await producer.tenant.run('acme', () => producer.results.add('count', {}));
+    const bull = producer.results.bullQueue;
+    await waitFor(async () => (await bull.getJob(job.id))?.finishedOn !== undefined, 'its end');
+    const ended = (await bull.getJob(job.id))!;
+    expect([await ended.getState(), ended.attemptsMade]).toEqual(['failed', 1]);
+    expect(ended.failedReason).toMatch(/returned a value BullMQ cannot store as JSON/);
   });
 
   it("applies the module's job guards: a suspended tenant's job is cancelled, not run", async () => {

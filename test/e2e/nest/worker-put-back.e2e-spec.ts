@@ -1,6 +1,7 @@
+import { Processor, WorkerHost } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
 import { TestingModule } from '@nestjs/testing';
-import { WaitingError, Worker } from 'bullmq';
+import { Job, WaitingError, Worker } from 'bullmq';
 import {
   TenantContext,
   TenantJob,
@@ -9,6 +10,7 @@ import {
   TenantQueueRegistry,
   TenantWorkerHost,
 } from '../../../lib';
+import { TenantBullMqModule } from '../../../lib/bullmq-compat';
 import { BULLMQ_VERSION } from '../../../lib/core/bullmq';
 import { uniquePrefix } from '../../support/redis-url';
 import { bootTestModule, testRootImports } from '../../support/test-module';
@@ -22,6 +24,23 @@ type Data = { then: 'rate-limit' | 'wait' };
 const starts = new Map<string, number[]>();
 const movedAt = new Map<string, number>();
 
+/** One attempt of a job: put back (see PutBackProcessor) on the first, 'done' after. */
+async function attempt(worker: Worker, job: Job<Data>, token?: string): Promise<string> {
+  const attempts = starts.get(job.id!) ?? [];
+  attempts.push(Date.now());
+  starts.set(job.id!, attempts);
+  if (attempts.length > 1) return 'done';
+  await sleep(300);
+  if (job.data.then === 'rate-limit') {
+    await worker.rateLimit(50);
+    movedAt.set(job.id!, Date.now());
+    throw Worker.RateLimitError();
+  }
+  await job.moveToWait(token);
+  movedAt.set(job.id!, Date.now());
+  throw new WaitingError();
+}
+
 /**
  * Its first attempt lets the worker's other slots block waiting for a job (BullMQ's marker), then
  * puts its job back: `rate-limit` with `worker.rateLimit` and BullMQ's RateLimitError (the worker
@@ -30,20 +49,8 @@ const movedAt = new Map<string, number>();
  * later (10 s while a delayed job waits), not at once.
  */
 abstract class PutBackProcessor extends TenantWorkerHost {
-  async process(job: TenantJob<Data>, token?: string): Promise<string> {
-    const attempts = starts.get(job.id!) ?? [];
-    attempts.push(Date.now());
-    starts.set(job.id!, attempts);
-    if (attempts.length > 1) return 'done';
-    await sleep(300);
-    if (job.data.then === 'rate-limit') {
-      await this.worker.rateLimit(50);
-      movedAt.set(job.id!, Date.now());
-      throw Worker.RateLimitError();
-    }
-    await job.moveToWait(token);
-    movedAt.set(job.id!, Date.now());
-    throw new WaitingError();
+  process(job: TenantJob<Data>, token?: string): Promise<string> {
+    return attempt(this.worker, job, token);
   }
 }
 
@@ -52,6 +59,14 @@ class FairPutBack extends PutBackProcessor {}
 
 @TenantProcessor('pb-plain', { concurrency: 3, drainDelay: 30 })
 class PlainPutBack extends PutBackProcessor {}
+
+/** A `@nestjs/bullmq` processor on a fair queue, adopted by `TenantBullMqModule`. */
+@Processor('pb-adopted', { concurrency: 3, drainDelay: 30 })
+class AdoptedPutBack extends WorkerHost {
+  process(job: Job<Data>, token?: string): Promise<string> {
+    return attempt(this.worker, job, token);
+  }
+}
 
 /**
  * BullMQ puts a job with a priority back into `prioritized` without waking the workers blocked
@@ -71,8 +86,9 @@ describe(`a job put back with a priority runs again at once (bullmq ${BULLMQ_VER
         ...testRootImports(uniquePrefix('pb')),
         TenantQueueModule.registerQueue({ name: 'pb-fair', fairness: {} }),
         TenantQueueModule.registerQueue({ name: 'pb-plain' }),
+        TenantBullMqModule.registerQueue({ name: 'pb-adopted', fairness: {} }),
       ],
-      providers: [FairPutBack, PlainPutBack],
+      providers: [FairPutBack, PlainPutBack, AdoptedPutBack],
     })
     class PutBackModule {}
     moduleRef = await bootTestModule({ imports: [PutBackModule] });
@@ -85,6 +101,8 @@ describe(`a job put back with a priority runs again at once (bullmq ${BULLMQ_VER
     ['pb-fair', 'wait', undefined],
     ['pb-plain', 'rate-limit', 4],
     ['pb-plain', 'wait', 4],
+    ['pb-adopted', 'rate-limit', undefined],
+    ['pb-adopted', 'wait', undefined],
   ] as const)('%s, %s (priority %s)', async (queueName, then, priority) => {
     const queue = moduleRef.get(TenantQueueRegistry).getQueue<Data>(queueName);
     const id = `${queueName}-${then}`;
