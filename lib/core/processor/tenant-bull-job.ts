@@ -116,9 +116,9 @@ export class TenantWorker<T = any, R = any, N extends string = string> extends W
 /**
  * @internal Makes a BullMQ worker the module adopted (`@nestjs/bullmq`'s, `TenantBullMqModule`)
  * create `TenantBullJob`s from then on, as a `TenantWorker` does: BullMQ takes the class of every
- * job it fetches from the worker's `Job` getter (`createJob`, bullmq 5 and 6). Its jobs then get
- * what the module's own workers' get (declared run fields rather than a property per job, the
- * wake after a move back to `prioritized`, the unstorable-result failure, the moved-name check).
+ * job it fetches from the worker's `Job` getter (`createJob`, bullmq 5 and 6). Its jobs then have
+ * what the module's own workers' jobs have: declared run fields rather than a property per job,
+ * the wake after a move back to `prioritized`, the unstorable-result failure, the moved-name check.
  */
 export function useTenantJobs(worker: Worker): void {
   Object.defineProperty(worker, 'Job', { configurable: true, get: tenantJobClass });
