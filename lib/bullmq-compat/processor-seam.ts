@@ -1,6 +1,7 @@
 import { ProcessorDecoratorService } from '@nestjs/bullmq';
-import { Worker } from 'bullmq';
+import { WaitingError, Worker } from 'bullmq';
 import type { Job, Processor } from 'bullmq';
+import { wakeWorkers } from '../core/bullmq';
 
 type Run = (job: Job, token?: string, signal?: AbortSignal) => Promise<unknown>;
 /** Builds what an adopted worker runs, around the processor `@nestjs/bullmq` decorated. */
@@ -63,17 +64,21 @@ async function resolve(worker: Worker, inner: Processor): Promise<Run> {
   while (!adopted.has(worker) && !refused.has(worker) && claimed.has(worker?.qualifiedName)) {
     await bound.promise;
   }
-  if (refused.has(worker)) return putBack;
+  if (refused.has(worker)) return (job, token) => putBack(worker, job, token);
   const build = adopted.get(worker);
   return build ? build(inner) : inner;
 }
 
 /**
- * What a refused worker's jobs run: BullMQ's rate-limit error, on which it moves the job back to
- * `wait` as it was (no attempt spent) for a worker of an app that did boot.
+ * What a refused worker's jobs run: BullMQ's move back to `wait` as the job was (no attempt
+ * spent), for a worker of an app that did boot, with the wake a job with a priority needs there
+ * (`prioritized`, every job of a fair queue by turn: see `wakeWorkers`), then BullMQ's
+ * WaitingError, on which the worker leaves the job where it is (refused, it is closing).
  */
-function putBack(): Promise<never> {
-  return Promise.reject(Worker.RateLimitError());
+async function putBack(worker: Worker, job: Job, token?: string): Promise<never> {
+  await job.moveToWait(token);
+  if (job.priority > 0) await wakeWorkers(worker).catch(() => undefined);
+  throw new WaitingError();
 }
 
 /**

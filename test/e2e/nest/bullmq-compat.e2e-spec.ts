@@ -19,6 +19,7 @@ import {
   TenantQueueRootMissingError,
 } from '../../../lib';
 import { TenantBullMqModule } from '../../../lib/bullmq-compat';
+import { bullClient } from '../../../lib/core/bullmq';
 import { redisConnection, uniquePrefix } from '../../support/redis-url';
 import { testRootImports, bootTestModule } from '../../support/test-module';
 import { sleep, waitFor } from '../../support/wait';
@@ -419,10 +420,13 @@ describe('TenantBullMqModule refusals', () => {
     queues: { name: string }[];
     providers: Type[];
     error: RegExp;
+    /** A fair queue: by turn its job has a priority, and goes back to `prioritized`. */
+    fair?: boolean;
   }) {
     const prefix = uniquePrefix('bmq-parked');
+    const parkedQueue = { name: 'parked', ...(failure.fair ? { fairness: {} } : {}) };
     const producerRef = await bootTestModule({
-      imports: [...testRootImports(prefix), TenantQueueModule.registerQueue({ name: 'parked' })],
+      imports: [...testRootImports(prefix), TenantQueueModule.registerQueue(parkedQueue)],
     });
     try {
       const parked = producerRef.get<TenantQueue>(getTenantQueueToken('parked'));
@@ -439,16 +443,18 @@ describe('TenantBullMqModule refusals', () => {
           ran.push(this.tenant.tenantId);
         }
       }
-      // Holds the boot between the workers' start and the bootstrap until the job is taken.
+      // Holds the boot between the workers' start and the bootstrap until the job is taken, then
+      // drops the queue's marker: one there after the failed boot woke the workers for the job.
       @Injectable()
       class UntilTaken implements OnModuleInit {
         constructor(@InjectQueue('parked') private readonly queue: Queue) {}
         async onModuleInit(): Promise<void> {
           await waitFor(async () => (await this.queue.getActiveCount()) === 1, 'the job taken');
+          await (await bullClient(this.queue)).del(this.queue.keys.marker);
         }
       }
       @Module({
-        imports: [TenantBullMqModule.registerQueue({ name: 'parked' }, ...failure.queues)],
+        imports: [TenantBullMqModule.registerQueue(parkedQueue, ...failure.queues)],
         providers: [ParkedProcessor, UntilTaken, ...failure.providers],
       })
       class FailingModule {}
@@ -456,7 +462,11 @@ describe('TenantBullMqModule refusals', () => {
       await expect(boot).rejects.toThrow(failure.error);
 
       const after = await parked.bullQueue.getJob(job.id);
-      expect(await after?.getState()).toBe('waiting');
+      expect(await after?.getState()).toBe(failure.fair ? 'prioritized' : 'waiting');
+      // A worker blocked waiting for a job is woken for it (BullMQ adds no marker for a job it
+      // puts back into prioritized: the module does).
+      const bull = parked.bullQueue;
+      expect(await (await bullClient(bull)).zscore(bull.keys.marker, '0')).toBe('0');
       expect(after?.attemptsMade).toBe(0);
       expect(after?.failedReason).toBeUndefined();
       expect(ran).toEqual([]);
@@ -474,6 +484,20 @@ describe('TenantBullMqModule refusals', () => {
       queues: [{ name: 'parked-scoped' }],
       providers: [ScopedProcessor],
       error: /@Processor class ScopedProcessor on tenant queue "parked-scoped" is request-scoped/,
+    });
+  });
+
+  it("the same on a fair queue: the job goes back to 'prioritized' at its turn, and the workers are woken", async () => {
+    @Processor({ name: 'parked-scoped-fair', scope: Scope.REQUEST })
+    class ScopedFairProcessor extends WorkerHost {
+      async process(): Promise<void> {}
+    }
+    await parkedJobOfFailedBoot({
+      queues: [{ name: 'parked-scoped-fair' }],
+      providers: [ScopedFairProcessor],
+      error:
+        /@Processor class ScopedFairProcessor on tenant queue "parked-scoped-fair" is request-scoped/,
+      fair: true,
     });
   });
 
