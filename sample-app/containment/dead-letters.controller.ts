@@ -56,11 +56,13 @@ export class DeadLettersController {
   /** One of this tenant's jobs (a replay's id ends in `.r1`); another tenant's is "not found". */
   @Get('jobs/:jobId')
   async job(@Param('jobId') jobId: string) {
-    const job = await this.registry.getQueue('containment-demo').bullQueue.getJob(jobId);
+    const bull = this.registry.getQueue('containment-demo').bullQueue;
+    // State first: once it is final, the job read after it carries the matching outcome.
+    const state = await bull.getJobState(jobId);
+    const job = await bull.getJob(jobId);
     if (!job || job.data?._tenant?.tenantId !== this.tenant.getTenantIdOrThrow()) {
       throw new NotFoundException(`No job ${jobId} for this tenant`);
     }
-    const state = await job.getState();
     return {
       jobId,
       state,

@@ -27,10 +27,13 @@ export class CsvImportsController {
   @Get(':pool/:jobId')
   async state(@Param('pool') pool: string, @Param('jobId') jobId: string) {
     if (!this.registry.poolsToConsume(CSV_IMPORTS).includes(pool)) throw new NotFoundException();
-    const job = await this.registry.getQueue(pool).bullQueue.getJob(jobId);
+    const bull = this.registry.getQueue(pool).bullQueue;
+    // State first: once it is final, the job read after it carries the matching outcome.
+    const state = await bull.getJobState(jobId);
+    const job = await bull.getJob(jobId);
     if (!job || job.data?._tenant?.tenantId !== this.tenant.getTenantIdOrThrow()) {
       throw new NotFoundException();
     }
-    return { jobId, pool, state: await job.getState(), result: job.returnvalue ?? null };
+    return { jobId, pool, state, result: job.returnvalue ?? null };
   }
 }

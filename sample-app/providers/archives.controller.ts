@@ -41,14 +41,17 @@ export class ArchivesController {
 
   @Get('jobs/:id')
   async job(@Param('id') id: string) {
-    const job = await this.registry.getQueue(ARCHIVES_QUEUE).bullQueue.getJob(id);
+    const bull = this.registry.getQueue(ARCHIVES_QUEUE).bullQueue;
+    // State first: once it is final, the job read after it carries the matching outcome.
+    const state = await bull.getJobState(id);
+    const job = await bull.getJob(id);
     if (!job || job.data?._tenant?.tenantId !== this.tenant.tenantId) {
       throw new NotFoundException(`No archive job ${id} for this tenant`);
     }
     const tempDir = (job.progress as { tempDir?: string } | undefined)?.tempDir;
     return {
       jobId: id,
-      state: await job.getState(),
+      state,
       result: job.returnvalue ?? null,
       failedReason: tenantFacingReason(job.failedReason),
       tempDirRemoved: tempDir ? !existsSync(tempDir) : null,

@@ -31,11 +31,14 @@ export class UploadsController {
   /** The state of one of this tenant's jobs; another tenant's job id is "not found". */
   @Get('jobs/:id')
   async job(@Param('id') id: string) {
-    const job = await this.registry.getQueue('thumbnails').bullQueue.getJob(id);
+    const bull = this.registry.getQueue('thumbnails').bullQueue;
+    // State first: once it is final, the job read after it carries the matching outcome.
+    const state = await bull.getJobState(id);
+    const job = await bull.getJob(id);
     if (!job || job.data?._tenant?.tenantId !== this.tenant.tenantId) {
       throw new NotFoundException(`No job ${id} for this tenant`);
     }
-    return { jobId: id, state: await job.getState(), result: job.returnvalue ?? null };
+    return { jobId: id, state, result: job.returnvalue ?? null };
   }
 
   /** Thumbnails made for this tenant. */
