@@ -94,12 +94,14 @@ export class DashboardActions {
    */
   async retry(queue: string, tenantId: string, jobId: string) {
     const bull = this.registry.getQueue(queue).bullQueue;
+    // State first: a job found failed is read after its failure, with its reason (a cancellation
+    // is refused below, not replayed).
+    const state = await bull.getJobState(jobId);
     const job = (await bull.getJob(jobId)) as Job | undefined;
     // Another tenant's job answers as one that does not exist: nothing of it is shown or done.
     if (!job || this.inspector.tenantOfJob(job) !== tenantId) {
       throw new NotFoundException(Messages.dashboardNoSuchJob(queue, tenantId, jobId));
     }
-    const state = await job.getState();
     if (state !== 'failed') {
       throw new BadRequestException(Messages.dashboardRetryNotFailed(queue, jobId, state));
     }

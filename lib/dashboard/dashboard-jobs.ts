@@ -176,8 +176,12 @@ export async function readJob(
   jobId: string,
 ): Promise<(DashboardJob & { tenantId: string | null; bullState: string }) | undefined> {
   const bull = registry.getQueue(queue).bullQueue;
+  // State first: once it is final, the job read after it carries the matching outcome (its result
+  // or reason, its end time): BullMQ writes both in one script.
+  let bullState: string = await bull.getJobState(jobId);
   const job = (await bull.getJob(jobId)) as Job | undefined;
   if (!job) return undefined;
-  const bullState = await job.getState();
+  // Added between the two reads.
+  if (bullState === 'unknown') bullState = await job.getState();
   return { ...fromBull(job, bullState), tenantId: inspector.tenantOfJob(job) ?? null, bullState };
 }
