@@ -475,31 +475,27 @@ describe('TenantBullMqModule refusals', () => {
     }
   }
 
-  it("refuses a request-scoped @Processor, and adopts none: a job another one took goes back to 'wait', unrun", async () => {
-    @Processor({ name: 'parked-scoped', scope: Scope.REQUEST })
-    class ScopedProcessor extends WorkerHost {
-      async process(): Promise<void> {}
-    }
-    await parkedJobOfFailedBoot({
-      queues: [{ name: 'parked-scoped' }],
-      providers: [ScopedProcessor],
-      error: /@Processor class ScopedProcessor on tenant queue "parked-scoped" is request-scoped/,
-    });
-  });
-
-  it("the same on a fair queue: the job goes back to 'prioritized' at its turn, and the workers are woken", async () => {
-    @Processor({ name: 'parked-scoped-fair', scope: Scope.REQUEST })
-    class ScopedFairProcessor extends WorkerHost {
-      async process(): Promise<void> {}
-    }
-    await parkedJobOfFailedBoot({
-      queues: [{ name: 'parked-scoped-fair' }],
-      providers: [ScopedFairProcessor],
-      error:
-        /@Processor class ScopedFairProcessor on tenant queue "parked-scoped-fair" is request-scoped/,
-      fair: true,
-    });
-  });
+  // On a fair queue by turn the job has a priority: it goes back to 'prioritized' at its turn.
+  it.each([
+    ['wait', 'parked-scoped', false],
+    ['prioritized', 'parked-scoped-fair', true],
+  ] as const)(
+    "refuses a request-scoped @Processor, and adopts none: a job another one took goes back to '%s', unrun, the workers woken",
+    async (_, name, fair) => {
+      @Processor({ name, scope: Scope.REQUEST })
+      class ScopedProcessor extends WorkerHost {
+        async process(): Promise<void> {}
+      }
+      await parkedJobOfFailedBoot({
+        queues: [{ name }],
+        providers: [ScopedProcessor],
+        error: new RegExp(
+          `@Processor class ScopedProcessor on tenant queue "${name}" is request-scoped`,
+        ),
+        fair,
+      });
+    },
+  );
 
   // Nest 11 runs no hook after a failed init (its close() waits for the init and throws): the job
   // stays with the failed app's worker, unrun, until that process ends and it stalls back.
