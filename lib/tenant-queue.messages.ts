@@ -266,6 +266,10 @@ export const Messages = {
     `TenantDirectory.getTenant("${tenantId}") returned the record of tenant ` +
     `${JSON.stringify(truncate(otherId))}, so its status says nothing about "${tenantId}" and the ` +
     `work is refused. Fix the TenantDirectory.getTenant() result: the record of that id, or null.`,
+  tenantRecordOfAnotherIgnored: (tenantId: string, otherId: unknown, instead: string) =>
+    `TenantDirectory.getTenant("${tenantId}") returned the record of tenant ` +
+    `${JSON.stringify(truncate(otherId))}, which says nothing of "${tenantId}": ${instead}, and the ` +
+    `guards refuse its jobs. Fix the TenantDirectory.getTenant() result: the record of that id, or null.`,
   notEntitled: (tenantId: string, feature: string) =>
     `Tenant "${tenantId}" is not entitled to "${feature}" (EntitlementChecker said no), so the job ` +
     `was cancelled. Grant the feature and enqueue the job again.`,

@@ -26,7 +26,8 @@ import { TenantJobRunner } from '../core/processor/tenant-job.runner';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { callListener } from '../core/logging/call-listener';
 import { isJobIdLookup, moduleJobOptions } from '../core/queues/job-id.check';
-import { TenantPortUnavailableError, TenantStatusService, isRecordOfAnother } from '../guards';
+import { TenantPortUnavailableError, TenantStatusService } from '../guards';
+import { isRecordOfAnother } from '../core/tenants/directory-lookup';
 
 const MAX_LIMIT = 100;
 

@@ -10,5 +10,5 @@ export * from './tenant-queue-ports.interface';
 // @internal: for the testing module.
 export { PORT_TOKENS, omitPortOptions, portProviders } from './port-providers';
 // @internal: for DeadLetters.replay's tenant check.
-export { TenantStatusService, isRecordOfAnother } from './tenant-status.service';
+export { TenantStatusService } from './tenant-status.service';
 export { TenantPortUnavailableError } from '../core/errors';

@@ -1,4 +1,5 @@
 import { isTenantDirectoryConfigured } from '../core/tenants/default-ports';
+import { isRecordOfAnother } from '../core/tenants/directory-lookup';
 import { Inject, Injectable } from '@nestjs/common';
 import { CancelReason } from '../core/errors';
 import { TenantDirectory, TenantRecord } from '../core/types/tenant-directory.interface';
@@ -118,12 +119,4 @@ export class TenantStatusService {
       this.directory.getTenant(tenantId),
     );
   }
-}
-
-/**
- * @internal True when the directory answered with another tenant's record. A record without an
- * `id`, or with the same id as a number (an integer column), is taken as the tenant's own.
- */
-export function isRecordOfAnother(tenantId: string, record: TenantRecord): boolean {
-  return record.id !== undefined && record.id !== null && String(record.id) !== tenantId;
 }

@@ -110,6 +110,34 @@ describe('SchedulePlanner (the clock is the `now` each call is given)', () => {
     }
   });
 
+  it('takes no zone from a record that names another tenant: UTC, warned once a change', async () => {
+    const records = new Map<string, object>([['stray', { id: 'kyiv', timezone: 'Europe/Kyiv' }]]);
+    const astray = {
+      getTenant: async (id: string) => records.get(id) ?? null,
+      listActiveTenants: async () => ({ tenants: [], nextCursor: null }),
+    };
+    const own = new SchedulePlanner(options, astray as never);
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      const daily = tenantSchedule({ tenantId: 'stray', timezone: 'tenant', cron: '0 3 * * *' });
+      for (let i = 0; i < 3; i++)
+        expect(await own.nextRunOf(daily, base - 1)).toBe(base + 3 * HOUR);
+      records.set('stray', { id: 'stray', timezone: 'Europe/Kyiv' }); // its own record: its zone
+      expect(await own.nextRunOf(daily, base - 1)).toBe(base);
+      records.set('stray', { id: 'kyiv', timezone: 'Europe/Kyiv' });
+      expect(await own.nextRunOf(daily, base - 1)).toBe(base + 3 * HOUR);
+      expect(warn.mock.calls.map(([message]) => String(message))).toEqual([
+        expect.stringContaining(
+          'schedule "report": TenantDirectory.getTenant("stray") returned the record of tenant ' +
+            '"kyiv", which says nothing of "stray": its schedules in the tenant\'s zone run in UTC',
+        ),
+        expect.stringContaining('returned the record of tenant "kyiv"'),
+      ]);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
   it('plans a @TenantCron as one fan-out member for the range, logging missed runs only when none remain', async () => {
     const now = base + HOUR + 500;
     const planned = await planner.plan('c~nightly', base + HOUR, cronSchedule(), now);

@@ -3,7 +3,7 @@ import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { TenantDirectory } from '../core/types/tenant-directory.interface';
 import { TENANT_QUEUE_MODULE_OPTIONS } from '../core/options/core.options';
-import { getTenantWithin, portTimeoutOf } from '../core/tenants/directory-lookup';
+import { ownRecordWithin, portTimeoutOf } from '../core/tenants/directory-lookup';
 import { Messages } from '../tenant-queue.messages';
 import { AnyZoneCron } from './any-zone-cron';
 import { RunPlan, planRuns } from './run-plan';
@@ -47,7 +47,10 @@ export class SchedulePlanner {
   private readonly parsed = new Map<string, ZonedCron>();
   private readonly anyZone = new Map<string, AnyZoneCron>();
   private readonly logger = new TenantQueueLogger('TenantScheduler');
-  /** Tenant schedules whose directory zone is unknown (id -> zone), warned once until it changes. */
+  /**
+   * Tenant schedules whose directory zone is unknown (id -> zone; NUL and the other id for a record
+   * naming another tenant), warned once until it changes.
+   */
   private readonly badZones = new Map<string, string>();
 
   /** How long a `'tenant'` zone's directory lookup may take: `guards.portTimeoutMs`. */
@@ -106,9 +109,12 @@ export class SchedulePlanner {
     schedule: Pick<StoredTenantSchedule, 'timezone' | 'tenantId' | 'key'>,
   ): Promise<string> {
     if (schedule.timezone !== 'tenant') return schedule.timezone;
-    // Bounded: a directory that never answers would hold every schedule of the tick.
+    // Bounded: a directory that never answers would hold every schedule of the tick. A record
+    // naming another tenant gives no zone (UTC), warned as a bad zone is.
     const tenant = this.directory
-      ? await getTenantWithin(this.directory, schedule.tenantId, this.lookupMs)
+      ? await ownRecordWithin(this.directory, schedule.tenantId, this.lookupMs, (other) =>
+          this.warnRecordOfAnother(schedule, other),
+        )
       : undefined;
     const zone = tenant?.timezone;
     if (typeof zone === 'string' && isValidTimezone(zone)) {
@@ -120,11 +126,33 @@ export class SchedulePlanner {
     return 'UTC';
   }
 
-  private warnZone(schedule: Pick<StoredTenantSchedule, 'tenantId' | 'key'>, zone: string): void {
+  /** True the first time a schedule's directory answer reads `seen` (its zone or another's record). */
+  private firstSeen(schedule: Pick<StoredTenantSchedule, 'tenantId' | 'key'>, seen: string) {
     const id = tenantScheduleId(schedule.tenantId, schedule.key);
-    if (this.badZones.get(id) === zone) return;
+    if (this.badZones.get(id) === seen) return false;
     if (this.badZones.size > 5_000) this.badZones.clear();
-    this.badZones.set(id, zone);
+    this.badZones.set(id, seen);
+    return true;
+  }
+
+  private warnRecordOfAnother(
+    schedule: Pick<StoredTenantSchedule, 'tenantId' | 'key'>,
+    other: unknown,
+  ): void {
+    // A zone has no NUL; the mark cannot be taken for one.
+    if (!this.firstSeen(schedule, `\0${String(other)}`)) return;
+    this.logger.warn(
+      `${tenantLogFields({ tenantId: schedule.tenantId })} schedule "${schedule.key}": ` +
+        Messages.tenantRecordOfAnotherIgnored(
+          schedule.tenantId,
+          other,
+          "its schedules in the tenant's zone run in UTC",
+        ),
+    );
+  }
+
+  private warnZone(schedule: Pick<StoredTenantSchedule, 'tenantId' | 'key'>, zone: string): void {
+    if (!this.firstSeen(schedule, zone)) return;
     this.logger.warn(
       `${tenantLogFields({ tenantId: schedule.tenantId })} schedule "${schedule.key}": ` +
         Messages.tenantZoneUnknown(schedule.tenantId, zone),

@@ -40,6 +40,33 @@ export function getTenantWithin(
 }
 
 /**
+ * @internal True when the directory answered with another tenant's record. A record without an
+ * `id`, or with the same id as a number (an integer column), is taken as the tenant's own.
+ */
+export function isRecordOfAnother(tenantId: string, record: TenantRecord): boolean {
+  return record.id !== undefined && record.id !== null && String(record.id) !== tenantId;
+}
+
+/**
+ * `getTenantWithin` for what the module reads from a record besides the guards' verdict (a tier,
+ * limits, a pool, a zone): a record naming another tenant says nothing of this one, so it reads
+ * as none (null), and `onOther` hears of it. (The guards refuse that tenant's jobs.)
+ */
+export async function ownRecordWithin(
+  directory: TenantDirectory,
+  tenantId: string,
+  ms: number,
+  onOther: (otherId: unknown) => void,
+): Promise<TenantRecord | null> {
+  const record = await getTenantWithin(directory, tenantId, ms);
+  if (record && isRecordOfAnother(tenantId, record)) {
+    onOther(record.id);
+    return null;
+  }
+  return record;
+}
+
+/**
  * One page of the directory's active tenants, or `TenantPortUnavailableError` when it does not
  * answer within `ms` (a `@TenantCron` fan-out held by a silent directory held its worker for good).
  */

@@ -8,7 +8,7 @@ import {
   TENANT_QUEUE_MODULE_OPTIONS,
   TENANT_QUEUE_OPTIONS,
 } from '../options/core.options';
-import { getTenantWithin, portTimeoutOf } from './directory-lookup';
+import { ownRecordWithin, portTimeoutOf } from './directory-lookup';
 import { TenantLimits, TenantTierOptions } from '../types/tenant-tier-options.interface';
 import { UnknownTierError } from './unknown-tier.error';
 import { TENANT_QUEUE_BACKEND, TenantQueueBackend } from '../queues/queue-backend';
@@ -46,6 +46,8 @@ export class TenantTiers {
   private readonly tiers: Readonly<Record<string, TenantTierOptions>>;
   private readonly cacheMs: number;
   private readonly unknownTiers = new Set<string>();
+  /** Tenants whose directory record named another tenant (id -> that id), warned once a change. */
+  private readonly recordsOfAnother = new Map<string, string>();
   private readonly logger = new TenantQueueLogger('TenantTiers');
 
   private readonly overrides: TierOverrides;
@@ -108,7 +110,9 @@ export class TenantTiers {
     if (cached && Date.now() - cached.at < this.cacheMs) return cached.profile;
     const [record, assigned] = await Promise.all([
       isTenantDirectoryConfigured(this.directory)
-        ? getTenantWithin(this.directory!, tenantId, this.lookupMs)
+        ? ownRecordWithin(this.directory!, tenantId, this.lookupMs, (other) =>
+            this.warnRecordOfAnother(tenantId, other),
+          )
         : null,
       this.hasTiers ? this.overrides.get(tenantId) : undefined,
     ]);
@@ -131,6 +135,16 @@ export class TenantTiers {
       this.cache.set(tenantId, { profile, at: Date.now() });
     }
     return profile;
+  }
+
+  private warnRecordOfAnother(tenantId: string, other: unknown): void {
+    const otherId = String(other);
+    if (this.recordsOfAnother.get(tenantId) === otherId) return;
+    if (this.recordsOfAnother.size >= MAX_CACHED) this.recordsOfAnother.clear();
+    this.recordsOfAnother.set(tenantId, otherId);
+    this.logger.warn(
+      `${tenantLogFields({ tenantId })} ${Messages.tenantRecordOfAnotherIgnored(tenantId, other, 'its tier, limits and pool are not read from it')}`,
+    );
   }
 
   /** The tenant's limits on `queue` (record over tier's queue entry over tier); `{}` when none. */

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { InvalidTenantQueueOptionsError } from '../errors';
 import { UnknownTierError } from './unknown-tier.error';
 import { TenantDirectory, TenantPage, TenantRecord } from '../types/tenant-directory.interface';
@@ -158,6 +159,41 @@ describe('TenantTiers', () => {
       expect((await tiers.profile('a')).tier).toBe('free');
     },
   );
+
+  it('reads nothing from a record that names another tenant, and warns once a change', async () => {
+    // A directory whose lookup answers with the wrong row (a join gone astray): "a" gets "big".
+    const big = { id: 'big', status: 'active', tier: 'pro', weight: 9, pools: { q: 'big-only' } };
+    let answer: TenantRecord = big as TenantRecord;
+    const astray: TenantDirectory = {
+      getTenant: async () => answer,
+      listActiveTenants: async () => ({ tenants: [], nextCursor: null }),
+    };
+    const tiers = tiersFor({ pro: { maxConcurrency: 4 } }, astray as never, 0);
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const a = await tiers.profile('a');
+        expect(a).toEqual({ tenantId: 'a', record: null, tier: undefined });
+        expect(tiers.limits(a, 'q')).toEqual({});
+        expect(tiers.pool(a, 'q')).toBeUndefined();
+      }
+      answer = { ...big, id: 'other' } as TenantRecord;
+      await tiers.profile('a');
+      answer = { ...big, id: 'a' } as TenantRecord; // its own again: read
+      expect(tiers.limits(await tiers.profile('a'), 'q')).toEqual({ weight: 9, maxConcurrency: 4 });
+      answer = { ...big, id: undefined } as unknown as TenantRecord; // no id: taken as its own
+      expect(tiers.pool(await tiers.profile('a'), 'q')).toBe('big-only');
+      expect(warn.mock.calls.map(([message]) => String(message))).toEqual([
+        expect.stringContaining(
+          'TenantDirectory.getTenant("a") returned the record of tenant "big", which says nothing ' +
+            'of "a": its tier, limits and pool are not read from it',
+        ),
+        expect.stringContaining('returned the record of tenant "other"'),
+      ]);
+    } finally {
+      warn.mockRestore();
+    }
+  });
 
   it('refuses a negative tierCacheMs', () => {
     expect(() => tiersFor({}, undefined, -1)).toThrow('"tierCacheMs"');
