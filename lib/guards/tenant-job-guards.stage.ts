@@ -180,7 +180,7 @@ export class TenantJobGuardsStage implements JobStage, OnModuleInit {
   private requirementsOf(metatype: Type): Requirements {
     let needs = this.requirements.get(metatype);
     if (!needs) {
-      const targets = [metatype.prototype?.process, metatype].filter(Boolean);
+      const targets = requirementTargets(metatype);
       needs = {
         features: unique(
           this.reflector.getAllAndMerge<string[]>(REQUIRES_ENTITLEMENT_METADATA, targets),
@@ -193,6 +193,25 @@ export class TenantJobGuardsStage implements JobStage, OnModuleInit {
     }
     return needs;
   }
+}
+
+/**
+ * Where a processor's requirements are declared: the class and its `process`, then each class it
+ * extends and the `process` that one defines. They add up: a subclass that overrides `process` (or
+ * has requirements of its own) keeps its base's, as a requirement is never dropped by accident.
+ */
+function requirementTargets(metatype: Type): Type[] {
+  const targets: Type[] = [];
+  for (
+    let type: unknown = metatype;
+    typeof type === 'function' && type !== Function.prototype;
+    type = Object.getPrototypeOf(type)
+  ) {
+    const process = Object.getOwnPropertyDescriptor((type as Type).prototype ?? {}, 'process');
+    if (typeof process?.value === 'function') targets.push(process.value as Type);
+    targets.push(type as Type);
+  }
+  return targets;
 }
 
 function unique(values: string[] | undefined): string[] {

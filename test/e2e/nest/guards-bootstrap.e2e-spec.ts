@@ -33,6 +33,17 @@ class NeedsPermission extends TenantWorkerHost {
   async process(_job: TenantJob) {}
 }
 
+/** A base whose `process` requires a permission; the processor overrides `process` undecorated. */
+class ExportBase extends TenantWorkerHost {
+  @RequiresActorPermission('reports:export')
+  async process(_job: TenantJob) {}
+}
+
+@TenantProcessor('needs-permission')
+class OverridesProcess extends ExportBase {
+  override async process(_job: TenantJob) {}
+}
+
 async function compile(
   processor: unknown,
   ports: Parameters<typeof TenantQueueModule.forRoot>[0] extends infer O ? Partial<O> : never = {},
@@ -52,6 +63,8 @@ describe('job guard configuration', () => {
   it.each([
     [NeedsEntitlement, /NeedsEntitlement uses @RequiresEntitlement.*entitlementChecker/s],
     [NeedsPermission, /NeedsPermission uses @RequiresActorPermission.*actorPermissionChecker/s],
+    // The base's requirement holds for a subclass that overrides `process`.
+    [OverridesProcess, /OverridesProcess uses @RequiresActorPermission.*actorPermissionChecker/s],
   ])('fails the bootstrap of %p when its checker is not configured', async (processor, message) => {
     const moduleRef = await compile(processor);
     const registry = moduleRef.get(TenantQueueRegistry);
