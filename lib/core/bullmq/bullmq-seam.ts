@@ -34,7 +34,7 @@ const six: Bullmq6Exports | undefined =
 /** Where the loaded BullMQ is installed (its package.json), to tell two copies apart. */
 export const BULLMQ_PACKAGE_JSON: string = require.resolve('bullmq/package.json');
 
-/** The version of the BullMQ the module loaded (`6.7.0`). */
+/** The version of the BullMQ the module loaded (e.g. `6.7.6`). */
 export const BULLMQ_VERSION: string = versionAt(BULLMQ_PACKAGE_JSON);
 
 /** Its major: 5 or 6. */
