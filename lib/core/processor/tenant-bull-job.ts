@@ -8,6 +8,13 @@ import { ENVELOPE_KEY } from '../../tenant-queue.constants';
 import { JobRunOptions, RUN_OPTIONS_KEY, RUN_OPTIONS_OF } from '../envelope/job-run-options';
 
 /**
+ * @internal The errors BullMQ met storing a handler's result (JSON cannot hold it), which the job
+ * fails with a reason of its own: BullMQ emits each as a worker `'error'` first, with no job in it,
+ * and the worker's log leaves those out (the job's failure and dead letter say it, with the job).
+ */
+export const UNSTORABLE_RESULT_ERRORS = new WeakSet<object>();
+
+/**
  * @internal The job class of the module's workers. What the runner gives each job (its envelope,
  * run id, run options and what `updateData` must write back) lives in declared fields, so every
  * job keeps the one hidden class of this class: no `defineProperty`, no closure per job.
@@ -76,6 +83,7 @@ export class TenantBullJob<T = any, R = any, N extends string = string> extends 
     if (this.returnvalue !== undefined && !(err instanceof UnrecoverableError)) {
       const why = unstorable(this.returnvalue);
       if (why !== undefined) {
+        UNSTORABLE_RESULT_ERRORS.add(err);
         const refused = new UnrecoverableError(
           Messages.unstorableResult(this.queueName, this.name, why),
         );

@@ -11,6 +11,7 @@ import { TenantJobRunner } from './tenant-job.runner';
 import { TenantProcessorOptions } from './tenant-processor.decorator';
 import { TenantWorkerHost } from './tenant-worker-host';
 import { outsideTenantContext } from '../context/outside-tenant-context';
+import { UNSTORABLE_RESULT_ERRORS } from './tenant-bull-job';
 import { StartedConsumer, TENANT_WORKER_BACKEND, TenantWorkerBackend } from './worker-backend';
 import {
   isOutOfMemoryReply,
@@ -209,7 +210,12 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
         fullUnlogged = 0;
         return;
       }
-      this.logger.error(`${tenantLogFields()} worker ${definition.name}: ${error.message}`);
+      const log = () =>
+        this.logger.error(`${tenantLogFields()} worker ${definition.name}: ${error.message}`);
+      // BullMQ emits a result JSON cannot hold (a TypeError from its JSON.stringify) before it
+      // fails the job with it; the job's class marks it then, a few microtasks later.
+      if (!(error instanceof TypeError)) return log();
+      setImmediate(() => UNSTORABLE_RESULT_ERRORS.has(error) || log());
     });
     // Back: its first connection, or a fetch that found the queue empty.
     worker.on('ready', () => outage.ready());

@@ -393,17 +393,34 @@ describe('failure containment', () => {
   });
 
   // BullMQ cannot store such a result once the handler has run: retrying ran the handler again
-  // on every attempt (and freed a fair slot per run), with "Do not know how to serialize a BigInt".
+  // on every attempt (and freed a fair slot per run), with "Do not know how to serialize a BigInt"
+  // logged at ERROR without the job.
   it('fails a job whose result JSON cannot hold once, non-retryable, saying what to return', async () => {
-    const job = await producer.add('acme', 'faults', 'bigint-result', { label: 'bigint' });
-    const letter = await waitForLetter('acme', job.id);
-    expect(seen('bigint')).toHaveLength(1);
-    expect(letter).toMatchObject({ reason: 'NON_RETRYABLE', attempts: 1 });
-    expect(letter.failedReason).toBe(
-      'Job "bigint-result" on queue "faults" returned a value BullMQ cannot store as JSON ' +
-        '(Do not know how to serialize a BigInt). The handler ran, so the job is not retried. ' +
-        'Return plain JSON data (no BigInt, no cycles), e.g. a BigInt as a string.',
+    const logged: string[] = [];
+    const spies = (['error', 'warn'] as const).map((level) =>
+      jest
+        .spyOn(Logger.prototype, level)
+        .mockImplementation((message: unknown) => void logged.push(`${level} ${String(message)}`)),
     );
+    try {
+      const job = await producer.add('acme', 'faults', 'bigint-result', { label: 'bigint' });
+      const letter = await waitForLetter('acme', job.id);
+      expect(seen('bigint')).toHaveLength(1);
+      expect(letter).toMatchObject({ reason: 'NON_RETRYABLE', attempts: 1 });
+      expect(letter.failedReason).toBe(
+        'Job "bigint-result" on queue "faults" returned a value BullMQ cannot store as JSON ' +
+          '(Do not know how to serialize a BigInt). The handler ran, so the job is not retried. ' +
+          'Return plain JSON data (no BigInt, no cycles), e.g. a BigInt as a string.',
+      );
+      // BullMQ's own 'error' for the result (no job in it) is not logged: the job's line says it.
+      await sleep(50);
+      expect(logged.filter((line) => line.includes(job.id))).toEqual([
+        expect.stringMatching(/^warn .*dead-lettered: NON_RETRYABLE after 1 attempt/),
+      ]);
+      expect(logged.filter((line) => line.includes('serialize a BigInt'))).toEqual([]);
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
   });
 
   // On its last allowed attempt too: it was reported as ATTEMPTS_EXHAUSTED there.
