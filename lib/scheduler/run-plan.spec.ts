@@ -30,6 +30,28 @@ describe('planRuns', () => {
     expect(plan(base + HOUR, now, 'all').next).toBe(base + 6 * HOUR);
   });
 
+  it('runs at most 10,000 on-time occurrences, the latest, and counts the rest as missed', () => {
+    // An every-minute cron with a lateAfter of 30 days, due for 12 days: 17,280 runs on time.
+    const minutely = ZonedCron.parse('* * * * *', 'UTC');
+    const now = base + 12 * 24 * HOUR;
+    for (const from of [base + MINUTE, base - 40 * 24 * HOUR]) {
+      const result = planRuns(minutely, {
+        from,
+        now,
+        policy: 'all',
+        maxCatchUp: 10,
+        lateAfter: 30 * 24 * HOUR,
+      });
+      expect(result.runs).toHaveLength(10_000);
+      expect(result.runs.at(-1)).toBe(now);
+      expect(result.runs[0]).toBe(now - 9_999 * MINUTE);
+      expect(result.missed).toBeGreaterThan(0); // at least one: the count is not exact
+      expect(result.missedExact).toBe(false);
+      expect(result.caughtUp).toBe(0);
+      expect(result.next).toBe(now + MINUTE);
+    }
+  });
+
   it('keeps the on-time occurrence next to the missed ones', () => {
     const now = base + 3 * HOUR + 30_000; // 03:00 is 30 s late: on time
     expect(plan(base + HOUR, now, 'once')).toMatchObject({

@@ -25,7 +25,10 @@ export interface RunPlanInput {
   lateAfter: number;
 }
 
-/** On-time occurrences never pile up beyond this (a guard against absurd `lateAfter`). */
+/**
+ * On-time occurrences never pile up beyond this (a guard against absurd `lateAfter`): the latest
+ * run, the earlier ones count as missed (at least one more than the cap is computed, to know).
+ */
 const ON_TIME_CAP = 10_000;
 /**
  * Missed occurrences are counted exactly up to at least this many (for the log; "10+" beyond).
@@ -40,12 +43,24 @@ const COUNT_AT_LEAST = 10;
  */
 export function planRuns(cron: ZonedCron, input: RunPlanInput): RunPlan {
   const cutoff = input.now - input.lateAfter;
-  const onTime = cron.between(Math.max(input.from, cutoff), input.now, ON_TIME_CAP);
+  const onTime = cron.between(
+    Math.max(input.from, cutoff),
+    input.now,
+    ON_TIME_CAP,
+    ON_TIME_CAP + 1,
+  );
   const next = onTime.after;
+  // On-time runs past the cap do not run: missed, a lower bound unless the window was whole.
+  const dropped = onTime.total - onTime.runs.length;
   if (input.from >= cutoff) {
-    return { runs: onTime.runs, missed: 0, missedExact: true, caughtUp: 0, next };
+    const missedExact = dropped === 0 || onTime.exact;
+    return { runs: onTime.runs, missed: dropped, missedExact, caughtUp: 0, next };
   }
   const keep = input.policy === 'skip' ? 0 : input.policy === 'once' ? 1 : input.maxCatchUp;
+  if (dropped > 0) {
+    // The missed ones are older still: none runs, and they are counted no more exactly.
+    return { runs: onTime.runs, missed: dropped, missedExact: false, caughtUp: 0, next };
+  }
   const missed = cron.between(input.from, cutoff - 1, keep, COUNT_AT_LEAST);
   return {
     runs: [...missed.runs, ...onTime.runs],
