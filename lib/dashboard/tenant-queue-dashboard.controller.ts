@@ -29,6 +29,7 @@ import { TenantCronExplorer, TenantScheduler } from '../scheduler';
 import { Messages } from '../tenant-queue.messages';
 import { TenantQueueRegistry } from '../core/queues/tenant-queue.registry';
 import { TenantTiers } from '../core/tenants/tenant-tiers.service';
+import { ResolvedTenantQueueOptions, TENANT_QUEUE_OPTIONS } from '../core/options/core.options';
 import { DashboardActions } from './dashboard-actions';
 import { DashboardDeadlineInterceptor } from './dashboard-deadline.interceptor';
 import { tenantDetail } from './dashboard-data';
@@ -52,6 +53,7 @@ export class TenantQueueDashboardRoutes {
     private readonly tiers: TenantTiers,
     status: TenantStatusService,
     private readonly codec: TenantEnvelopeCodec,
+    @Inject(TENANT_QUEUE_OPTIONS) core: ResolvedTenantQueueOptions,
     @Optional() private readonly scheduler?: TenantScheduler,
     @Optional() @Inject(TenantQueueControls) private readonly controls?: TenantQueueControls,
     @Optional()
@@ -67,6 +69,8 @@ export class TenantQueueDashboardRoutes {
       stateSource,
       tiers,
       status,
+      // Half the bound every route answers within (DashboardDeadlineInterceptor).
+      Math.floor(core.enqueueTimeoutMs / 2),
     );
   }
 
