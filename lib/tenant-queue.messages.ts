@@ -659,11 +659,9 @@ export const Messages = {
   dashboardRedisAway: (why: string, ms: number) =>
     `Redis is not answering the dashboard (${why.replace(/\.+$/, '')}); try again once it is ` +
     `back (routes answer 503 after enqueueTimeoutMs, ${ms} ms).`,
-  dashboardActionGoesOn: (action: 'pause' | 'resume') =>
-    action === 'pause'
-      ? `in force; its jobs queued by turn are still being taken back into the gate (1,000 a ` +
-        `call), and one not yet taken back may still start. The page shows them held as they move.`
-      : `in force; the gate is still at work on its jobs.`,
+  dashboardActionGoesOn: () =>
+    `in force; the tenant's jobs queued by turn are still being taken back into the gate (1,000 ` +
+    `a call), and one not yet taken back may still start. The page shows them held as they move.`,
   dashboardNotFair: (queue: string, action: string) =>
     `Cannot ${action} one tenant on queue "${queue}": it has no fair gate, so its jobs wait in ` +
     `BullMQ's shared list. Register it with fairness on (registerQueue({ name: '${queue}', ` +

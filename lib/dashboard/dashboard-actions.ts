@@ -6,6 +6,7 @@ import { TenantStatusService } from '../guards';
 import {
   TenantQueueInspector,
   TenantQueueControls,
+  TenantQueueSettings,
   TenantQueueSettingsChange,
   TenantQueueStateSource,
 } from '../metrics';
@@ -41,36 +42,30 @@ export class DashboardActions {
   /**
    * Pause/resume only where the queue has a fair gate (a plain queue cannot hold one tenant). A
    * pause returns once the tenant's jobs queued by turn are back in the gate, 1,000 a call: for a
-   * flood of 100,000 that is seconds, past the route's bound. So once half the bound has passed
-   * and the tenant's settings show the change in force, the answer says so (`pending`) and the
-   * rest goes on in this process; until then the route waits (a Redis that is away: 503).
+   * flood of 100,000 that is seconds, past the route's bound (see `goesOn`).
    */
   async pauseOrResume(action: 'pause' | 'resume', queue: string, tenantId: string) {
     await this.inspector.getTenant(queue, tenantId);
     if (!this.fair(queue)) throw new BadRequestException(Messages.dashboardNotFair(queue, action));
     const controls = this.controls!;
-    const work = controls[action](queue, tenantId);
     const verb = action === 'pause' ? 'Paused' : 'Resumed';
-    if (!(await settlesWithin(work, this.answerWithinMs)) && controls.settings) {
-      const settings = await controls.settings(queue, tenantId);
-      if (settings?.paused === (action === 'pause')) {
-        work.catch((error: unknown) =>
-          this.logger.warn(
-            `${tenantLogFields({ tenantId })} dashboard ${action} of ${tenantId} on ${queue}: ${error}`,
-          ),
-        );
-        const message = `${verb} ${tenantId} on ${queue}: ${Messages.dashboardActionGoesOn(action)}`;
-        return { queue, tenantId, action, pending: true, message };
-      }
-    }
-    await work;
-    return { queue, tenantId, action, message: `${verb} ${tenantId} on ${queue}` };
+    const pending = await this.goesOn(
+      controls[action](queue, tenantId),
+      tenantId,
+      `${action} on ${queue}`,
+      async () => (await controls.settings?.(queue, tenantId))?.paused === (action === 'pause'),
+    );
+    if (!pending) return { queue, tenantId, action, message: `${verb} ${tenantId} on ${queue}` };
+    const message = `${verb} ${tenantId} on ${queue}: ${Messages.dashboardActionGoesOn()}`;
+    return { queue, tenantId, action, pending, message };
   }
 
+  /** A cap or a rate limit takes the tenant's queued jobs back as a pause does (see `goesOn`). */
   async configure(queue: string, tenantId: string, body: unknown) {
     await this.inspector.getTenant(queue, tenantId);
     if (!this.fair(queue)) throw new BadRequestException(Messages.dashboardNotFair(queue, 'edit'));
-    if (!this.controls?.configure) {
+    const controls = this.controls;
+    if (!controls?.configure) {
       throw new NotImplementedException(Messages.dashboardNoSettings());
     }
     if (!body || typeof body !== 'object' || Array.isArray(body)) {
@@ -80,9 +75,46 @@ export class DashboardActions {
     if (extra !== undefined || Object.keys(body).length === 0) {
       throw new BadRequestException(Messages.dashboardSettingsBody(SETTING_FIELDS));
     }
-    await this.controls.configure(queue, tenantId, body as TenantQueueSettingsChange);
-    const settings = await this.controls.settings?.(queue, tenantId);
-    return { queue, tenantId, settings, message: `Saved the settings of ${tenantId} on ${queue}` };
+    const change = body as TenantQueueSettingsChange;
+    const pending = await this.goesOn(
+      controls.configure(queue, tenantId, change),
+      tenantId,
+      `settings on ${queue}`,
+      async () => inForce(change, await controls.settings?.(queue, tenantId)),
+    );
+    const settings = await controls.settings?.(queue, tenantId);
+    const saved = `Saved the settings of ${tenantId} on ${queue}`;
+    if (!pending) return { queue, tenantId, settings, message: saved };
+    return {
+      queue,
+      tenantId,
+      settings,
+      pending,
+      message: `${saved}: ${Messages.dashboardActionGoesOn()}`,
+    };
+  }
+
+  /**
+   * Whether `work` goes on past the answer: it has not ended within half the route's bound, and
+   * `applied()` says its change is in force (the gate applied it; what remains is taking the
+   * tenant's jobs queued by turn back into the gate, 1,000 a call). It then goes on in this
+   * process, a failure logged. Otherwise the route waits for it, and its error is the answer's (a
+   * Redis that is away: 503 at the bound).
+   */
+  private async goesOn(
+    work: Promise<void>,
+    tenantId: string,
+    what: string,
+    applied: () => Promise<boolean>,
+  ): Promise<boolean> {
+    if ((await settlesWithin(work, this.answerWithinMs)) || !(await applied())) {
+      await work;
+      return false;
+    }
+    work.catch((error: unknown) =>
+      this.logger.warn(`${tenantLogFields({ tenantId })} dashboard ${what}: ${String(error)}`),
+    );
+    return true;
   }
 
   /** Assigns a tier at run time (`{ tier: 'pro' }`), or goes back to the directory's (`null`). */
@@ -157,4 +189,19 @@ export class DashboardActions {
   private fair(queue: string): boolean {
     return this.stateSource?.handles(queue) ?? false;
   }
+}
+
+/**
+ * Whether `settings` show every value `change` sets (one that goes back to a default, `null`,
+ * cannot be told from the settings: not in force as far as the answer knows).
+ */
+function inForce(change: TenantQueueSettingsChange, settings: TenantQueueSettings | undefined) {
+  if (!settings) return false;
+  const { weight, concurrency, rateLimit } = change;
+  if (weight !== undefined && weight !== settings.weight) return false;
+  if (concurrency !== undefined && concurrency !== settings.concurrency) return false;
+  if (rateLimit === undefined) return true;
+  if (rateLimit === null || rateLimit === false) return rateLimit === settings.rateLimit;
+  const now = settings.rateLimit;
+  return now !== false && now.max === rateLimit.max && now.per === rateLimit.per;
 }

@@ -51,8 +51,9 @@ class LongPause implements TenantQueueControls {
   settings(queue: string, tenantId: string) {
     return this.real.settings(queue, tenantId);
   }
-  configure(queue: string, tenantId: string, change: TenantQueueSettingsChange) {
-    return this.real.configure(queue, tenantId, change);
+  async configure(queue: string, tenantId: string, change: TenantQueueSettingsChange) {
+    await this.real.configure(queue, tenantId, change);
+    if (tenantId === 'flood') await sleep(LONG_MS); // a cap takes the queued jobs back too
   }
 }
 
@@ -103,7 +104,7 @@ describe('the dashboard pausing a tenant whose pause takes longer than its answe
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ queue: 'reports', tenantId: 'flood', pending: true });
     expect(res.body.message).toMatch(
-      /^Paused flood on reports: in force; its jobs queued by turn are still being taken back/,
+      /^Paused flood on reports: in force; the tenant's jobs queued by turn are still being taken back/,
     );
     expect(LongPause.finished).not.toContain('flood');
     const state = await app.get(TenantFairness).getTenant('reports', 'flood');
@@ -114,6 +115,15 @@ describe('the dashboard pausing a tenant whose pause takes longer than its answe
     const res = await post('stuck/pause');
     expect(res.status).toBe(503);
     expect((await app.get(TenantFairness).getTenant('reports', 'stuck')).paused).toBe(false);
+  });
+
+  it('answers a cap the same way once the settings show it', async () => {
+    const started = Date.now();
+    const res = await post('flood/settings').send({ concurrency: 2 });
+    expect(Date.now() - started).toBeLessThan(BOUND_MS);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ pending: true, settings: { concurrency: 2, paused: true } });
+    expect(res.body.message).toMatch(/^Saved the settings of flood on reports: in force; /);
   });
 
   it('answers a pause or resume that ends in time as before', async () => {
