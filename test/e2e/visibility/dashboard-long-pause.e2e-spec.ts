@@ -25,9 +25,9 @@ class OpenGuard implements CanActivate {
 }
 
 /** The module's bound on Redis in this app (`enqueueTimeoutMs`): every route answers within it. */
-const BOUND_MS = 1000;
+const BOUND_MS = 2000;
 /** How long a pause goes on after (or before) the gate applied it. */
-const LONG_MS = 2500;
+const LONG_MS = 3500;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
