@@ -659,9 +659,12 @@ export const Messages = {
   dashboardRedisAway: (why: string, ms: number) =>
     `Redis is not answering the dashboard (${why.replace(/\.+$/, '')}); try again once it is ` +
     `back (routes answer 503 after enqueueTimeoutMs, ${ms} ms).`,
-  dashboardActionGoesOn: () =>
-    `in force; the tenant's jobs queued by turn are still being taken back into the gate (1,000 ` +
-    `a call), and one not yet taken back may still start. The page shows them held as they move.`,
+  dashboardActionGoesOn: (takesBack: boolean) =>
+    takesBack
+      ? `in force; the tenant's jobs queued by turn are still being taken back into the gate ` +
+        `(1,000 a call), and one not yet taken back may still start. The page shows them held as ` +
+        `they move.`
+      : `in force; the gate is still at work on the tenant's jobs.`,
   dashboardNotFair: (queue: string, action: string) =>
     `Cannot ${action} one tenant on queue "${queue}": it has no fair gate, so its jobs wait in ` +
     `BullMQ's shared list. Register it with fairness on (registerQueue({ name: '${queue}', ` +

@@ -56,7 +56,8 @@ export class DashboardActions {
       async () => (await controls.settings?.(queue, tenantId))?.paused === (action === 'pause'),
     );
     if (!pending) return { queue, tenantId, action, message: `${verb} ${tenantId} on ${queue}` };
-    const message = `${verb} ${tenantId} on ${queue}: ${Messages.dashboardActionGoesOn()}`;
+    const goesOn = Messages.dashboardActionGoesOn(action === 'pause');
+    const message = `${verb} ${tenantId} on ${queue}: ${goesOn}`;
     return { queue, tenantId, action, pending, message };
   }
 
@@ -90,7 +91,7 @@ export class DashboardActions {
       tenantId,
       settings,
       pending,
-      message: `${saved}: ${Messages.dashboardActionGoesOn()}`,
+      message: `${saved}: ${Messages.dashboardActionGoesOn(true)}`,
     };
   }
 
