@@ -24,13 +24,36 @@ export interface PackedPackage {
   files: string[];
 }
 
-/** Runs a command to its end and returns its output; a failure throws with both its streams. */
-export function run(command: string, args: string[], cwd: string, env = process.env): string {
+/** A command `run` killed at its `timeoutMs`. */
+export class CommandTimedOut extends Error {}
+
+/**
+ * Runs a command to its end and returns its output; a failure throws with both its streams. With
+ * `timeoutMs`, a command still running then is killed (SIGKILL: a stalled npm ignored SIGTERM)
+ * and `CommandTimedOut` thrown. Its stdin is closed: a command that asks fails, it never waits.
+ */
+export function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  env = process.env,
+  timeoutMs?: number,
+): string {
   try {
-    return execFileSync(command, args, { cwd, env, encoding: 'utf8', stdio: 'pipe' });
+    return execFileSync(command, args, {
+      cwd,
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(timeoutMs ? { timeout: timeoutMs, killSignal: 'SIGKILL' as const } : {}),
+    });
   } catch (error) {
-    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-    throw new Error(`${command} ${args.join(' ')} failed:\n${stdout ?? ''}${stderr ?? ''}`);
+    const { stdout, stderr, code } = error as { stdout?: string; stderr?: string; code?: string };
+    const what = `${command} ${args.join(' ')}`;
+    if (code === 'ETIMEDOUT') {
+      throw new CommandTimedOut(`${what} was still running after ${timeoutMs} ms: killed`);
+    }
+    throw new Error(`${what} failed:\n${stdout ?? ''}${stderr ?? ''}`);
   }
 }
 
