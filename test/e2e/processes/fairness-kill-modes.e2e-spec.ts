@@ -32,26 +32,28 @@ const MODES: [string, string, TenantFairnessOptions, number][] = [
  * concurrency 2, two tenants of 6 jobs each, cap 1): every job runs, never two of a tenant at once
  * (its killed job, run again by BullMQ's stall check, counts once), nothing stays held; with a
  * rate limit, the jobs the gate admitted start within the limit across the kill. The modes run
- * at once, a queue each in the same two processes, and the one killed runs a job of every queue.
+ * at once, a queue each in the same two processes, and the one killed runs a job of every queue:
+ * it starts first, its first jobs wait (on a key the test sets after the kill) until the second
+ * process is up beside it, then it is killed.
  */
 describe('a worker killed mid-job under each mode at once (a queue each)', () => {
   const prefix = uniquePrefix('km');
   const rec = (queue: string) => `{${prefix}:rec:${queue}}`;
   const starts = async (queue: string) =>
     (await redis.lrange(`${rec(queue)}:starts`, 0, -1)).map((line) => line.split(' '));
+  let killedPid = '';
 
   beforeAll(async () => {
     const queues = JSON.stringify(
       Object.fromEntries(MODES.map(([, q, fairness]) => [q, fairness])),
     );
     const env = { TQ_PREFIX: prefix, TQ_QUEUES: queues, TQ_CONCURRENCY: '2' };
-    const workers = await Promise.all([
-      forkFixture('layout-worker.ts', env, children),
-      forkFixture('layout-worker.ts', env, children),
-    ]);
+    const doomed = await forkFixture('layout-worker.ts', env, children);
     // Every queue's jobs at once (the adds run side by side in the process): the rate-limited
-    // ones (150 ms, at most 5 a second a tenant) while the others' (400 ms, one at a time a
-    // tenant) run.
+    // ones (150 ms, at most 5 a second a tenant) and the others (400 ms, one at a time a
+    // tenant). Each job, once started, waits for `go`: the doomed process holds its first jobs
+    // of every queue until the kill.
+    const go = `${prefix}:go`;
     const adds = MODES.flatMap(([, queue]) =>
       (
         [
@@ -64,27 +66,32 @@ describe('a worker killed mid-job under each mode at once (a queue each)', () =>
         ms: queue === 'rate' ? 150 : 400,
         from,
         queue,
+        gate: go,
       })),
     );
     let left = adds.length;
     await new Promise<void>((resolve) => {
-      workers[0].on('message', (message) => message === 'added' && --left === 0 && resolve());
-      for (const add of adds) workers[0].send(add);
+      doomed.on('message', (message) => message === 'added' && --left === 0 && resolve());
+      for (const add of adds) doomed.send(add);
     });
-    // A process running a job of every queue now is killed mid-job (under load one may take
-    // them all).
-    let doomed: ChildProcess | undefined;
-    await waitFor(async () => {
-      const pids = await Promise.all(
-        MODES.map(async ([, queue]) => {
-          const finished = await redis.hgetall(`${rec(queue)}:done`);
-          return new Set((await starts(queue)).filter(([, id]) => !finished[id]).map((s) => s[3]));
-        }),
-      );
-      doomed = workers.find((child) => pids.every((running) => running.has(String(child.pid))));
-      return doomed !== undefined;
-    }, 'a process running a job of every queue');
-    doomed!.kill('SIGKILL');
+    const running = async (queue: string) => {
+      const finished = await redis.hgetall(`${rec(queue)}:done`);
+      return (await starts(queue)).filter(([, id]) => !finished[id]).map((s) => s[3]);
+    };
+    await waitFor(
+      async () =>
+        (await Promise.all(MODES.map(([, q]) => running(q)))).every((pids) =>
+          pids.includes(String(doomed.pid)),
+        ),
+      'the first process running a job of every queue',
+    );
+    // The second process, up beside it, takes what the caps leave; then the first is killed
+    // mid-job, and every job goes on.
+    await forkFixture('layout-worker.ts', env, children);
+    killedPid = String(doomed.pid);
+    doomed.kill('SIGKILL');
+    await new Promise((resolve) => doomed.once('exit', resolve));
+    await redis.set(go, '1');
     const done = async (queue: string) => await redis.hlen(`${rec(queue)}:done`);
     await waitFor(
       async () =>
@@ -99,9 +106,14 @@ describe('a worker killed mid-job under each mode at once (a queue each)', () =>
       const all = await starts(queue);
       const max = await redis.hgetall(`${rec(queue)}:max`);
       expect([Number(max.t1) <= cap, Number(max.t2) <= cap]).toEqual([true, true]);
-      // Every job started (the killed one again by BullMQ's stall check, unless it ended in the
-      // moment before the kill).
+      // Every job started.
       expect(new Set(all.map(([, id]) => id)).size).toBe(2 * PER_TENANT);
+      // The killed process ended none of its jobs (each waited for `go`): each ran again in the
+      // other.
+      const killed = all.filter((s) => s[3] === killedPid).map(([, id]) => id);
+      const again = all.filter((s) => s[3] !== killedPid).map(([, id]) => id);
+      expect(killed.length).toBeGreaterThan(0);
+      expect(killed.filter((id) => !again.includes(id))).toEqual([]);
       const q = `{${prefix}:${queue}}`;
       expect(await redis.zcount(`${q}:${queue}:delayed`, 9007199254736896, '+inf')).toBe(0);
       expect(await redis.hlen(`${q}:~fair:inf`)).toBe(0);
