@@ -327,10 +327,9 @@ export class FairGateRegistry
     // Their last release calls and tick wait for Redis like any command: bounded, as the
     // workers' close is, so app.close() ends with Redis away (the calls fail once it quits).
     const closed = Promise.all(gates.map((gate) => gate.close()));
-    const budget = this.redis.shutdownMsLeft();
-    if (!(await settlesWithin(closed, budget))) {
+    if (!(await settlesWithin(closed, this.redis.shutdownMsLeft()))) {
       this.logger.warn(
-        `${tenantLogFields()} ${Messages.shutdownTimedOut('Closing the fair gates', budget)}`,
+        `${tenantLogFields()} ${Messages.shutdownTimedOut('Closing the fair gates', this.redis.shutdownTimeoutMs)}`,
       );
     }
     this.events.removeAllListeners();

@@ -36,6 +36,7 @@ import { RESULT_FIELDS } from './tenant-record';
 import { QueueVisibility } from './visibility-batch';
 import { NO_TENANT, VisibilityKeys } from './visibility-keys';
 import { TenantEnvelopeCodec } from '../core/envelope/tenant-envelope.codec';
+import { Messages } from '../tenant-queue.messages';
 
 // Indexes into RESULT_FIELDS; the first three are also the sink's PLAIN_RESULTS indexes.
 const COMPLETED_FIELD = 0;
@@ -68,6 +69,8 @@ export class TenantMetricsRecorder
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private flushAgain: Promise<void> | undefined;
+  /** Set once the shutdown bound cut the last flush: what it still writes is dropped unlogged. */
+  private dropped = false;
 
   constructor(
     private readonly redis: TenantQueueRedis,
@@ -89,8 +92,13 @@ export class TenantMetricsRecorder
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.launcher.close();
-    // Within the shutdown bound: with Redis away, the last batches are dropped, not waited for.
-    await settlesWithin(this.flush(), this.redis.shutdownMsLeft());
+    // Within the shutdown bound: with Redis away, the last batches are dropped, not waited for,
+    // said once here rather than as each queue's failed write when its connection closes.
+    if (await settlesWithin(this.flush(), this.redis.shutdownMsLeft())) return;
+    this.dropped = true;
+    this.logger.warn(
+      `${tenantLogFields()} ${Messages.visibilityNotWrittenAtShutdown(this.redis.shutdownTimeoutMs)}`,
+    );
   }
 
   /**
@@ -189,9 +197,11 @@ export class TenantMetricsRecorder
     // The hour of history (lag-history.ts) reads the same minute hashes: they live an hour.
     const ttl = Math.max(this.options.windowMinutes, HISTORY_MINUTES) * 60 + 120;
     for (const queue of this.queues.values()) {
+      if (this.dropped) return;
       try {
         await queue.flush(this.redis.client, Date.now(), ttl);
       } catch (error) {
+        if (this.dropped) return;
         this.logger.error(
           `${tenantLogFields()} visibility flush of ${queue.keys.definition.name}: ${(error as Error).message}`,
         );

@@ -136,7 +136,7 @@ export class TenantWorkerLauncher implements BeforeApplicationShutdown {
     const dropMs = Math.min(1000, Math.floor(budget / 5));
     if (await settlesWithin(closed, budget - dropMs)) return;
     this.logger.warn(
-      `${tenantLogFields()} ${Messages.shutdownTimedOut(`Closing the workers`, budget)}`,
+      `${tenantLogFields()} ${Messages.shutdownTimedOut(`Closing the workers`, this.redis.shutdownTimeoutMs)}`,
     );
     // A worker that never connected waits for its connection even to disconnect: not awaited.
     await settlesWithin(Promise.all(closing.map(([target]) => dropWorker(target))), dropMs);

@@ -181,6 +181,11 @@ export class TenantQueueRedis implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
+  /** @internal The shutdown bound as configured (`shutdownTimeoutMs`), for the steps it cuts. */
+  get shutdownTimeoutMs(): number {
+    return this.options.shutdownTimeoutMs;
+  }
+
   /**
    * @internal Milliseconds left of the shutdown bound (`shutdownTimeoutMs`), which starts at the
    * first call: each shutdown step waits at most this long, so together they end within it.

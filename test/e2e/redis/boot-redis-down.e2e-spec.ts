@@ -2,7 +2,7 @@ import { AppProcess, Fixture } from '../../support/app-process';
 import { compiledFixture } from '../../support/processes';
 import { freePort, hasRedisServer, startRedis, StartedRedis } from '../../support/redis-server';
 import { isClusterRun } from '../../support/test-redis';
-import { waitFor } from '../../support/wait';
+import { sleep, waitFor } from '../../support/wait';
 
 jest.setTimeout(240_000);
 
@@ -106,7 +106,16 @@ run('an app with a @TenantCron and workers, booted while Redis is down (real pro
     );
     await app.waitEvent('ran', 'the worker running the fair job', 60_000);
     await server.stop();
+    // A visibility flush (every second) waits for Redis meanwhile; the bound cuts it at SIGTERM.
+    await sleep(1500);
     expect(await app.terminate()).toBeLessThan(SHUTDOWN_MS + EXIT_SLACK_MS);
+    // Said once as a warning, not as each write failing when the connections close.
+    expect(app.output).toMatch(
+      /The last visibility counts .* were not written within shutdownTimeoutMs \(1000 ms\)/,
+    );
+    expect(app.output).not.toMatch(/visibility flush of/);
+    // The bound as configured, not the part of it the steps before had left.
+    expect(app.output).not.toMatch(/shutdownTimeoutMs \(0 ms\)/);
 
     const never = boot(port, { FAIR: '1' });
     await never.waitEvent('listening', 'the HTTP port while Redis is down');
