@@ -2,6 +2,7 @@ import { DynamicModule, INestApplication, Type, ValueProvider } from '@nestjs/co
 import { Test, TestingModule } from '@nestjs/testing';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { Job, Queue } from 'bullmq';
 import request from 'supertest';
 import * as ts from 'typescript';
 import * as library from '../../../lib';
@@ -279,13 +280,14 @@ describe('the code and links of README.md and docs/', () => {
 
   describe('the Quick start, run against Redis', () => {
     let app: INestApplication;
+    const prefix = uniquePrefix('readme');
 
     beforeAll(async () => {
       const { AppModule } = loadSection(quickStart, 'app.module.ts') as { AppModule: Type };
       // The README's own module, on the test Redis under a fresh prefix.
       const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
         .overrideProvider(TENANT_QUEUE_MODULE_OPTIONS)
-        .useValue({ connection: testConnection(), prefix: uniquePrefix('readme') })
+        .useValue({ connection: testConnection(), prefix })
         .compile();
       app = moduleRef.createNestApplication({ logger: false });
       await app.init();
@@ -303,15 +305,23 @@ describe('the code and links of README.md and docs/', () => {
         .expect(201);
       expect(res.body).toMatchObject({ queueName: 'media', tenantId: 'acme' });
 
-      const queue = app.get(TenantQueueRegistry).getQueue('media').bullQueue;
-      let state = '';
-      await waitFor(async () => {
-        state = await queue.getJobState(res.body.id);
-        return state === 'completed' || state === 'failed';
-      }, 'the job to finish');
-      const job = (await queue.getJob(res.body.id))!;
-      expect(state).toBe('completed');
-      expect(job.returnvalue).toEqual({ tenantId: 'acme', thumbnail: 'cat.thumb.png' });
+      // As the README reads it: BullMQ's own Queue under the prefix `{<prefix>:media}`.
+      const queue = new Queue('media', {
+        connection: testConnection(),
+        prefix: `{${prefix}:media}`,
+      });
+      try {
+        let state = '';
+        await waitFor(async () => {
+          state = await queue.getJobState(res.body.id);
+          return state === 'completed' || state === 'failed';
+        }, 'the job to finish');
+        const job = (await Job.fromId(queue, res.body.id))!;
+        expect(state).toBe('completed');
+        expect(job.returnvalue).toEqual({ tenantId: 'acme', thumbnail: 'cat.thumb.png' });
+      } finally {
+        await queue.close();
+      }
     });
 
     it('a request without a tenant is refused with 400 and enqueues nothing', async () => {
