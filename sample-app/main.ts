@@ -30,11 +30,21 @@ async function main(): Promise<void> {
   const run = sampleRun();
   // The dashboard's guard (sample-app/visibility/basic-auth.guard.ts) reads it per request.
   process.env.DASHBOARD_PASSWORD = run.password;
-  /** Closes the app, then stops the Redis this run started, or removes this run's keys. */
-  const cleanUp = async (app?: INestApplication) => {
+  /**
+   * Closes the app, then stops the Redis this run started, or removes this run's keys; says
+   * which it did.
+   */
+  const cleanUp = async (app?: INestApplication): Promise<string> => {
     await app?.close().catch(() => undefined);
-    if (stopRedis) await stopRedis();
-    else if (run.fresh) await removeRunKeys(redisUrl, run.prefix).catch(() => 0);
+    if (stopRedis) {
+      await stopRedis();
+      return 'stopped its private redis-server';
+    }
+    if (!run.fresh) return `kept the keys under "{${run.prefix}:" (SAMPLE_PREFIX names them)`;
+    const removed = await removeRunKeys(redisUrl, run.prefix).catch(() => undefined);
+    return removed === undefined
+      ? `could not remove its keys under "{${run.prefix}:" from ${redisUrl}`
+      : `removed its ${removed} keys under "{${run.prefix}:" from ${redisUrl}`;
   };
 
   // Durable providers (sample-app/providers) are built once per tenant, for requests and jobs.
@@ -63,7 +73,8 @@ async function main(): Promise<void> {
 
   // Signals are handled here (close, then remove this run's keys), not by enableShutdownHooks.
   const stop = async () => {
-    await cleanUp(app);
+    logger.log('Stopping: the workers finish their running jobs, then the app closes');
+    logger.log(`Stopped: ${await cleanUp(app)}`);
     process.exit(0);
   };
   process.once('SIGINT', stop);

@@ -159,6 +159,10 @@ describe('docs/tour.md "Run the sample": the tour replayed against the sample', 
       await stopSample();
       expect(sample.exitCode).toBe(0);
       expect(await keys()).toEqual([]);
+      // It says so (a stop that printed nothing looked like a crash).
+      expect(output.join('')).toMatch(
+        new RegExp(`Stopped: removed its \\d+ keys under "\\{${prefix}:" from redis://`),
+      );
     } finally {
       redis.disconnect();
     }
