@@ -540,8 +540,9 @@ export const Messages = {
     `again; raise shutdownTimeoutMs to let them finish.`,
   visibilityNotWrittenAtShutdown: (ms: number) =>
     `The last visibility counts (the lag, run time and result of the jobs since the last flush) ` +
-    `were not written within shutdownTimeoutMs (${ms} ms), Redis being away; the inspector, the ` +
-    `dashboard and the gauges read from Redis miss them. Raise shutdownTimeoutMs to keep them.`,
+    `were not written within shutdownTimeoutMs (${ms} ms), Redis being away or running jobs ` +
+    `having used the bound up; the inspector, the dashboard and the gauges read from Redis miss ` +
+    `them. Raise shutdownTimeoutMs to keep them.`,
   // security
   tenantSourceConflict: (claim: string, claimed: string, source: string, named: string) =>
     `Refused: the authenticated ${claim} names tenant "${claimed}" but the ${source} names ` +
