@@ -148,6 +148,9 @@ export class DeadLetters {
     await this.assertOpen(definition, letter);
     await this.retire(definition, letter);
     const replay = letter.replays + 1;
+    // Through the queue the pool serves, so a tenant moved since goes to its current pool.
+    const target = definition.poolOf ?? definition.name;
+    const replayId = await this.replayIdOf(target, letter);
     const data = {
       ...letter.data,
       [RUN_OPTIONS_KEY]: { runId: letter.runId, timeoutMs: letter.timeoutMs, replay },
@@ -158,7 +161,7 @@ export class DeadLetters {
         Object.entries({
           ...letter.opts,
           fairKey: envelope.fairKey,
-          jobId: `${letter.jobId.replace(/\.r\d+$/, '')}.r${replay}`,
+          jobId: replayId,
         }).filter(([, value]) => value !== undefined),
       ),
     );
@@ -170,16 +173,38 @@ export class DeadLetters {
         locale: envelope.locale,
         strategy: envelope.strategy,
       },
-      // Through the queue the pool serves, so a tenant moved since goes to its current pool.
       () => {
         setReplayLink(letter.traceparent);
-        return this.registry
-          .getQueue(definition.poolOf ?? definition.name)
-          .add(letter.name, data, opts);
+        return this.registry.getQueue(target).add(letter.name, data, opts);
       },
     );
     await this.script.remove(definition, tenantId, letter.jobId);
     return enqueued;
+  }
+
+  /**
+   * The replay's job id: `<id>.r<n>` from the letter's replay count on, past the ids a job made
+   * before the letter's failure holds in `target` or its pools (an earlier run the tenant added
+   * under the id it reused): BullMQ would take the add for that job and run nothing, and the
+   * letter would be gone. A job made since the failure under the id is this letter's replay by
+   * another call at the same time, which the add joins, so the work runs once.
+   */
+  private async replayIdOf(target: string, letter: DeadLetter): Promise<string> {
+    const base = letter.jobId.replace(/\.r\d+$/, '');
+    const failedAt = Date.parse(letter.failedAt);
+    const queues = this.registry
+      .getQueueNames()
+      .map((name) => this.registry.getQueue(name).definition)
+      .filter((queue) => queue.name === target || queue.poolOf === target);
+    const redis = this.script.raw;
+    for (let replay = letter.replays + 1; ; replay++) {
+      const id = `${base}.r${replay}`;
+      // One read per queue: a pool's keys are in a cluster slot of their own.
+      const made = await Promise.all(
+        queues.map((queue) => redis.hget(DeadLettersScript.jobKey(queue, id), 'timestamp')),
+      );
+      if (made.every((at) => at === null || Number(at) >= failedAt)) return id;
+    }
   }
 
   /**
