@@ -82,6 +82,7 @@ export class DeadLettersScript {
       DeadLettersScript.openKey(definition),
       jobId,
       batch,
+      tenantId,
     );
   }
 
