@@ -42,6 +42,7 @@ function setup(routing?: ConstructorParameters<typeof PoolRouter>[2]) {
       tierCacheMs: 0,
     } as never,
     { stateClient: () => undefined } as never,
+    { assertTenantId: () => undefined } as never,
     directory,
   );
   const ledger = new MemoryLedger();

@@ -14,6 +14,7 @@ import { UnknownTierError } from './unknown-tier.error';
 import { TENANT_QUEUE_BACKEND, TenantQueueBackend } from '../queues/queue-backend';
 import { Messages } from '../../tenant-queue.messages';
 import { TierOverrides } from './tier-overrides';
+import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
 
 /**
  * What the module knows about one tenant's tier and overrides, as read from the directory.
@@ -58,6 +59,7 @@ export class TenantTiers {
   constructor(
     @Inject(TENANT_QUEUE_OPTIONS) options: ResolvedTenantQueueOptions,
     @Inject(TENANT_QUEUE_BACKEND) backend: TenantQueueBackend,
+    private readonly codec: TenantEnvelopeCodec,
     @Optional() @Inject(TenantDirectory) private readonly directory?: TenantDirectory,
     @Optional()
     @Inject(TENANT_QUEUE_MODULE_OPTIONS)
@@ -85,9 +87,11 @@ export class TenantTiers {
   /**
    * Assigns `tier` to a tenant at run time, over its directory record's `tier` (`null` goes back
    * to the record's). This process applies it at once (`refresh`); the others within
-   * `tierCacheMs`. Throws `UnknownTierError` for a tier the `tiers` option does not define.
+   * `tierCacheMs`. Throws `UnknownTierError` for a tier the `tiers` option does not define, and
+   * `InvalidTenantIdError` for a tenant id `tenantIdPattern` refuses (nothing written).
    */
   async setTier(tenantId: string, tier: string | null): Promise<void> {
+    this.codec.assertTenantId(tenantId);
     if (tier !== null && (typeof tier !== 'string' || !Object.hasOwn(this.tiers, tier))) {
       throw new UnknownTierError(tier, Messages.unknownTier(tier, this.tierNames()));
     }

@@ -1,3 +1,4 @@
+import { TenantEnvelopeCodec } from '../envelope/tenant-envelope.codec';
 import { Logger } from '@nestjs/common';
 import { InvalidTenantQueueOptionsError } from '../errors';
 import { UnknownTierError } from './unknown-tier.error';
@@ -30,12 +31,10 @@ const tiersFor = (
   tiers: object,
   directory = new InMemoryTenantDirectory([]),
   tierCacheMs = 30_000,
-) =>
-  new TenantTiers(
-    resolveTenantQueueOptions({ connection: {}, tiers, tierCacheMs } as never),
-    NO_REDIS,
-    directory,
-  );
+) => {
+  const options = resolveTenantQueueOptions({ connection: {}, tiers, tierCacheMs } as never);
+  return new TenantTiers(options, NO_REDIS, new TenantEnvelopeCodec(options), directory);
+};
 
 /** No Redis behind it: run-time tier assignments stay in the process (as under the testing module). */
 const NO_REDIS = { stateClient: () => undefined } as never;
