@@ -659,6 +659,10 @@ export const Messages = {
     `Invalid job id ${describeId(jobId)}: pass the id as a non-empty string, as TenantQueue.add ` +
     `returned it (EnqueuedJob.id).`,
   // dashboard
+  dashboardPurgeQuery: (key: string) =>
+    `The dead-letter purge takes one query parameter, jobId (the letter to remove; left out, it ` +
+    `removes every letter of the tenant on the queue); "${truncate(key)}" is not it, so nothing ` +
+    `was removed. Pass ?jobId=<id> for one letter, or no query for all.`,
   dashboardJobState: (state: unknown, allowed: readonly string[]) =>
     `Unknown job list "${String(truncate(state))}": ask for one of ${allowed.join(', ')}.`,
   dashboardRedisAway: (why: string, ms: number) =>

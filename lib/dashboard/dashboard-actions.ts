@@ -1,7 +1,7 @@
 import { BadRequestException, NotFoundException, NotImplementedException } from '@nestjs/common';
 import type { Job } from 'bullmq';
 import { parseCancelReason } from '../core/errors';
-import { DeadLetters } from '../dead-letters';
+import { DeadLetterNotFoundError, DeadLetters } from '../dead-letters';
 import { TenantStatusService } from '../guards';
 import {
   TenantQueueInspector,
@@ -141,6 +141,10 @@ export class DashboardActions {
 
   async purge(queue: string, tenantId: string, jobId?: string) {
     const removed = await this.deadLetters.purge(tenantId, jobId, queue);
+    // One letter the tenant does not have (another tenant's, or none): 404, as every route says.
+    if (jobId !== undefined && removed === 0) {
+      throw new DeadLetterNotFoundError(Messages.deadLetterNotFound(tenantId, jobId));
+    }
     return { queue, tenantId, removed, message: `Purged ${removed} dead letter(s) of ${tenantId}` };
   }
 

@@ -218,11 +218,15 @@ export class TenantQueueDashboardRoutes {
   purge(
     @Param('queue') queue: string,
     @Param('tenantId') tenantId: string,
-    @Query('jobId') jobId: string | undefined,
+    @Query() query: Record<string, unknown>,
     @Req() req: unknown,
   ) {
-    // Only a request without `jobId` purges them all: an empty or repeated one (a form's blank
-    // field) is refused, never read as "all".
+    // Only a request without any query purges them all: an empty or repeated `jobId` (a form's
+    // blank field), or one misspelled or bracketed (`jobID`, `jobId[]`), is refused, never read
+    // as "all".
+    const other = Object.keys(query ?? {}).find((key) => key !== 'jobId');
+    if (other !== undefined) throw new BadRequestException(Messages.dashboardPurgeQuery(other));
+    const jobId = query?.jobId;
     if (jobId !== undefined && (typeof jobId !== 'string' || jobId === '')) {
       throw new BadRequestException(Messages.deadLetterPurgeId(jobId));
     }
@@ -232,7 +236,14 @@ export class TenantQueueDashboardRoutes {
   @Post('api/tenants/:tenantId/tier')
   @HttpCode(200)
   setTier(@Param('tenantId') tenantId: string, @Body() body: unknown, @Req() req: unknown) {
-    return this.act(req, () => this.actions.setTier(tenantId, body), false);
+    return this.act(
+      req,
+      async () => {
+        this.codec.assertTenantId(tenantId);
+        return this.actions.setTier(tenantId, body);
+      },
+      false,
+    );
   }
 
   @Post('api/queues/:queue/tenants/:tenantId/jobs/:jobId/retry')
@@ -243,7 +254,11 @@ export class TenantQueueDashboardRoutes {
     @Param('jobId') jobId: string,
     @Req() req: unknown,
   ) {
-    return this.act(req, () => this.actions.retry(queue, tenantId, jobId));
+    return this.act(req, async () => {
+      // 400 for a tenant id the pattern refuses, as on every route naming one (not 404).
+      this.codec.assertTenantId(tenantId);
+      return this.actions.retry(queue, tenantId, jobId);
+    });
   }
 
   /** Each queue that knows the job, with where it stands (only the tenant's when one is named). */

@@ -7,6 +7,7 @@ import {
   InvalidJobIdError,
   InvalidTenantIdError,
   TenantQueueError,
+  TenantTiers,
   UnknownTenantQueueError,
 } from '../../../lib';
 import { HostileApp, bootHostileApp } from '../../support/hostile-app';
@@ -138,6 +139,15 @@ describe('DeadLetters with an empty, too long or hostile tenant id, job id or qu
       [`${base}/plain/tenants/a%3Ab/dead-letters/${jobId}/replay`, 400],
       [`${base}/__proto__/tenants/acme/dead-letters/purge`, 404],
       [`${base}/__proto__/tenants/acme/dead-letters/${jobId}/replay`, 404],
+      // Misspelled or bracketed, `jobId` is missing to the route: refused, never "purge all".
+      [`${base}/plain/tenants/acme/dead-letters/purge?jobId[]=${jobId}`, 400],
+      [`${base}/plain/tenants/acme/dead-letters/purge?jobId[x]=${jobId}`, 400],
+      [`${base}/plain/tenants/acme/dead-letters/purge?jobID=${jobId}`, 400],
+      [`${base}/plain/tenants/acme/dead-letters/purge?jobId=${jobId}&all=1`, 400],
+      // Another tenant's letter is one that does not exist.
+      [`${base}/plain/tenants/globex/dead-letters/purge?jobId=${jobId}`, 404],
+      [`${base}/plain/tenants/a%3Ab/jobs/${jobId}/retry`, 400],
+      [`${base}/plain/tenants/-bad/jobs/${jobId}/retry`, 400],
     ];
     for (const [url, status] of cases) {
       const res = await request(server).post(url).set(DASHBOARD_ACTION_HEADER, '1');
@@ -145,5 +155,25 @@ describe('DeadLetters with an empty, too long or hostile tenant id, job id or qu
       expect(res.body.message).toMatch(ADVICE);
     }
     expect(await deadLetterState(redis)).toBe(before);
+  });
+
+  it("the dashboard's tier route refuses a tenant id the pattern refuses, and writes nothing", async () => {
+    const server = h.app.getHttpServer();
+    const written = async () =>
+      (await redis.keys('*')).filter((key) => /tiers|~fair:t:/.test(key)).sort();
+    const before = await written();
+    for (const id of ['has space', '-bad', 'a:b{x}', 'x'.repeat(5000)]) {
+      const res = await request(server)
+        .post(`/admin/queues/api/tenants/${encodeURIComponent(id)}/tier`)
+        .set(DASHBOARD_ACTION_HEADER, '1')
+        .send({ tier: null });
+      expect([id.slice(0, 20), res.status]).toEqual([id.slice(0, 20), 400]);
+      expect(res.body.message).toMatch(ADVICE);
+    }
+    // TenantTiers.setTier itself, the route's way in, refuses alike.
+    await expect(h.app.get(TenantTiers).setTier('-bad', null)).rejects.toBeInstanceOf(
+      InvalidTenantIdError,
+    );
+    expect(await written()).toEqual(before);
   });
 });
