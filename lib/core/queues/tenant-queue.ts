@@ -191,8 +191,9 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
     if (tenantId !== undefined) {
       payload[ENVELOPE_KEY] = this.codec.create(state as TenantEnvelopeState, opts?.fairKey);
     }
-    if (opts !== undefined) {
-      // `sizeLimit` is checked against the payload as stored, envelope included.
+    if (opts !== undefined || prepared.opts.sizeLimit !== undefined) {
+      // `sizeLimit` (the call's or the queue's defaultJobOptions') is checked against the
+      // payload as stored, envelope included.
       const stored = prepared.opts.sizeLimit === undefined ? callerJson : JSON.stringify(payload);
       this.assertOptions(name, prepared.opts, stored);
     }
@@ -241,6 +242,8 @@ export class TenantQueue<T extends object = Record<string, unknown>> {
       throw error;
     }
     if (taken) {
+      // A bulk claims 500 ids a call: the chunks before the refused one hold their claims.
+      this.owners!.release(own, token);
       throw new JobIdTakenError(
         this.name,
         taken.opts.jobId,

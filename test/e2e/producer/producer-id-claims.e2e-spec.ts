@@ -34,6 +34,7 @@ describe('a call refused after its id claim leaves no claim', () => {
         ...testRootImports(prefix),
         TenantQueueModule.registerQueue({ name: 'capped', fairness: { maxBacklog: 1 } }),
         TenantQueueModule.registerQueue({ name: 'plain' }),
+        TenantQueueModule.registerQueue({ name: 'limited', defaultJobOptions: { sizeLimit: 200 } }),
       ],
     })
     class ClaimsModule {}
@@ -81,6 +82,40 @@ describe('a call refused after its id claim leaves no claim', () => {
     await expect(
       tenant.run('globex', () => capped.add('x', {}, { jobId: 'order-76' })),
     ).rejects.toThrow(/already used/);
+  });
+
+  it("a bulk of 1,200 ids refused in its second chunk of 500 (another tenant's id) releases the first chunk's claims", async () => {
+    await tenant.run('globex', () => plain.add('x', {}, { jobId: 'bulk-550' }));
+    const jobs = Array.from({ length: 1200 }, (_, i) => ({
+      name: 'x',
+      data: {},
+      opts: { jobId: `bulk-${i}` },
+    }));
+    await expect(tenant.run('acme', () => plain.addBulk(jobs))).rejects.toThrow(/already used/);
+    await waitFor(
+      async () =>
+        (await redis.exists(ownerKey('plain', 'bulk-10'), ownerKey('plain', 'bulk-499'))) === 0,
+      "the first chunk's claims to be released",
+    );
+    // No job was written, so another tenant may use an id of the refused bulk's first chunk.
+    expect(await plain.bullQueue.getJob('bulk-10')).toBeUndefined();
+    const taken = await tenant.run('initech', () => plain.add('x', {}, { jobId: 'bulk-10' }));
+    expect(taken.id).toBe('bulk-10');
+  });
+
+  it("defaultJobOptions' sizeLimit refuses an add without options as one with them: InvalidJobOptionsError, nothing written", async () => {
+    const limited = app.get(TenantQueueRegistry).getQueue('limited');
+    const big = { blob: 'x'.repeat(1000) };
+    for (const opts of [undefined, {}]) {
+      await expect(tenant.run('acme', () => limited.add('big', big, opts))).rejects.toBeInstanceOf(
+        InvalidJobOptionsError,
+      );
+      await expect(
+        tenant.run('acme', () => limited.addBulk([{ name: 'big', data: big, opts }])),
+      ).rejects.toBeInstanceOf(InvalidJobOptionsError);
+    }
+    const counts = await limited.bullQueue.getJobCounts();
+    expect(Object.values(counts).reduce((sum, n) => sum + n, 0)).toBe(0);
   });
 
   it('a bulk refused after the claim (a missing parent) releases its ids, keeps older claims', async () => {
