@@ -40,6 +40,12 @@ export function plainPayloadCopy(
     );
   }
   if (hasOwn.call(copy, RUN_OPTIONS_KEY)) {
+    // Its own plain copy too: the worker reads these options, so a getter in them must not show
+    // the check one value and the store another.
+    const run = copy[RUN_OPTIONS_KEY];
+    if (run !== null && typeof run === 'object' && !Array.isArray(run)) {
+      copy[RUN_OPTIONS_KEY] = { ...(run as Record<string, unknown>) };
+    }
     const problem = runOptionsProblem(copy[RUN_OPTIONS_KEY]);
     if (problem) throw new InvalidPayloadError(Messages.invalidRunOptions(problem));
   }
