@@ -24,7 +24,7 @@ import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { setReplayLink } from '../core/context/replay-link';
 import { TenantJobRunner } from '../core/processor/tenant-job.runner';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
-import { callListener } from '../core/logging/call-listener';
+import { callListener, thrownText } from '../core/logging/call-listener';
 import { isJobIdLookup, moduleJobOptions } from '../core/queues/job-id.check';
 import { TenantPortUnavailableError, TenantStatusService } from '../guards';
 import { isRecordOfAnother } from '../core/tenants/directory-lookup';
@@ -47,9 +47,7 @@ export class DeadLetters {
   private readonly listeners = new Set<DeadLetterListener>();
   /** Logs a listener's error, in the dead-lettered job's context. */
   private readonly listenerFailed = (error: unknown): void =>
-    this.logger.error(
-      `${tenantLogFields()} onDeadLetter listener threw: ${(error as Error)?.message}`,
-    );
+    this.logger.error(`${tenantLogFields()} onDeadLetter listener threw: ${thrownText(error)}`);
   /** @internal */
   readonly script: DeadLettersScript;
 

@@ -4,7 +4,7 @@ import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { EventEmitter } from 'node:events';
 import { outsideTenantContext } from '../core/context/outside-tenant-context';
-import { callListener } from '../core/logging/call-listener';
+import { callListener, thrownText } from '../core/logging/call-listener';
 import { randomUUID } from 'node:crypto';
 import {
   BeforeApplicationShutdown,
@@ -305,7 +305,7 @@ export class FairGateRegistry
   private emitSlowLane(event: SlowLaneEvent): void {
     const failed = (error: unknown) =>
       this.logger.error(
-        `${tenantLogFields({ tenantId: event.tenantId })} onSlowLane listener threw: ${(error as Error)?.message ?? String(error)}`,
+        `${tenantLogFields({ tenantId: event.tenantId })} onSlowLane listener threw: ${thrownText(error)}`,
       );
     for (const listener of this.events.listeners('slowLane')) {
       callListener(listener as (event: SlowLaneEvent) => unknown, event, failed);

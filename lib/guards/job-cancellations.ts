@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { tenantLogFields } from '../core/context/tenant-log-fields';
 import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
-import { callListener } from '../core/logging/call-listener';
+import { callListener, thrownText } from '../core/logging/call-listener';
 import type { Job } from 'bullmq';
 import { TenantContext } from '../core/context/tenant-context';
 import { CancelReason, cancelMessage, parseCancelReason } from '../core/errors';
@@ -46,9 +46,7 @@ export class JobCancellations {
   private readonly listeners = new Set<JobCancelledListener>();
   /** Logs a listener's error in the cancelled job's context (built once, no closure per call). */
   private readonly listenerFailed = (error: unknown): void => {
-    this.logger.error(
-      `${tenantLogFields()} JobCancellations listener threw: ${(error as Error)?.message}`,
-    );
+    this.logger.error(`${tenantLogFields()} JobCancellations listener threw: ${thrownText(error)}`);
   };
 
   constructor(

@@ -16,3 +16,18 @@ export function callListener<T>(
     failed(error);
   }
 }
+
+/**
+ * What a listener (or any application code) threw, for a log line: an Error's message, else the
+ * value itself (a string, or an object as JSON), bounded to 200 characters; never throws.
+ */
+export function thrownText(thrown: unknown): string {
+  try {
+    if (thrown instanceof Error) return String(thrown.message).slice(0, 200);
+    if (typeof thrown === 'string') return JSON.stringify(thrown.slice(0, 200));
+    const json = typeof thrown === 'object' && thrown !== null ? JSON.stringify(thrown) : undefined;
+    return (json ?? String(thrown)).slice(0, 200);
+  } catch {
+    return `a value of type ${typeof thrown} that cannot be shown`;
+  }
+}

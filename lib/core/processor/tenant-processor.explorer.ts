@@ -23,6 +23,7 @@ import { TenantQueueLogger } from '../logging/tenant-queue-logger';
 import { TenantSeams } from '../seams/tenant-seams';
 import { WorkerEventSource } from './worker-event-source.decorator';
 import { FailedBootCloser } from './failed-boot.closer';
+import { thrownText } from '../logging/call-listener';
 
 /**
  * Finds every `@TenantProcessor` at bootstrap and has the worker launcher start its workers. A processor
@@ -180,9 +181,9 @@ export class TenantProcessorExplorer implements OnApplicationBootstrap {
               if (!(target instanceof Promise)) return (target as any)[method](...args);
               return target.then((scoped) => (scoped as any)[method](...args));
             })
-            .catch((error: Error) =>
+            .catch((error: unknown) =>
               this.logger.error(
-                `${tenantLogFields(jobLogRef(job as never))} @OnTenantWorkerEvent('${event}') ${method} threw: ${error?.message}`,
+                `${tenantLogFields(jobLogRef(job as never))} @OnTenantWorkerEvent('${event}') ${method} threw: ${thrownText(error)}`,
               ),
             );
         });
