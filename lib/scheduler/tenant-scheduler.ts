@@ -134,13 +134,17 @@ export class TenantScheduler {
    * Recomputes the next run of the tenant's `timezone: 'tenant'` schedules. Call it when a
    * tenant's zone changes in your directory: otherwise the run planned in the old zone is kept,
    * and the runs the new zone has before it do not run (a tenant moving east loses that day's).
+   * A run already due (or missed while no instance ran) stays, and runs as `missed` says.
    */
   async refreshTenant(tenantId: string): Promise<void> {
     for (const schedule of await this.readAll(tenantId)) {
       if (schedule.timezone !== 'tenant') continue;
       // As stored when it is written (a pause meanwhile stays); one removed meanwhile stays removed.
-      await this.write(tenantScheduleId(tenantId, schedule.key), ({ record }) =>
-        record?.kind === 'tenant' ? record : toView(schedule, null),
+      // A run due by then stays due (in the zone it was planned in), as `missed` says.
+      await this.write(
+        tenantScheduleId(tenantId, schedule.key),
+        ({ record }) => (record?.kind === 'tenant' ? record : toView(schedule, null)),
+        () => true,
       );
     }
   }
@@ -155,28 +159,36 @@ export class TenantScheduler {
 
   private setEnabled(tenantId: string, key: string, enabled: boolean) {
     this.assertIds(tenantId, key);
-    return this.write(tenantScheduleId(tenantId, key), ({ id, record }) => {
-      if (!record) throw new InvalidScheduleError(Messages.unknownSchedule(tenantId, key));
-      return { ...readable(id, record), enabled };
-    });
+    return this.write(
+      tenantScheduleId(tenantId, key),
+      ({ id, record }) => {
+        if (!record) throw new InvalidScheduleError(Messages.unknownSchedule(tenantId, key));
+        return { ...readable(id, record), enabled };
+      },
+      // A resume of a schedule that runs keeps its due run; of a paused one, starts from now.
+      ({ record }) => enabled && record?.kind === 'tenant' && record.enabled !== false,
+    );
   }
 
   /**
    * Writes what `change` makes of the schedule as read now (a view: nothing to write), with its
-   * next run from now. A compare-and-set: when another write or a tick's claim changed the
-   * schedule between the read and the write, nothing is written and it starts again from a new
-   * read. It ends: each round lost is a write that landed.
+   * next run from now, or, where `keepDue` says so, from its stored next run when that is due
+   * (the ticker then runs it, or makes it up, as `missed` says). A compare-and-set: when another
+   * write or a tick's claim changed the schedule between the read and the write, nothing is
+   * written and it starts again from a new read. It ends: each round lost is a write that landed.
    */
   private async write(
     id: string,
     change: (seen: ScheduleSnapshot) => StoredTenantSchedule | TenantSchedule,
+    keepDue?: (seen: ScheduleSnapshot) => boolean,
   ): Promise<TenantSchedule> {
     for (;;) {
       const seen = await this.store.snapshot(id);
       const schedule = change(seen);
       if (!('kind' in schedule)) return schedule;
       const now = await this.ticker.clock.now();
-      const next = await this.ticker.planner.nextRunOf(schedule, now);
+      const from = seen.next !== null && keepDue?.(seen) ? Math.min(now, seen.next - 1) : now;
+      const next = await this.ticker.planner.nextRunOf(schedule, from);
       if (await this.store.putIf(seen, schedule, next)) return toView(schedule, next);
     }
   }

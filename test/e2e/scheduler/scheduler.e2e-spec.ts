@@ -347,6 +347,39 @@ describe('TenantScheduler: schedules as tenant data', () => {
       expect(iso(changed.nextRunAt!.getTime())).toBe(iso(hours(6)[0] + 30 * 60_000));
       await scheduler.remove('acme', key);
     });
+
+    it('refreshTenant at restart (the zone unchanged) keeps them, as does resume() of a schedule that runs; a due run stays due', async () => {
+      const key = 'missed-refreshed';
+      const input = {
+        cron: '0 * * * *',
+        timezone: 'tenant' as const,
+        missed: 'all' as const,
+        maxCatchUp: 10,
+        job,
+      };
+      clock.set(start);
+      await scheduler.upsert('acme', key, input);
+      clock.set(start + 5 * HOUR + 10 * 60_000);
+      // An app that refreshes its tenants' zones at every boot, and resumes what it knows runs.
+      await scheduler.refreshTenant('acme');
+      await scheduler.resume('acme', key);
+      expect((await scheduler.tick()).jobIds).toEqual(
+        hours(1, 2, 3, 4, 5).map((run) => tenantScheduleJobId('acme', key, run)),
+      );
+      // Due (the clock just past 06:00) when refreshed, before the tick claims it: it runs.
+      clock.set(hours(6)[0] + 400);
+      await scheduler.refreshTenant('acme');
+      await scheduler.resume('acme', key);
+      expect((await scheduler.tick()).jobIds).toEqual([
+        tenantScheduleJobId('acme', key, hours(6)[0]),
+      ]);
+      // A paused schedule's resume still starts from now: what passed while paused does not run.
+      await scheduler.pause('acme', key);
+      clock.set(hours(9)[0] + 400);
+      const resumed = await scheduler.resume('acme', key);
+      expect(iso(resumed.nextRunAt!.getTime())).toBe(iso(hours(10)[0]));
+      await scheduler.remove('acme', key);
+    });
   });
 
   it("follows the tenant's own zone, and recomputes the next run when it changes", async () => {
