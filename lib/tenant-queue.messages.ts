@@ -527,6 +527,15 @@ export const Messages = {
     `@TenantCron "${name}": its driver was missing from Redis (restarted empty, flushed, or ` +
     `failed over to an empty replica); written again, next run ` +
     `${next === null ? 'none' : new Date(next).toISOString()}. Runs due while it was missing are not made up.`,
+  unknownCronHandedBack: (name: string, ms: number) =>
+    `@TenantCron "${name}" is not declared in this app, but its jobs reach this instance's ` +
+    `workers (another version of the app declares it, as in a rolling deploy): they are handed ` +
+    `back to BullMQ for an instance that declares it, for ${ms / 60_000} minutes after each was ` +
+    `added. Logged once per cron.`,
+  unknownCronGivenUp: (name: string, jobId: string, ms: number) =>
+    `@TenantCron "${name}" is not declared in this app, and no instance that declares it took ` +
+    `job ${jobId} within ${ms / 60_000} minutes of its add: given up. Run the version that ` +
+    `declares it on an instance with workers, or, if the cron was dropped, ignore this line.`,
   cronDriversLater: () =>
     `Redis does not answer at boot: the @TenantCron schedules are stored, and run, once it does ` +
     `(set redisAtBoot: 'required' to fail the boot instead).`,

@@ -19,6 +19,7 @@ import { TenantQueueLogger } from '../core/logging/tenant-queue-logger';
 import { moduleJobOptions } from '../core/queues/job-id.check';
 import { Messages } from '../tenant-queue.messages';
 import { listActiveTenantsWithin } from '../core/tenants/directory-lookup';
+import { UNKNOWN_CRON_HAND_BACK_MS, handBackUnknownCron } from './unknown-cron';
 
 /**
  * @internal Runs a `@TenantCron` fan-out job: pages through the active tenants and enqueues one
@@ -30,6 +31,8 @@ export class CronFanOutHost extends TenantWorkerHost {
   private readonly warnedZones = new Set<string>();
   /** `@TenantCron` names whose fan-out found the directory failing, warned once until it answers. */
   private readonly directoryDown = new Set<string>();
+  /** `@TenantCron` names of other versions whose jobs were handed back, warned once each. */
+  private readonly handedBack = new Set<string>();
 
   constructor(
     private readonly crons: ReadonlyMap<string, TenantCronMetadata & { queue: string }>,
@@ -40,7 +43,11 @@ export class CronFanOutHost extends TenantWorkerHost {
     super();
   }
 
-  async process(job: TenantJob<FanOutJobData>): Promise<{ tenants: number; jobs: number }> {
+  async process(
+    job: TenantJob<FanOutJobData>,
+    token?: string,
+  ): Promise<{ tenants: number; jobs: number }> {
+    if (!this.crons.has(job.data.name)) return this.unknown(job, token);
     try {
       return await this.fanOut(job);
     } catch (error) {
@@ -62,13 +69,7 @@ export class CronFanOutHost extends TenantWorkerHost {
 
   private async fanOut(job: TenantJob<FanOutJobData>): Promise<{ tenants: number; jobs: number }> {
     const data = job.data;
-    const cron = this.crons.get(data.name);
-    if (!cron) {
-      this.logger.warn(
-        `${tenantLogFields()} fan-out of unknown @TenantCron "${data.name}" ignored (not in this app)`,
-      );
-      return { tenants: 0, jobs: 0 };
-    }
+    const cron = this.crons.get(data.name)!;
     const queue = this.registry.getQueue(cron.queue);
     const plans = new Map<string, RunPlan & { tenants: number }>();
     // An earlier attempt (failed, or killed and rerun as stalled) enqueued the pages before this
@@ -166,6 +167,28 @@ export class CronFanOutHost extends TenantWorkerHost {
       plans.set(zone, plan);
     }
     return plan;
+  }
+
+  /**
+   * A fan-out of a `@TenantCron` this app does not declare: handed back for an instance that does
+   * (a newer version beside this one in a rolling deploy), then, past that window, given up.
+   */
+  private async unknown(
+    job: TenantJob<FanOutJobData>,
+    token: string | undefined,
+  ): Promise<{ tenants: number; jobs: number }> {
+    const name = job.data.name;
+    if (!this.handedBack.has(name)) {
+      this.handedBack.add(name);
+      this.logger.warn(
+        `${tenantLogFields()} ${Messages.unknownCronHandedBack(name, UNKNOWN_CRON_HAND_BACK_MS)}`,
+      );
+    }
+    await handBackUnknownCron(job, token);
+    this.logger.warn(
+      `${tenantLogFields()} ${Messages.unknownCronGivenUp(name, String(job.id), UNKNOWN_CRON_HAND_BACK_MS)}`,
+    );
+    return { tenants: 0, jobs: 0 };
   }
 
   private zoneOf(data: FanOutJobData, tenant: TenantRecord): string {
