@@ -46,10 +46,14 @@ module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
         'context-around-jobs',
         'scheduler',
         'scheduler-cron',
+        // An instance without the cron hands its jobs back (moveToDelayed + DelayedError).
+        'scheduler-cron-rolling',
         'containment',
         'containment-idempotency',
         'dead-letter-sweep',
         'dead-letters-retry',
+        // A replay's id past older jobs of the id (BullMQ's job hash timestamp).
+        'dead-letter-replay-reused-id',
         'bull-board',
         'bullmq-compat',
         'bullmq-compat-outage',
