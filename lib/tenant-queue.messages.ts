@@ -189,23 +189,23 @@ export const Messages = {
     `The handler ran, so the job is not retried. Return plain JSON data (no BigInt, no cycles), ` +
     `e.g. a BigInt as a string.`,
   emptyErrorMessage: (name: unknown) =>
-    `The job handler threw ${JSON.stringify(truncate(String(name)))} with an empty message, so the ` +
+    `The job's code (its handler, a job guard or cls.setup) threw ${JSON.stringify(truncate(String(name)))} with an empty message, so the ` +
     `failure said nothing. Give the error a message that says what went wrong (its stack is kept).`,
   nonErrorThrown: (description: string) =>
-    `The job handler threw a non-Error value (${description}). Throw an Error (or a subclass) so ` +
+    `The job's code (its handler, a job guard or cls.setup) threw a non-Error value (${description}). Throw an Error (or a subclass) so ` +
     `the failure keeps a message and a stack.`,
   unreadableErrorThrown: (why: string) =>
-    `The job handler threw an Error BullMQ cannot read (${why}). Throw an Error whose message ` +
+    `The job's code (its handler, a job guard or cls.setup) threw an Error BullMQ cannot read (${why}). Throw an Error whose message ` +
     `is a string and whose message, name and stack can be read.`,
   bullMovedNameThrown: (name: string, message: string) =>
-    `The job handler threw an error named ${name}, which BullMQ takes to mean the handler moved ` +
+    `The job's code (its handler, a job guard or cls.setup) threw an error named ${name}, which BullMQ takes to mean the handler moved ` +
     `its job itself (job.moveToDelayed, moveToWait or moveToWaitingChildren), and it did not: ` +
     `failed as any other error. Rename your error class. Its message: ${message}`,
   cancelLookalike: (message: string) =>
-    `The job handler threw an error whose message reads like a cancellation, which it is not ` +
+    `The job's code (its handler, a job guard or cls.setup) threw an error whose message reads like a cancellation, which it is not ` +
     `(throw JobCancelledError to cancel a job): ${message}`,
   reasonLookalike: (message: string) =>
-    `The job handler threw an error whose message reads like the module's timeout or BullMQ's ` +
+    `The job's code (its handler, a job guard or cls.setup) threw an error whose message reads like the module's timeout or BullMQ's ` +
     `stall, which it is not (its dead letter says ATTEMPTS_EXHAUSTED or NON_RETRYABLE): ${message}`,
   invalidRunOptions: (why: string) =>
     `Invalid run options ("_run" key of the job data): ${why}. Build them with withRunOptions(data, ` +
