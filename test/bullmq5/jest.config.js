@@ -52,8 +52,6 @@ module.exports = variantConfig(join(__dirname, 'resolve-bullmq5.js'), {
         'containment-idempotency',
         'dead-letter-sweep',
         'dead-letters-retry',
-        // A replay's id past older jobs of the id (BullMQ's job hash timestamp).
-        'dead-letter-replay-reused-id',
         'bull-board',
         'bullmq-compat',
         'bullmq-compat-outage',
